@@ -1,0 +1,31 @@
+// text.h - the .hir text format: printer and parser.
+//
+// print(parse(print(p))) == print(p) for every program. Whole-line comments
+// are kept with the kernel, attribute, function or statement below them, and
+// a comment at the end of a line with the item on that line, so `hostjit fmt`
+// keeps them.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "hostjit/diagnostics.h"
+#include "hostjit/ir.h"
+
+namespace hostjit {
+
+std::string print(const Program &p);
+// The text of one operand, as the printer writes it.
+std::string printOperand(const Program &p, const Operand &o);
+// One statement, as the printer writes it (no indent, no comments).
+std::string printStmt(const Program &p, const Stmt &s);
+
+// Parses `text` (named `filename` in messages). Problems are reported to
+// `diags` with file:line:col; the program is returned even when some were
+// found (it then fails verification).
+Program parse(std::string_view text, std::string filename, Diagnostics &diags);
+
+// Reads and parses a file; a missing file is reported to diags.
+Program parseFile(const std::string &path, Diagnostics &diags);
+
+}  // namespace hostjit

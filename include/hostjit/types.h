@@ -1,0 +1,52 @@
+// types.h - element types, scalar types, tensor and kernel parameter types.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hostjit/runtime.h"
+
+namespace hostjit {
+
+// Element types; values equal the runtime's hj_dtype.
+enum class DType : uint8_t {
+#define HJ_DTYPE(name, ident, code, bits, kind) ident,
+#include "hostjit/dtypes.def"
+#undef HJ_DTYPE
+};
+
+const char *dtypeName(DType t);
+std::optional<DType> parseDType(std::string_view s);
+uint32_t dtypeBytes(DType t);
+uint8_t dlpackCode(DType t);
+uint8_t dlpackBits(DType t);
+bool isFloat(DType t);
+bool isInteger(DType t);  // signed or unsigned, not bool
+// The types a scalar value may have: i64, i32, f32, f64, bool.
+bool isScalarType(DType t);
+
+constexpr int64_t kDynamic = -1;  // a `?` dim
+constexpr uint32_t kMaxRank = 8;
+
+// A tensor type in a signature: dtype and dims, each a size or kDynamic.
+struct TensorType {
+  DType dtype = DType::f32;
+  std::vector<int64_t> dims;
+  bool operator==(const TensorType &) const = default;
+};
+
+// A kernel parameter: a tensor's data pointer (`ptr<f32>`) or a scalar.
+struct ParamType {
+  bool isPointer = false;
+  DType dtype = DType::f32;
+  bool operator==(const ParamType &) const = default;
+};
+
+std::string toString(const TensorType &t);
+std::string toString(const ParamType &t);
+int32_t paramKind(const ParamType &t);  // hj_param_kind
+
+}  // namespace hostjit

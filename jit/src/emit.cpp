@@ -1,0 +1,324 @@
+// emit.cpp - Plan -> LLVM IR for the entry function (contract in jit.h).
+#include "emit.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <map>
+
+#include "abi_types.h"
+#include "hostjit/error.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/MDBuilder.h"
+
+namespace hostjit::jit {
+
+namespace {
+
+using llvm::BasicBlock;
+using llvm::Value;
+
+class Emitter {
+ public:
+  Emitter(const Plan &plan, llvm::Module &m)
+      : plan_(plan), c_(m.getContext()), m_(m), b_(c_), rt_(m), i8_(b_.getInt8Ty()), i32_(b_.getInt32Ty()),
+        i64_(b_.getInt64Ty()), ptr_(b_.getPtrTy()) {}
+
+  void run() {
+    auto *fty = llvm::FunctionType::get(i32_, {ptr_, ptr_, ptr_, ptr_, ptr_, ptr_}, false);
+    f_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, kEntryName, m_);
+    const char *names[] = {"ctx", "kernels", "inputs", "scalars", "out_data", "out_dims"};
+    for (unsigned i = 0; i < 6; ++i) f_->getArg(i)->setName(names[i]);
+    ctx_ = f_->getArg(0);
+    table_ = f_->getArg(1);
+    inputs_ = f_->getArg(2);
+    scalars_ = f_->getArg(3);
+    outData_ = f_->getArg(4);
+    outDims_ = f_->getArg(5);
+    entry_ = BasicBlock::Create(c_, "entry", f_);
+    b_.SetInsertPoint(entry_);
+    status_ = b_.CreateAlloca(i32_, nullptr, "status");
+    slots_.resize(plan_.numSlots, nullptr);
+    for (const PlanStep &s : plan_.steps)
+      if (s.kind == PlanStep::Kind::Alloc && !slots_[s.slot]) slots_[s.slot] = b_.CreateAlloca(ptr_, nullptr, s.name + ".ptr");
+    inputPtrs_.resize(plan_.inputs.size(), nullptr);
+    emitExprs();
+    for (const PlanStep &s : plan_.steps) {
+      switch (s.kind) {
+        case PlanStep::Kind::Alloc: emitAlloc(s); break;
+        case PlanStep::Kind::Free: emitFree(s); break;
+        case PlanStep::Kind::Launch: emitLaunch(s); break;
+      }
+    }
+    emitReturn();
+  }
+
+ private:
+  llvm::AllocaInst *entryAlloca(llvm::Type *t, const llvm::Twine &name) {
+    llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
+    return eb.CreateAlloca(t, nullptr, name);
+  }
+
+  Value *bytePtr(Value *base, uint64_t offset, const llvm::Twine &name = "") {
+    return offset == 0 ? base : b_.CreateInBoundsGEP(i8_, base, b_.getInt64(offset), name);
+  }
+
+  Value *input(uint32_t i) {
+    if (!inputPtrs_[i])
+      inputPtrs_[i] = b_.CreateLoad(ptr_, b_.CreateInBoundsGEP(ptr_, inputs_, b_.getInt64(i)), plan_.inputs[i].name);
+    return inputPtrs_[i];
+  }
+
+  llvm::Type *floatType(DType t) { return t == DType::f32 ? b_.getFloatTy() : b_.getDoubleTy(); }
+
+  // Branches to a block that returns hj_fail(ctx, status, message) when cond holds.
+  void failIf(Value *cond, int32_t status, const std::string &message) {
+    BasicBlock *fail = BasicBlock::Create(c_, "expr.fail", f_);
+    BasicBlock *cont = BasicBlock::Create(c_, "expr.ok", f_);
+    b_.CreateCondBr(cond, fail, cont, llvm::MDBuilder(c_).createUnlikelyBranchWeights());
+    b_.SetInsertPoint(fail);
+    Value *msg = b_.CreateGlobalString(message, "msg", 0, &m_);
+    b_.CreateRet(b_.CreateCall(rt_.hj_fail, {ctx_, b_.getInt32(status), msg}));
+    b_.SetInsertPoint(cont);
+  }
+
+  void emitExprs() {
+    vals_.resize(plan_.exprs.size(), nullptr);
+    for (size_t i = 0; i < plan_.exprs.size(); ++i) {
+      const Expr &e = plan_.exprs[i];
+      Value *v = nullptr;
+      switch (e.kind) {
+        case Expr::Kind::Const:
+          v = isFloat(e.type) ? llvm::ConstantFP::get(floatType(e.type), e.f) : static_cast<Value *>(b_.getInt64(e.i));
+          break;
+        case Expr::Kind::InputSize: v = loadShape(e.input, e.dim); break;
+        case Expr::Kind::InputStride: v = loadStride(e.input, e.dim); break;
+        case Expr::Kind::ScalarInput: v = loadScalar(e.input, e.type); break;
+        case Expr::Kind::Binary: v = binary(i, e); break;
+      }
+      vals_[i] = v;
+    }
+  }
+
+  Value *loadShape(uint32_t in, uint32_t dim) {
+    Value *shape = b_.CreateLoad(ptr_, bytePtr(input(in), offsetof(DLTensor, shape)), plan_.inputs[in].name + ".shape");
+    return b_.CreateLoad(i64_, b_.CreateInBoundsGEP(i64_, shape, b_.getInt64(dim)),
+                         plan_.inputs[in].name + ".size" + std::to_string(dim));
+  }
+
+  // strides may be NULL (compact row-major): then the product of the later sizes.
+  Value *loadStride(uint32_t in, uint32_t dim) {
+    const std::string &n = plan_.inputs[in].name;
+    Value *strides = b_.CreateLoad(ptr_, bytePtr(input(in), offsetof(DLTensor, strides)), n + ".strides");
+    Value *compact = b_.getInt64(1);
+    for (size_t d = dim + 1; d < plan_.inputs[in].dims.size(); ++d) compact = b_.CreateMul(compact, loadShape(in, d));
+    BasicBlock *from = b_.GetInsertBlock();
+    BasicBlock *given = BasicBlock::Create(c_, n + ".strided", f_);
+    BasicBlock *join = BasicBlock::Create(c_, n + ".stride.join", f_);
+    b_.CreateCondBr(b_.CreateIsNull(strides), join, given);
+    b_.SetInsertPoint(given);
+    Value *s = b_.CreateLoad(i64_, b_.CreateInBoundsGEP(i64_, strides, b_.getInt64(dim)));
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    llvm::PHINode *phi = b_.CreatePHI(i64_, 2, n + ".stride" + std::to_string(dim));
+    phi->addIncoming(compact, from);
+    phi->addIncoming(s, given);
+    return phi;
+  }
+
+  Value *loadScalar(uint32_t in, DType t) {
+    Value *slot = bytePtr(scalars_, uint64_t{in} * sizeof(hj_value), plan_.scalars[in].name + ".slot");
+    const std::string &n = plan_.scalars[in].name;
+    switch (t) {
+      case DType::i64: return b_.CreateLoad(i64_, slot, n);
+      case DType::i32: return b_.CreateSExt(b_.CreateLoad(i32_, slot), i64_, n);
+      case DType::f32: return b_.CreateLoad(b_.getFloatTy(), slot, n);
+      case DType::f64: return b_.CreateLoad(b_.getDoubleTy(), slot, n);
+      default: return b_.CreateZExt(b_.CreateIsNotNull(b_.CreateLoad(i8_, slot)), i64_, n);
+    }
+  }
+
+  Value *binary(size_t i, const Expr &e) {
+    DType t = plan_.exprs[e.a.index].type;
+    Value *a = vals_[e.a.index], *b = vals_[e.b.index];
+    if (isFloat(t)) {
+      switch (e.op) {
+        case OpCode::Add: return b_.CreateFAdd(a, b);
+        case OpCode::Sub: return b_.CreateFSub(a, b);
+        case OpCode::Mul: return b_.CreateFMul(a, b);
+        case OpCode::Div: return b_.CreateFDiv(a, b);
+        case OpCode::Min: return b_.CreateSelect(b_.CreateFCmpOLT(b, a), b, a);
+        case OpCode::Max: return b_.CreateSelect(b_.CreateFCmpOLT(a, b), b, a);
+        case OpCode::Eq: return b_.CreateZExt(b_.CreateFCmpOEQ(a, b), i64_);
+        case OpCode::Ne: return b_.CreateZExt(b_.CreateFCmpUNE(a, b), i64_);
+        case OpCode::Lt: return b_.CreateZExt(b_.CreateFCmpOLT(a, b), i64_);
+        case OpCode::Le: return b_.CreateZExt(b_.CreateFCmpOLE(a, b), i64_);
+        case OpCode::Gt: return b_.CreateZExt(b_.CreateFCmpOGT(a, b), i64_);
+        case OpCode::Ge: return b_.CreateZExt(b_.CreateFCmpOGE(a, b), i64_);
+        default: HOSTJIT_INVARIANT(!"integer-only op on floats");
+      }
+    }
+    Value *r = nullptr;
+    switch (e.op) {
+      case OpCode::Add: r = b_.CreateAdd(a, b); break;
+      case OpCode::Sub: r = b_.CreateSub(a, b); break;
+      case OpCode::Mul: r = b_.CreateMul(a, b); break;
+      case OpCode::Div:
+      case OpCode::Mod:
+      case OpCode::CeilDiv: {
+        const std::string &what = plan_.exprNames[i];
+        failIf(b_.CreateICmpEQ(b, b_.getInt64(0)), HJ_ERR_INVALID_ARGUMENT, "division by zero computing " + what);
+        int64_t minv = t == DType::i32 ? INT32_MIN : INT64_MIN;
+        failIf(b_.CreateAnd(b_.CreateICmpEQ(a, b_.getInt64(minv)), b_.CreateICmpEQ(b, b_.getInt64(-1))),
+               HJ_ERR_INVALID_ARGUMENT, "integer overflow in division computing " + what);
+        Value *q = b_.CreateSDiv(a, b);
+        if (e.op == OpCode::Div) {
+          r = q;
+        } else {
+          Value *rem = b_.CreateSRem(a, b);
+          if (e.op == OpCode::Mod) {
+            r = rem;
+          } else {
+            Value *sameSign = b_.CreateICmpEQ(b_.CreateICmpSLT(a, b_.getInt64(0)), b_.CreateICmpSLT(b, b_.getInt64(0)));
+            Value *adj = b_.CreateAnd(b_.CreateICmpNE(rem, b_.getInt64(0)), sameSign);
+            r = b_.CreateAdd(q, b_.CreateZExt(adj, i64_));
+          }
+        }
+        break;
+      }
+      case OpCode::Min: return b_.CreateSelect(b_.CreateICmpSLT(b, a), b, a);
+      case OpCode::Max: return b_.CreateSelect(b_.CreateICmpSLT(a, b), b, a);
+      case OpCode::Eq: return b_.CreateZExt(b_.CreateICmpEQ(a, b), i64_);
+      case OpCode::Ne: return b_.CreateZExt(b_.CreateICmpNE(a, b), i64_);
+      case OpCode::Lt: return b_.CreateZExt(b_.CreateICmpSLT(a, b), i64_);
+      case OpCode::Le: return b_.CreateZExt(b_.CreateICmpSLE(a, b), i64_);
+      case OpCode::Gt: return b_.CreateZExt(b_.CreateICmpSGT(a, b), i64_);
+      case OpCode::Ge: return b_.CreateZExt(b_.CreateICmpSGE(a, b), i64_);
+      default: HOSTJIT_INVARIANT(!"query op in a plan");
+    }
+    if (t == DType::i32) r = b_.CreateSExt(b_.CreateTrunc(r, i32_), i64_);
+    return r;
+  }
+
+  // The block that frees `live` (newest first) and returns the status.
+  BasicBlock *cleanup(const std::vector<uint32_t> &live) {
+    if (auto it = cleanups_.find(live); it != cleanups_.end()) return it->second;
+    BasicBlock *bb = BasicBlock::Create(c_, live.empty() ? "fail.return" : "fail.free", f_);
+    llvm::IRBuilder<> cb(bb);
+    if (live.empty()) {
+      cb.CreateRet(cb.CreateLoad(i32_, status_));
+    } else {
+      std::vector<uint32_t> rest(live.begin(), live.end() - 1);
+      BasicBlock *next = cleanup(rest);
+      cb.CreateCall(rt_.hj_free_on_error, {ctx_, cb.CreateLoad(ptr_, slots_[live.back()])});
+      cb.CreateBr(next);
+    }
+    cleanups_.emplace(live, bb);
+    return bb;
+  }
+
+  void check(Value *status) {
+    b_.CreateStore(status, status_);
+    BasicBlock *cont = BasicBlock::Create(c_, "ok", f_);
+    b_.CreateCondBr(b_.CreateICmpNE(status, b_.getInt32(0)), cleanup(live_), cont,
+                    llvm::MDBuilder(c_).createUnlikelyBranchWeights());
+    b_.SetInsertPoint(cont);
+  }
+
+  Value *storeArray(const std::vector<uint32_t> &exprs, const std::string &name) {
+    auto *arr = entryAlloca(llvm::ArrayType::get(i64_, exprs.size()), name);
+    for (size_t d = 0; d < exprs.size(); ++d)
+      b_.CreateStore(vals_[exprs[d]], b_.CreateConstInBoundsGEP2_64(arr->getAllocatedType(), arr, 0, d));
+    return arr;
+  }
+
+  void emitAlloc(const PlanStep &s) {
+    Value *sizes = s.sizes.empty() ? llvm::ConstantPointerNull::get(b_.getPtrTy()) : storeArray(s.sizes, s.name + ".sizes");
+    Value *strides = s.strides.empty() ? llvm::ConstantPointerNull::get(b_.getPtrTy()) : storeArray(s.strides, s.name + ".strides");
+    Value *name = b_.CreateGlobalString(s.name, "name." + s.name, 0, &m_);
+    Value *st = b_.CreateCall(rt_.hj_alloc, {ctx_, sizes, strides, b_.getInt32(s.sizes.size()),
+                                             b_.getInt32(static_cast<uint32_t>(s.dtype)), b_.getInt32(s.flags), name,
+                                             slots_[s.slot]},
+                              "st");
+    check(st);
+    live_.push_back(s.slot);
+  }
+
+  void emitFree(const PlanStep &s) {
+    Value *p = b_.CreateLoad(ptr_, slots_[s.slot]);
+    live_.erase(std::find(live_.begin(), live_.end(), s.slot));
+    check(b_.CreateCall(rt_.hj_free, {ctx_, p}, "st"));
+  }
+
+  void emitLaunch(const PlanStep &s) {
+    std::string kname = plan_.kernels[s.kernel].name;
+    auto *dimsTy = llvm::ArrayType::get(i64_, 7);
+    auto *dims = entryAlloca(dimsTy, kname + ".dims");
+    for (int d = 0; d < 7; ++d) b_.CreateStore(vals_[s.dims[d]], b_.CreateConstInBoundsGEP2_64(dimsTy, dims, 0, d));
+    auto *paramsTy = llvm::ArrayType::get(ptr_, std::max<size_t>(s.args.size(), 1));
+    auto *params = entryAlloca(paramsTy, kname + ".params");
+    for (size_t a = 0; a < s.args.size(); ++a) {
+      const PlanArg &arg = s.args[a];
+      Value *v = nullptr;
+      switch (arg.kind) {
+        case PlanArg::Kind::Input: {
+          Value *t = input(arg.index);
+          Value *data = b_.CreateLoad(ptr_, bytePtr(t, offsetof(DLTensor, data)));
+          Value *off = b_.CreateLoad(i64_, bytePtr(t, offsetof(DLTensor, byte_offset)));
+          v = b_.CreateGEP(i8_, data, off, plan_.inputs[arg.index].name + ".data");
+          break;
+        }
+        case PlanArg::Kind::Buffer: v = b_.CreateLoad(ptr_, slots_[arg.index]); break;
+        case PlanArg::Kind::Expr: {
+          Value *x = vals_[arg.index];
+          switch (arg.param) {
+            case HJ_PARAM_I32: v = b_.CreateTrunc(x, i32_); break;
+            case HJ_PARAM_BOOL: v = b_.CreateZExt(b_.CreateIsNotNull(x), i8_); break;
+            default: v = x; break;  // i64, f32, f64 already have their type
+          }
+          break;
+        }
+      }
+      auto *slot = entryAlloca(v->getType(), kname + ".arg" + std::to_string(a));
+      b_.CreateStore(v, slot);
+      b_.CreateStore(slot, b_.CreateConstInBoundsGEP2_64(paramsTy, params, 0, a));
+    }
+    check(b_.CreateCall(rt_.hj_launch, {ctx_, table_, b_.getInt32(s.kernel), dims, params}, "st"));
+  }
+
+  void emitReturn() {
+    uint64_t dim = 0;
+    for (size_t i = 0; i < plan_.outputs.size(); ++i) {
+      const PlanOutput &o = plan_.outputs[i];
+      b_.CreateStore(b_.CreateLoad(ptr_, slots_[o.slot]), b_.CreateConstInBoundsGEP1_64(ptr_, outData_, i));
+      for (uint32_t e : o.sizes) b_.CreateStore(vals_[e], b_.CreateConstInBoundsGEP1_64(i64_, outDims_, dim++));
+      for (uint32_t e : o.strides) b_.CreateStore(vals_[e], b_.CreateConstInBoundsGEP1_64(i64_, outDims_, dim++));
+    }
+    b_.CreateRet(b_.getInt32(0));
+  }
+
+  const Plan &plan_;
+  llvm::LLVMContext &c_;
+  llvm::Module &m_;
+  llvm::IRBuilder<> b_;
+  RuntimeDecls rt_;
+  llvm::Type *i8_, *i32_, *i64_, *ptr_;
+  llvm::Function *f_ = nullptr;
+  BasicBlock *entry_ = nullptr;
+  Value *ctx_ = nullptr, *table_ = nullptr, *inputs_ = nullptr, *scalars_ = nullptr, *outData_ = nullptr,
+        *outDims_ = nullptr;
+  llvm::AllocaInst *status_ = nullptr;
+  std::vector<llvm::AllocaInst *> slots_;
+  std::vector<Value *> inputPtrs_, vals_;
+  std::vector<uint32_t> live_;
+  std::map<std::vector<uint32_t>, BasicBlock *> cleanups_;
+};
+
+}  // namespace
+
+std::unique_ptr<llvm::Module> emitModule(const Plan &plan, llvm::LLVMContext &ctx) {
+  auto m = std::make_unique<llvm::Module>("hostjit." + plan.funcName, ctx);
+  Emitter(plan, *m).run();
+  return m;
+}
+
+}  // namespace hostjit::jit

@@ -1,0 +1,296 @@
+// jit.cpp - hostjit::Jit: one LLJIT per process, one JITDylib per compiled
+// program, the object cache and the dumps.
+#include "hostjit/jit.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "codegen.h"
+#include "emit.h"
+#include "hostjit/evaluator.h"
+#include "hostjit/text.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Support/BLAKE3.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "object_cache.h"
+
+namespace hostjit {
+
+const char *optLevelName(OptLevel o) {
+  switch (o) {
+    case OptLevel::O0: return "O0";
+    case OptLevel::Light: return "light";
+    case OptLevel::O2: return "O2";
+  }
+  return "?";
+}
+
+bool parseOptLevel(std::string_view s, OptLevel *out) {
+  if (s == "O0" || s == "0") *out = OptLevel::O0;
+  else if (s == "light" || s == "O1" || s == "1") *out = OptLevel::Light;
+  else if (s == "O2" || s == "2") *out = OptLevel::O2;
+  else return false;
+  return true;
+}
+
+namespace {
+
+std::atomic<bool> gJitAlive{false};
+
+// HOSTJIT_DUMP=host_ir,llvm_ir,llvm_ir_opt,asm
+struct Dumps {
+  bool hostIr = false, llvmIr = false, llvmIrOpt = false, asmText = false;
+  static Dumps fromEnv() {
+    Dumps d;
+    const char *v = std::getenv("HOSTJIT_DUMP");
+    if (!v) return d;
+    std::string s = v;
+    size_t start = 0;
+    while (start <= s.size()) {
+      size_t end = s.find(',', start);
+      std::string w = s.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      if (w == "host_ir") d.hostIr = true;
+      else if (w == "llvm_ir") d.llvmIr = true;
+      else if (w == "llvm_ir_opt") d.llvmIrOpt = true;
+      else if (w == "asm") d.asmText = true;
+      else if (!w.empty()) std::fprintf(stderr, "hostjit: HOSTJIT_DUMP: unknown dump '%s' (expected host_ir, llvm_ir, llvm_ir_opt, asm)\n", w.c_str());
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    return d;
+  }
+};
+
+void dump(const char *what, const std::string &text) {
+  std::fprintf(stderr, "; ---- hostjit dump: %s ----\n%s", what, text.c_str());
+  if (text.empty() || text.back() != '\n') std::fputc('\n', stderr);
+}
+
+Error llvmError(const char *what, llvm::Error e) {
+  return Error{HJ_ERR_INTERNAL, std::string(what) + ": " + llvm::toString(std::move(e))};
+}
+
+std::string hexKey(const std::string &ir, OptLevel opt, const jit::HostTarget &t) {
+  llvm::BLAKE3 h;
+  for (const std::string &part : {ir, std::string(optLevelName(opt)), std::string(LLVM_VERSION_STRING), t.triple,
+                                  t.cpu, t.features}) {
+    h.update(llvm::StringRef(part));
+    h.update(llvm::StringRef("\0", 1));
+  }
+  auto d = h.final();
+  static const char *hex = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < 20; ++i) {
+    s += hex[d[i] >> 4];
+    s += hex[d[i] & 15];
+  }
+  return s;
+}
+
+}  // namespace
+
+struct Jit::Impl {
+  // Order matters: the LLJIT goes before the target machine it shares nothing
+  // with, and both before the counters.
+  std::unique_ptr<llvm::orc::LLJIT> lljit;
+  llvm::orc::JITDylib *runtimeDylib = nullptr;
+  jit::HostTarget target;
+  std::mutex mu;
+  JitStats stats;
+  uint64_t programs = 0;
+};
+
+Expected<std::unique_ptr<Jit>> Jit::create() {
+  bool expected = false;
+  if (!gJitAlive.compare_exchange_strong(expected, true))
+    return Error{HJ_ERR_INVALID_ARGUMENT, "a hostjit::Jit already exists in this process: create one and share it"};
+  std::unique_ptr<Jit> j(new Jit());
+  j->impl_ = std::make_unique<Impl>();
+  Impl &im = *j->impl_;
+  auto fail = [&](Error e) {
+    j->impl_.reset();
+    gJitAlive = false;
+    return e;
+  };
+  auto target = jit::makeHostTarget();
+  if (!target) return fail(target.error());
+  im.target = std::move(*target);
+  auto lljit = llvm::orc::LLJITBuilder().create();
+  if (!lljit) return fail(llvmError("cannot create the LLJIT", lljit.takeError()));
+  im.lljit = std::move(*lljit);
+  auto &es = im.lljit->getExecutionSession();
+  auto rd = es.createJITDylib("hostjit.runtime");
+  if (!rd) return fail(llvmError("cannot create the runtime JITDylib", rd.takeError()));
+  im.runtimeDylib = &*rd;
+  // Every function generated code may call, bound from the one ABI list.
+  llvm::orc::SymbolMap syms;
+  auto flags = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
+#define HJ_JIT_FN(ret, name, params) \
+  syms[im.lljit->mangleAndIntern(#name)] = {llvm::orc::ExecutorAddr::fromPtr(&::name), flags};
+#include "hostjit/runtime_abi.def"
+#undef HJ_JIT_FN
+  syms[im.lljit->mangleAndIntern("memcpy")] = {llvm::orc::ExecutorAddr::fromPtr(&::memcpy), flags};
+  syms[im.lljit->mangleAndIntern("memset")] = {llvm::orc::ExecutorAddr::fromPtr(&::memset), flags};
+  if (auto err = im.runtimeDylib->define(llvm::orc::absoluteSymbols(std::move(syms))))
+    return fail(llvmError("cannot define the runtime symbols", std::move(err)));
+  return j;
+}
+
+Jit::~Jit() {
+  if (impl_) {
+    impl_->lljit.reset();  // explicit teardown, never a static destructor
+    impl_.reset();
+    gJitAlive = false;
+  }
+}
+
+JitStats Jit::stats() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->stats;
+}
+
+namespace {
+// The JITDylib of one compiled program; its deleter removes the code.
+struct Link {
+  Jit::Impl *impl;
+  llvm::orc::JITDylib *dylib;
+  llvm::orc::ResourceTrackerSP tracker;
+};
+}  // namespace
+
+Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::shared_ptr<Runtime> rt,
+                                                        const CompileOptions &options) {
+  auto plan = makePlan(p);
+  if (!plan) return plan.error();
+  auto planPtr = std::make_shared<const Plan>(std::move(*plan));
+  auto kernels = KernelTable::load(rt, *planPtr);
+  if (!kernels) return kernels.error();
+
+  Impl &im = *impl_;
+  std::lock_guard<std::mutex> lock(im.mu);
+  Dumps dumps = Dumps::fromEnv();
+  if (dumps.hostIr) dump("host_ir", print(p));
+  llvm::LLVMContext ctx;
+  auto module = jit::emitModule(*planPtr, ctx);
+  if (auto ok = jit::prepareModule(*module, *im.target.tm); !ok) return ok.error();
+  std::string ir = jit::moduleText(*module);
+  if (dumps.llvmIr) dump("llvm_ir", ir);
+
+  jit::ObjectCache cache(options.useCache ? jit::ObjectCache::defaultDirectory(options.cacheDir) : std::string());
+  std::string key = hexKey(ir, options.opt, im.target);
+  std::unique_ptr<llvm::MemoryBuffer> object;
+  bool fromCache = false;
+  if (cache.enabled() && !dumps.llvmIrOpt && !dumps.asmText) {
+    switch (cache.get(key, &object)) {
+      case jit::ObjectCache::Lookup::Hit:
+        ++im.stats.cacheHits;
+        fromCache = true;
+        break;
+      case jit::ObjectCache::Lookup::Corrupt: ++im.stats.cacheCorrupt; [[fallthrough]];
+      case jit::ObjectCache::Lookup::Miss: ++im.stats.cacheMisses; break;
+    }
+  }
+  if (!object) {
+    jit::optimize(*module, *im.target.tm, options.opt);
+    if (dumps.llvmIrOpt) dump("llvm_ir_opt", jit::moduleText(*module));
+    if (dumps.asmText) {
+      auto clone = llvm::CloneModule(*module);
+      auto text = jit::emitCode(*clone, *im.target.tm, options.opt, true);
+      if (!text) return text.error();
+      dump("asm", std::string(text->data(), text->size()));
+    }
+    auto obj = jit::emitCode(*module, *im.target.tm, options.opt, false);
+    if (!obj) return obj.error();
+    ++im.stats.compiles;
+    llvm::StringRef bytes(obj->data(), obj->size());
+    if (cache.enabled() && cache.put(key, bytes)) ++im.stats.cacheWrites;
+    object = llvm::MemoryBuffer::getMemBufferCopy(bytes, key);
+  }
+
+  auto jd = im.lljit->createJITDylib("hostjit.program." + std::to_string(++im.programs));
+  if (!jd) return llvmError("cannot create a JITDylib", jd.takeError());
+  jd->addToLinkOrder(*im.runtimeDylib);
+  auto link = std::make_unique<Link>(Link{&im, &*jd, jd->createResourceTracker()});
+  auto dropLink = [&](Error e) {
+    llvm::consumeError(link->tracker->remove());
+    llvm::consumeError(im.lljit->getExecutionSession().removeJITDylib(*link->dylib));
+    return e;
+  };
+  if (auto err = im.lljit->addObjectFile(link->tracker, std::move(object)))
+    return dropLink(llvmError("cannot add the compiled object", std::move(err)));
+  auto sym = im.lljit->lookup(*link->dylib, jit::kEntryName);
+  if (!sym) return dropLink(llvmError("cannot link the compiled program", sym.takeError()));
+  std::shared_ptr<void> linkOwner(link.release(), [](void *v) {
+    auto *l = static_cast<Link *>(v);
+    std::lock_guard<std::mutex> g(l->impl->mu);
+    auto &es = l->impl->lljit->getExecutionSession();
+    llvm::consumeError(l->tracker->remove());
+    llvm::consumeError(es.removeJITDylib(*l->dylib));
+    delete l;
+  });
+
+  std::unique_ptr<CompiledProgram> cp(new CompiledProgram());
+  cp->link_ = std::move(linkOwner);
+  cp->entry_ = sym->toPtr<EntryFn>();
+  cp->fromCache_ = fromCache;
+  cp->plan_ = std::move(planPtr);
+  cp->rt_ = std::move(rt);
+  cp->kernels_ = std::move(*kernels);
+  return cp;
+}
+
+CompiledProgram::~CompiledProgram() = default;
+
+Expected<std::vector<Tensor>> CompiledProgram::run(std::span<const DLTensor *const> inputs,
+                                                   std::span<const ScalarArg> scalars) {
+  const Plan &plan = *plan_;
+  auto ok = checkArguments(plan, inputs.data(), inputs.size(), scalars.data(), scalars.size(), rt_->device());
+  if (!ok) return ok.error();
+  hj_value sv[64];
+  std::vector<hj_value> big;
+  hj_value *slots = sv;
+  if (scalars.size() > std::size(sv)) slots = (big.resize(scalars.size()), big.data());
+  packScalars(scalars, slots);
+  std::vector<void *> outData(plan.outputs.size());
+  std::vector<int64_t> outDims(outputDimSlots(plan) + 1);
+  if (int32_t st = call(rt_->context(), inputs.data(), slots, outData.data(), outDims.data())) return runtimeError(st);
+  return makeOutputs(rt_, plan, outData.data(), outDims.data());
+}
+
+namespace {
+Expected<std::unique_ptr<llvm::Module>> buildModule(const Program &p, llvm::LLVMContext &ctx, jit::HostTarget &t) {
+  auto plan = makePlan(p);
+  if (!plan) return plan.error();
+  auto m = jit::emitModule(*plan, ctx);
+  if (auto ok = jit::prepareModule(*m, *t.tm); !ok) return ok.error();
+  return m;
+}
+}  // namespace
+
+Expected<std::string> Jit::emitLLVM(const Program &p, OptLevel opt, bool optimized) {
+  auto t = jit::makeHostTarget();
+  if (!t) return t.error();
+  llvm::LLVMContext ctx;
+  auto m = buildModule(p, ctx, *t);
+  if (!m) return m.error();
+  if (optimized) jit::optimize(**m, *t->tm, opt);
+  return jit::moduleText(**m);
+}
+
+Expected<std::string> Jit::emitAsm(const Program &p, OptLevel opt) {
+  auto t = jit::makeHostTarget();
+  if (!t) return t.error();
+  llvm::LLVMContext ctx;
+  auto m = buildModule(p, ctx, *t);
+  if (!m) return m.error();
+  jit::optimize(**m, *t->tm, opt);
+  auto text = jit::emitCode(**m, *t->tm, opt, true);
+  if (!text) return text.error();
+  return std::string(text->data(), text->size());
+}
+
+}  // namespace hostjit

@@ -1,0 +1,209 @@
+// plan.cpp - prepares a verified Program for the evaluator and the JIT.
+#include "hostjit/plan.h"
+
+#include <filesystem>
+#include <unordered_map>
+
+#include "hostjit/verifier.h"
+
+namespace hostjit {
+
+namespace {
+
+class Planner {
+ public:
+  explicit Planner(const Program &p) : p_(p), table_(p.exprs) {}
+
+  Plan run() {
+    plan_.funcName = p_.funcName;
+    for (ValueId v : p_.tensorInputs) plan_.inputs.push_back({p_.value(v).name, p_.value(v).dtype, p_.value(v).inputDims});
+    for (ValueId v : p_.scalarInputs) plan_.scalars.push_back({p_.value(v).name, p_.value(v).dtype});
+    std::filesystem::path dir = p_.filename.empty() ? std::filesystem::path() : std::filesystem::path(p_.filename).parent_path();
+    for (const Kernel &k : p_.kernels) {
+      PlanKernel pk;
+      pk.name = k.name;
+      for (const ParamType &t : k.params) pk.params.push_back(paramKind(t));
+      pk.hasHost = k.host.has_value();
+      pk.host = k.host.value_or("");
+      pk.hasCuda = k.cuda.has_value();
+      if (k.cuda) pk.cudaPath = (dir / *k.cuda).lexically_normal().string();
+      pk.entry = k.entry.value_or("");
+      plan_.kernels.push_back(std::move(pk));
+    }
+    for (const Value &v : p_.values)
+      if (!v.isTensor && v.expr.valid()) names_.emplace(v.expr.index, "%" + v.name);
+    for (const Stmt &s : p_.body) std::visit([&](const auto &n) { step(n); }, s.node);
+    return std::move(plan_);
+  }
+
+ private:
+  // The plan index of table expression e, adding it (and its operands).
+  uint32_t use(ExprId e) {
+    HOSTJIT_INVARIANT(e.valid());
+    if (auto it = map_.find(e.index); it != map_.end()) return it->second;
+    Expr x = table_[e];
+    if (x.kind == Expr::Kind::Binary) {
+      x.a = ExprId{use(x.a)};
+      x.b = ExprId{use(x.b)};
+    }
+    uint32_t idx = static_cast<uint32_t>(plan_.exprs.size());
+    plan_.exprs.push_back(x);
+    auto n = names_.find(e.index);
+    plan_.exprNames.push_back(n != names_.end() ? n->second : "an intermediate expression");
+    map_.emplace(e.index, idx);
+    return idx;
+  }
+
+  uint32_t operand(const Operand &o, DType type) {
+    switch (o.kind) {
+      case Operand::Kind::Value: return use(p_.value(o.value).expr);
+      case Operand::Kind::Int:
+        return use(isFloat(type) ? table_.constFloat(static_cast<double>(o.i), type) : table_.constInt(o.i, type));
+      case Operand::Kind::Float: return use(table_.constFloat(o.f, type));
+    }
+    return 0;
+  }
+
+  uint32_t slotOf(ValueId v) {
+    auto [it, fresh] = slots_.emplace(v.index, plan_.numSlots);
+    if (fresh) ++plan_.numSlots;
+    return it->second;
+  }
+
+  void step(const ScalarOp &) {}
+  void step(const std::monostate &) {}
+
+  void step(const Alloc &n) {
+    PlanStep s;
+    s.kind = PlanStep::Kind::Alloc;
+    s.slot = slotOf(n.result);
+    s.dtype = n.dtype;
+    s.flags = (n.zeroInit ? uint32_t{HJ_ALLOC_ZERO_INIT} : 0u) | (n.resetsToZero ? uint32_t{HJ_ALLOC_RESETS_TO_ZERO} : 0u);
+    for (const Operand &o : n.extents) s.sizes.push_back(operandI64(o));
+    for (const Operand &o : n.strides) s.strides.push_back(operandI64(o));
+    s.name = p_.value(n.result).name;
+    allocs_.emplace(n.result.index, plan_.steps.size());
+    plan_.steps.push_back(std::move(s));
+  }
+
+  // Extents and dims are i64 at run time; i32 values are widened.
+  uint32_t operandI64(const Operand &o) {
+    if (o.isValue() && p_.value(o.value).dtype == DType::i32) {
+      // Widening is exact: an i32 expression's value is held sign-extended.
+      return operand(o, DType::i32);
+    }
+    return operand(o, DType::i64);
+  }
+
+  void step(const Free &n) {
+    PlanStep s;
+    s.kind = PlanStep::Kind::Free;
+    s.slot = slotOf(n.tensor.value);
+    plan_.steps.push_back(std::move(s));
+  }
+
+  void step(const Launch &n) {
+    PlanStep s;
+    s.kind = PlanStep::Kind::Launch;
+    s.kernel = n.kernel.index;
+    for (int i = 0; i < 3; ++i) s.dims[i] = operandI64(n.grid[i]);
+    for (int i = 0; i < 3; ++i) s.dims[3 + i] = operandI64(n.block[i]);
+    s.dims[6] = operandI64(n.smem);
+    const Kernel &k = p_.kernel(n.kernel);
+    for (size_t i = 0; i < n.args.size(); ++i) {
+      const Operand &a = n.args[i];
+      PlanArg pa;
+      pa.param = paramKind(k.params[i]);
+      if (a.isValue() && p_.value(a.value).isTensor) {
+        const Value &v = p_.value(a.value);
+        if (v.def == Value::Def::TensorInput) {
+          pa.kind = PlanArg::Kind::Input;
+          pa.index = v.defIndex;
+        } else {
+          pa.kind = PlanArg::Kind::Buffer;
+          pa.index = slotOf(a.value);
+        }
+      } else {
+        pa.kind = PlanArg::Kind::Expr;
+        pa.index = operand(a, k.params[i].dtype);
+      }
+      s.args.push_back(pa);
+    }
+    plan_.steps.push_back(std::move(s));
+  }
+
+  void step(const Return &n) {
+    for (const Operand &o : n.values) {
+      const PlanStep &al = plan_.steps[allocs_.at(o.value.index)];
+      plan_.outputs.push_back({slotOf(o.value), al.dtype, al.sizes, al.strides});
+    }
+  }
+
+  const Program &p_;
+  ExprTable table_;
+  Plan plan_;
+  std::unordered_map<uint32_t, uint32_t> map_, slots_;
+  std::unordered_map<uint32_t, size_t> allocs_;
+  std::unordered_map<uint32_t, std::string> names_;
+};
+
+}  // namespace
+
+Expected<Plan> makePlan(const Program &p) {
+  Diagnostics d = verify(p);
+  if (!d.empty()) return Error{HJ_ERR_INVALID_ARGUMENT, d.format(p.filename, p.source)};
+  return Planner(p).run();
+}
+
+namespace {
+std::string shapeText(const DLTensor &t) {
+  std::string s = "[";
+  for (int i = 0; i < t.ndim; ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
+  return s + "]";
+}
+}  // namespace
+
+Expected<bool> checkArguments(const Plan &plan, const DLTensor *const *inputs, size_t numInputs,
+                              const ScalarArg *scalars, size_t numScalars, DLDevice device) {
+  auto bad = [](std::string m) { return Error{HJ_ERR_INVALID_ARGUMENT, std::move(m)}; };
+  if (numInputs != plan.inputs.size())
+    return bad("@" + plan.funcName + " takes " + std::to_string(plan.inputs.size()) + " tensor arguments, got " +
+               std::to_string(numInputs));
+  if (numScalars != plan.scalars.size())
+    return bad("@" + plan.funcName + " takes " + std::to_string(plan.scalars.size()) + " scalar arguments, got " +
+               std::to_string(numScalars));
+  for (size_t i = 0; i < numInputs; ++i) {
+    const PlanInput &in = plan.inputs[i];
+    const DLTensor *t = inputs[i];
+    std::string who = "argument %" + in.name + ": ";
+    std::string want = toString(TensorType{in.dtype, in.dims});
+    if (!t) return bad(who + "no tensor given, expected " + want);
+    if (t->ndim != static_cast<int>(in.dims.size()))
+      return bad(who + "expected rank " + std::to_string(in.dims.size()) + " (" + want + "), got rank " +
+                 std::to_string(t->ndim));
+    if (t->dtype.code != dlpackCode(in.dtype) || t->dtype.bits != dlpackBits(in.dtype) || t->dtype.lanes != 1)
+      return bad(who + "expected dtype " + dtypeName(in.dtype) + " (" + want + "), got DLPack code " +
+                 std::to_string(t->dtype.code) + " bits " + std::to_string(t->dtype.bits) + " lanes " +
+                 std::to_string(t->dtype.lanes));
+    bool empty = false;
+    for (int d = 0; d < t->ndim; ++d) {
+      if (t->shape[d] < 0) return bad(who + "dim " + std::to_string(d) + " is negative");
+      if (in.dims[d] != kDynamic && t->shape[d] != in.dims[d])
+        return bad(who + "dim " + std::to_string(d) + " is " + std::to_string(t->shape[d]) + ", expected " +
+                   std::to_string(in.dims[d]) + " (" + want + ", got shape " + shapeText(*t) + ")");
+      empty |= t->shape[d] == 0;
+    }
+    if (t->device.device_type != device.device_type || t->device.device_id != device.device_id)
+      return bad(who + "is on device type " + std::to_string(t->device.device_type) + " id " +
+                 std::to_string(t->device.device_id) + ", expected type " + std::to_string(device.device_type) +
+                 " id " + std::to_string(device.device_id));
+    if (!t->data && !empty) return bad(who + "data pointer is NULL");
+  }
+  for (size_t i = 0; i < numScalars; ++i)
+    if (scalars[i].type != plan.scalars[i].dtype)
+      return bad("argument %" + plan.scalars[i].name + ": expected a " + dtypeName(plan.scalars[i].dtype) +
+                 " scalar, got " + dtypeName(scalars[i].type));
+  return true;
+}
+
+}  // namespace hostjit

@@ -1,0 +1,162 @@
+/* runtime.h - the hostjit C runtime: memory, launches, stats and records. */
+#ifndef HOSTJIT_RUNTIME_H
+#define HOSTJIT_RUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes. Every int32_t-returning entry point returns one of these; on
+ * failure hj_last_error() explains it. */
+typedef enum hj_status {
+  HJ_OK = 0,
+  HJ_ERR_INVALID_ARGUMENT = 1, /* a caller or program mistake */
+  HJ_ERR_OUT_OF_MEMORY = 2,    /* after releasing cached blocks and retrying once */
+  HJ_ERR_NOT_FOUND = 3,        /* a kernel, symbol or library that does not exist */
+  HJ_ERR_BACKEND = 4,          /* the driver or a backend call failed */
+  HJ_ERR_NOT_ZEROED = 5,       /* HOSTJIT_CHECK_ZEROED found a non-zero buffer */
+  HJ_ERR_NO_DRIVER = 6,        /* no CUDA driver on this machine */
+  HJ_ERR_INTERNAL = 7          /* an exception or broken invariant inside */
+} hj_status;
+
+typedef enum hj_dtype {
+#define HJ_DTYPE(name, ident, code, bits, kind) HJ_DTYPE_##name,
+#include "hostjit/dtypes.def"
+#undef HJ_DTYPE
+  HJ_DTYPE_COUNT
+} hj_dtype;
+
+/* hj_alloc flags (DESIGN.md, the allocation contract). */
+enum {
+  HJ_ALLOC_ZERO_INIT = 1u,      /* reads as zero when the first kernel starts */
+  HJ_ALLOC_RESETS_TO_ZERO = 2u  /* the kernels leave it zero: arena, no memset */
+};
+
+typedef enum hj_backend_kind {
+  HJ_BACKEND_HOST = 0, /* device memory is host memory; kernels are host functions */
+  HJ_BACKEND_CUDA = 1, /* CUDA driver API, loaded at run time */
+  HJ_BACKEND_AUTO = 2  /* CUDA when a driver and device exist, else host */
+} hj_backend_kind;
+
+/* Kernel parameter kinds: how many bytes each argument value has. */
+typedef enum hj_param_kind {
+  HJ_PARAM_PTR = 0, /* a tensor's data pointer */
+  HJ_PARAM_I32 = 1,
+  HJ_PARAM_I64 = 2,
+  HJ_PARAM_F32 = 3,
+  HJ_PARAM_F64 = 4,
+  HJ_PARAM_BOOL = 5 /* one byte, 0 or 1 */
+} hj_param_kind;
+
+typedef struct hj_dim3 {
+  uint32_t x, y, z;
+} hj_dim3;
+
+/* A host-backend kernel: params is packed as cuLaunchKernel's kernelParams
+ * (one pointer to each argument value, in declared order). */
+typedef void (*hj_host_kernel_fn)(const hj_dim3 *grid, const hj_dim3 *block, uint32_t smem, void **params);
+
+/* A scalar input slot: 8 bytes, the value stored as its declared type. */
+typedef union hj_value {
+  int64_t i64;
+  int32_t i32;
+  float f32;
+  double f64;
+  uint8_t b;
+} hj_value;
+
+typedef struct hj_context hj_context;
+typedef struct hj_kernel_table hj_kernel_table;
+
+typedef struct hj_options {
+  int32_t backend;         /* hj_backend_kind */
+  int32_t device;          /* CUDA device ordinal */
+  uint64_t memory_limit;   /* bytes the context may hold from the backend; 0 = no limit */
+  int32_t reuse_zeroed_memory; /* contract point 5 (unsafe); -1: HOSTJIT_REUSE_ZEROED_MEMORY */
+  int32_t check_zeroed;    /* contract point 6; -1: HOSTJIT_CHECK_ZEROED */
+  int32_t fill_nan;        /* contract point 6; -1: HOSTJIT_FILL_NAN */
+  int32_t record;          /* record every call from the start */
+  void *stream;            /* CUDA: a CUstream to use; NULL makes one per context */
+} hj_options;
+
+/* Describes one kernel of a program for hj_kernel_table_create. Strings are
+ * copied; NULL means absent. */
+typedef struct hj_kernel_desc {
+  const char *name;        /* the program's name for it, for messages */
+  const char *host_symbol; /* host backend: registered name or library symbol */
+  const char *cuda_source; /* CUDA backend: the source text */
+  const char *cuda_path;   /* CUDA backend: the source file, for messages */
+  const char *cuda_entry;  /* CUDA backend: extern "C" entry point */
+  uint32_t num_params;
+  const int32_t *params;   /* hj_param_kind of each parameter */
+} hj_kernel_desc;
+
+typedef struct hj_stats {
+  uint64_t allocs;         /* hj_alloc calls that succeeded */
+  uint64_t frees;          /* buffers returned (hj_free, hj_free_on_error) */
+  uint64_t memsets;        /* async zero fills: zero_init buffers and arena growth */
+  uint64_t fills;          /* HOSTJIT_FILL_NAN pattern fills */
+  uint64_t launches;
+  uint64_t backend_allocs; /* allocations the backend itself made */
+  uint64_t backend_frees;
+  uint64_t arena_growths;
+  uint64_t pool_hits;      /* hj_alloc served from cached blocks */
+  uint64_t live_bytes;     /* bytes in buffers not yet freed */
+  uint64_t peak_bytes;     /* maximum of live_bytes */
+  uint64_t reserved_bytes; /* bytes held from the backend (pool + arena) */
+  uint64_t arena_bytes;    /* bytes held by zeroed arena regions */
+} hj_stats;
+
+typedef enum hj_record_kind {
+  HJ_REC_ALLOC = 0,
+  HJ_REC_FREE = 1,
+  HJ_REC_MEMSET = 2,
+  HJ_REC_FILL = 3,
+  HJ_REC_LAUNCH = 4
+} hj_record_kind;
+
+/* One launch argument as recorded: a buffer from this context is named by its
+ * buffer id (so records from two contexts compare), anything else by value. */
+typedef struct hj_record_arg {
+  int32_t kind;      /* hj_param_kind */
+  int32_t is_buffer; /* 1: value is a buffer id plus byte offset in `offset` */
+  uint64_t value;    /* buffer id, or the argument's bits */
+  uint64_t offset;
+} hj_record_arg;
+
+typedef struct hj_record_entry {
+  int32_t kind;       /* hj_record_kind */
+  uint64_t buffer;    /* alloc/free/memset/fill: the buffer id (1, 2, ... since recording began) */
+  uint64_t bytes;     /* alloc/memset/fill: bytes */
+  uint32_t flags;     /* alloc: HJ_ALLOC_*; */
+  uint32_t dtype;     /* alloc: hj_dtype */
+  const char *name;   /* buffer name, or kernel name for launches */
+  uint32_t kernel;    /* launch: index in its table */
+  int64_t dims[7];    /* launch: grid xyz, block xyz, shared bytes */
+  uint32_t num_args;
+  const hj_record_arg *args;
+} hj_record_entry;
+
+#define HJ_JIT_FN(ret, name, params) ret name params;
+#define HJ_API_FN(ret, name, params) ret name params;
+#include "hostjit/runtime_abi.def"
+#undef HJ_JIT_FN
+#undef HJ_API_FN
+
+/* Element size in bytes of an hj_dtype, 0 when out of range. */
+static inline uint32_t hj_dtype_size(uint32_t dtype) {
+  static const uint8_t bits[] = {
+#define HJ_DTYPE(name, ident, code, b, kind) b,
+#include "hostjit/dtypes.def"
+#undef HJ_DTYPE
+  };
+  return dtype < HJ_DTYPE_COUNT ? bits[dtype] / 8u : 0u;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,68 @@
+// backend.h - the interface every runtime backend implements (host, CUDA).
+//
+// The pool, the zeroed arena, recording and stats sit above this interface
+// and never look at which backend is below. All calls are made from the one
+// thread that uses the owning context. Each int32_t result is an hj_status
+// with the last error set on failure.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hostjit/runtime.h"
+
+namespace hj {
+
+// A kernel resolved for one backend; owned by an hj_kernel_table.
+struct KernelEntry {
+  std::string name;              // the program's name, for messages and records
+  std::vector<int32_t> params;   // hj_param_kind of each parameter
+  hj_host_kernel_fn host = nullptr;
+  void *function = nullptr;      // CUDA: CUfunction
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual hj_backend_kind kind() const = 0;
+  virtual int32_t dlDeviceType() const = 0;
+  virtual int32_t deviceId() const = 0;
+
+  // Device memory. allocate returns HJ_ERR_OUT_OF_MEMORY when the device has
+  // no room, so the caller can release cached blocks and retry.
+  virtual int32_t allocate(size_t bytes, void **out) = 0;
+  virtual void release(void *ptr) = 0;
+
+  // Stream-ordered operations.
+  virtual int32_t memsetZero(void *ptr, size_t bytes) = 0;
+  // Fills bytes/width elements with `pattern` (width 1, 2, 4 or 8 bytes).
+  virtual int32_t fill(void *ptr, size_t bytes, uint64_t pattern, unsigned width) = 0;
+  virtual int32_t launch(const KernelEntry &kernel, const hj_dim3 &grid, const hj_dim3 &block,
+                         uint32_t smem, void **params) = 0;
+
+  // Synchronous.
+  virtual int32_t copyToHost(void *dst, const void *src, size_t bytes) = 0;
+  virtual int32_t copyFromHost(void *dst, const void *src, size_t bytes) = 0;
+  virtual int32_t synchronize() = 0;
+
+  // Resolves a kernel for this backend (done once per program load).
+  virtual int32_t loadKernel(const hj_kernel_desc &desc, KernelEntry &out) = 0;
+  // Host backend only: extra kernels by name, and libraries of kernels.
+  virtual int32_t registerHostKernel(const char *name, hj_host_kernel_fn fn);
+  virtual int32_t loadHostLibrary(const char *path);
+  // Things a kernel table must keep alive after this backend is gone
+  // (loaded libraries, CUDA modules).
+  virtual std::shared_ptr<void> keepAlive() { return nullptr; }
+};
+
+std::unique_ptr<Backend> makeHostBackend();
+// Creates the CUDA backend; HJ_ERR_NO_DRIVER when libcuda.so.1 is missing.
+int32_t makeCudaBackend(int32_t device, void *stream, std::unique_ptr<Backend> &out);
+
+// The built-in host kernels (the examples'); nullptr when unknown.
+hj_host_kernel_fn findBuiltinHostKernel(const std::string &name);
+
+}  // namespace hj

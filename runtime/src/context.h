@@ -1,0 +1,46 @@
+// context.h - the state behind an hj_context and an hj_kernel_table.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend.h"
+#include "memory.h"
+#include "ptr_map.h"
+
+namespace hj {
+
+// One recorded runtime call (see hj_record_entry).
+struct RecordedCall {
+  hj_record_entry entry{};
+  std::string name;
+  std::vector<hj_record_arg> args;
+};
+
+}  // namespace hj
+
+// Member order is destruction order in reverse: the backend outlives the
+// memory objects that return blocks to it.
+struct hj_context {
+  explicit hj_context(std::unique_ptr<hj::Backend> b, const hj_options &o, bool reuse, bool check, bool nan);
+  ~hj_context();
+
+  std::unique_ptr<hj::Backend> backend;
+  hj_options options;
+  bool reuseZeroed, checkZeroed, fillNan, recording;
+  hj_stats stats{};
+  hj::DeviceMemory memory;
+  hj::Pool pool;
+  hj::Arena arena;
+  hj::PtrMap<hj::Block> live;
+  uint64_t nextBufferId = 1;
+  std::vector<hj::RecordedCall> record;
+};
+
+struct hj_kernel_table {
+  hj_backend_kind backend;
+  int32_t device;
+  std::vector<hj::KernelEntry> kernels;
+  std::shared_ptr<void> keepAlive;
+};

@@ -1,0 +1,121 @@
+// host_backend.cpp - the host backend: device memory is host memory and
+// kernels are host functions, registered, loaded from libraries or built in.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <unordered_map>
+
+#include "backend.h"
+#include "error.h"
+
+namespace hj {
+
+int32_t Backend::registerHostKernel(const char *, hj_host_kernel_fn) {
+  return fail(HJ_ERR_INVALID_ARGUMENT, "host kernels can only be registered with the host backend");
+}
+
+int32_t Backend::loadHostLibrary(const char *) {
+  return fail(HJ_ERR_INVALID_ARGUMENT, "host kernel libraries can only be loaded by the host backend");
+}
+
+namespace {
+
+// dlopen'd libraries, closed when the last context or table using them goes.
+struct HostLibraries {
+  std::vector<void *> handles;
+  ~HostLibraries() {
+    for (void *h : handles) dlclose(h);
+  }
+};
+
+class HostBackend final : public Backend {
+ public:
+  hj_backend_kind kind() const override { return HJ_BACKEND_HOST; }
+  int32_t dlDeviceType() const override { return 1; /* kDLCPU */ }
+  int32_t deviceId() const override { return 0; }
+
+  int32_t allocate(size_t bytes, void **out) override {
+    size_t rounded = (bytes + 255) & ~size_t{255};
+    void *p = std::aligned_alloc(256, rounded == 0 ? 256 : rounded);
+    if (!p) return fail(HJ_ERR_OUT_OF_MEMORY, "host backend: cannot allocate %zu bytes", bytes);
+    *out = p;
+    return HJ_OK;
+  }
+  void release(void *ptr) override { std::free(ptr); }
+
+  int32_t memsetZero(void *ptr, size_t bytes) override {
+    std::memset(ptr, 0, bytes);
+    return HJ_OK;
+  }
+  int32_t fill(void *ptr, size_t bytes, uint64_t pattern, unsigned width) override {
+    auto *p = static_cast<unsigned char *>(ptr);
+    for (size_t i = 0; i + width <= bytes; i += width) std::memcpy(p + i, &pattern, width);
+    return HJ_OK;
+  }
+  int32_t launch(const KernelEntry &kernel, const hj_dim3 &grid, const hj_dim3 &block, uint32_t smem,
+                 void **params) override {
+    kernel.host(&grid, &block, smem, params);
+    return HJ_OK;
+  }
+  int32_t copyToHost(void *dst, const void *src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+    return HJ_OK;
+  }
+  int32_t copyFromHost(void *dst, const void *src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+    return HJ_OK;
+  }
+  int32_t synchronize() override { return HJ_OK; }
+
+  int32_t loadKernel(const hj_kernel_desc &desc, KernelEntry &out) override {
+    if (!desc.host_symbol)
+      return fail(HJ_ERR_NOT_FOUND, "kernel @%s has no host implementation (give it `host = \"...\"`)",
+                  desc.name ? desc.name : "?");
+    std::string sym = desc.host_symbol;
+    if (auto it = registered_.find(sym); it != registered_.end()) {
+      out.host = it->second;
+      return HJ_OK;
+    }
+    for (void *h : libs_->handles) {
+      if (void *f = dlsym(h, sym.c_str())) {
+        out.host = reinterpret_cast<hj_host_kernel_fn>(f);
+        return HJ_OK;
+      }
+    }
+    if (hj_host_kernel_fn f = findBuiltinHostKernel(sym)) {
+      out.host = f;
+      return HJ_OK;
+    }
+    return fail(HJ_ERR_NOT_FOUND,
+                "kernel @%s: host kernel '%s' is not registered, not built in and not exported by a "
+                "loaded library (--host-kernels)",
+                desc.name ? desc.name : "?", sym.c_str());
+  }
+
+  int32_t registerHostKernel(const char *name, hj_host_kernel_fn fn) override {
+    if (!name || !fn) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_register_host_kernel: name and function are required");
+    registered_[name] = fn;
+    return HJ_OK;
+  }
+
+  int32_t loadHostLibrary(const char *path) override {
+    if (!path) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_load_host_library: path is NULL");
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) return fail(HJ_ERR_NOT_FOUND, "cannot load host kernel library '%s': %s", path, dlerror());
+    libs_->handles.push_back(h);
+    return HJ_OK;
+  }
+
+  std::shared_ptr<void> keepAlive() override { return libs_; }
+
+ private:
+  std::unordered_map<std::string, hj_host_kernel_fn> registered_;
+  std::shared_ptr<HostLibraries> libs_ = std::make_shared<HostLibraries>();
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> makeHostBackend() { return std::make_unique<HostBackend>(); }
+
+}  // namespace hj

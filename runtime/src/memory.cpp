@@ -1,0 +1,159 @@
+// memory.cpp - device memory accounting, the caching pool and the zeroed arena.
+#include "memory.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "error.h"
+
+namespace hj {
+
+int32_t DeviceMemory::tryAllocate(size_t bytes, void **out) {
+  if (limit_ != 0 && stats_.reserved_bytes + bytes > limit_)
+    return fail(HJ_ERR_OUT_OF_MEMORY,
+                "out of device memory: %zu more bytes would exceed the limit of %llu bytes (%llu held)", bytes,
+                static_cast<unsigned long long>(limit_), static_cast<unsigned long long>(stats_.reserved_bytes));
+  int32_t st = backend_.allocate(bytes, out);
+  if (st != HJ_OK) return st;
+  stats_.reserved_bytes += bytes;
+  ++stats_.backend_allocs;
+  return HJ_OK;
+}
+
+int32_t DeviceMemory::allocate(size_t bytes, void **out) {
+  int32_t st = tryAllocate(bytes, out);
+  if (st != HJ_ERR_OUT_OF_MEMORY || !pool_) return st;
+  pool_->emptyCache();
+  return tryAllocate(bytes, out);
+}
+
+void DeviceMemory::release(void *ptr, size_t bytes) {
+  backend_.release(ptr);
+  stats_.reserved_bytes -= bytes;
+  ++stats_.backend_frees;
+}
+
+size_t Pool::roundSize(size_t bytes) {
+  constexpr size_t kSmall = 512, kLarge = size_t{128} << 10, kSmallLimit = size_t{1} << 20;
+  if (bytes == 0) return kSmall;
+  size_t unit = bytes < kSmallLimit ? kSmall : kLarge;
+  return (bytes + unit - 1) / unit * unit;
+}
+
+Block *Pool::newBlock() {
+  if (spare_.empty()) return new Block();
+  Block *b = spare_.back();
+  spare_.pop_back();
+  *b = Block{};
+  return b;
+}
+
+int32_t Pool::allocate(size_t bytes, Block **out) {
+  size_t size = roundSize(bytes);
+  auto it = cached_.find(size);
+  if (it != cached_.end() && !it->second.empty()) {
+    Block *b = it->second.back();
+    it->second.pop_back();
+    ++stats_.pool_hits;
+    *out = b;
+    return HJ_OK;
+  }
+  void *p = nullptr;
+  if (int32_t st = memory_.allocate(size, &p)) return st;
+  Block *b = newBlock();
+  b->ptr = p;
+  b->capacity = size;
+  *out = b;
+  return HJ_OK;
+}
+
+void Pool::release(Block *block) { cached_[block->capacity].push_back(block); }
+
+void Pool::emptyCache() {
+  for (auto &[size, blocks] : cached_) {
+    for (Block *b : blocks) {
+      memory_.release(b->ptr, b->capacity);
+      spare_.push_back(b);
+    }
+    blocks.clear();
+  }
+}
+
+Pool::~Pool() {
+  emptyCache();
+  for (Block *b : spare_) delete b;
+}
+
+int32_t Arena::allocate(Block *block, size_t *grewBytes) {
+  *grewBytes = 0;
+  size_t need = std::max<size_t>((block->bytes + kAlign - 1) / kAlign * kAlign, kAlign);
+  if (!current_ || current_->capacity - current_->offset < need) {
+    size_t used = current_ ? current_->offset : 0;
+    size_t cap = std::max({kMinRegion, current_ ? current_->capacity * 2 : 0, used + need});
+    cap = (cap + kMinRegion - 1) / kMinRegion * kMinRegion;
+    void *p = nullptr;
+    if (int32_t st = memory_.allocate(cap, &p)) return st;
+    if (int32_t st = memory_.backend().memsetZero(p, cap)) {
+      memory_.release(p, cap);
+      return st;
+    }
+    auto region = std::make_unique<ArenaRegion>();
+    region->base = p;
+    region->capacity = cap;
+    if (current_ && current_->live == 0) {
+      regions_.erase(std::find(regions_.begin(), regions_.end(), current_));
+      stats_.arena_bytes -= current_->capacity;
+      memory_.release(current_->base, current_->capacity);
+      delete current_;
+    }
+    current_ = region.release();
+    regions_.push_back(current_);
+    stats_.arena_bytes += cap;
+    ++stats_.arena_growths;
+    *grewBytes = cap;
+  }
+  block->ptr = static_cast<char *>(current_->base) + current_->offset;
+  block->capacity = need;
+  block->region = current_;
+  current_->offset += need;
+  ++current_->live;
+  return HJ_OK;
+}
+
+void Arena::release(Block *block) {
+  ArenaRegion *r = block->region;
+  HJ_INVARIANT(r && r->live > 0);
+  if (--r->live != 0) return;
+  if (r == current_) {
+    r->offset = 0;  // every buffer was left zero: reuse without a memset
+    return;
+  }
+  regions_.erase(std::find(regions_.begin(), regions_.end(), r));
+  stats_.arena_bytes -= r->capacity;
+  memory_.release(r->base, r->capacity);
+  delete r;
+}
+
+int32_t Arena::checkZero(bool *isZero) {
+  *isZero = true;
+  std::vector<unsigned char> host;
+  for (ArenaRegion *r : regions_) {
+    size_t from = r->live ? r->offset : 0;
+    size_t n = r->capacity - from;
+    host.resize(n);
+    if (int32_t st = memory_.backend().synchronize()) return st;
+    if (int32_t st = memory_.backend().copyToHost(host.data(), static_cast<char *>(r->base) + from, n)) return st;
+    if (std::any_of(host.begin(), host.end(), [](unsigned char c) { return c != 0; })) *isZero = false;
+  }
+  return HJ_OK;
+}
+
+Arena::~Arena() {
+  for (ArenaRegion *r : regions_) {
+    memory_.release(r->base, r->capacity);
+    delete r;
+  }
+}
+
+}  // namespace hj

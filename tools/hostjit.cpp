@@ -1,0 +1,418 @@
+// hostjit.cpp - the command line: run, check, fmt and compile .hir programs.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "hostjit/evaluator.h"
+#include "hostjit/host_data.h"
+#include "hostjit/jit.h"
+#include "hostjit/parity.h"
+#include "hostjit/text.h"
+#include "hostjit/verifier.h"
+
+using namespace hostjit;
+
+namespace {
+
+constexpr int kOk = 0, kUserError = 1, kInternalError = 2;
+
+const char *kUsage = R"(usage:
+  hostjit run FILE.hir [options]     run a program on generated inputs
+  hostjit check FILE.hir...          parse and verify
+  hostjit fmt FILE.hir               print the canonical text
+  hostjit compile FILE.hir (--emit-llvm [--optimized] | --emit-asm) [--opt O0|light|O2]
+
+run options:
+  --input NAME=DTYPE[D0,D1,...]  shape of a tensor input (needed for dynamic dims)
+  --scalar NAME=VALUE            value of a scalar input
+  --seed N                       seed of the random non-zero inputs (default 1)
+  --backend host|cuda|auto       (default host)
+  --mode eval|jit|both           (default jit)
+  --opt O0|light|O2              JIT optimisation level (default light)
+  --repeat N                     calls to time (default 1)
+  --check-parity                 run eval and jit with call recording; compare records and outputs
+  --stats json|text              print the runtime counters
+  --host-kernels LIB.so          load host kernels from a shared library (repeatable)
+  --no-cache                     do not use the JIT object cache
+  --print-record                 print the runtime call record of the first call
+)";
+
+int userError(const std::string &msg) {
+  std::fprintf(stderr, "hostjit: error: %s\n", msg.c_str());
+  return kUserError;
+}
+
+int fromError(const Error &e) {
+  std::fprintf(stderr, "hostjit: error: %s\n", e.message.c_str());
+  return e.status == HJ_ERR_INTERNAL ? kInternalError : kUserError;
+}
+
+bool loadProgram(const std::string &path, Program *out) {
+  Diagnostics d;
+  *out = parseFile(path, d);
+  if (!d.empty()) {
+    std::fputs(d.format(path, out->source).c_str(), stderr);
+    return false;
+  }
+  return true;
+}
+
+struct RunOptions {
+  std::string file;
+  std::map<std::string, std::vector<int64_t>> shapes;
+  std::map<std::string, std::string> scalars;
+  uint64_t seed = 1;
+  int32_t backend = HJ_BACKEND_HOST;
+  bool eval = false, jit = true;
+  OptLevel opt = OptLevel::Light;
+  int repeat = 1;
+  bool parity = false, printRecord = false, cache = true;
+  std::string stats;
+  std::vector<std::string> hostLibs;
+};
+
+Expected<std::vector<ScalarArg>> parseScalars(const Plan &plan, const std::map<std::string, std::string> &given) {
+  std::vector<ScalarArg> out;
+  for (const PlanScalar &s : plan.scalars) {
+    auto it = given.find(s.name);
+    if (it == given.end())
+      return Error{HJ_ERR_INVALID_ARGUMENT, "scalar input %" + s.name + " (" + dtypeName(s.dtype) +
+                                                ") needs a value: --scalar " + s.name + "=..."};
+    const std::string &v = it->second;
+    char *end = nullptr;
+    ScalarArg a;
+    switch (s.dtype) {
+      case DType::f32: a = ScalarArg::f32(std::strtof(v.c_str(), &end)); break;
+      case DType::f64: a = ScalarArg::f64(std::strtod(v.c_str(), &end)); break;
+      case DType::i32: a = ScalarArg::i32(static_cast<int32_t>(std::strtol(v.c_str(), &end, 10))); break;
+      case DType::Bool:
+        if (v != "true" && v != "false" && v != "1" && v != "0")
+          return Error{HJ_ERR_INVALID_ARGUMENT, "--scalar " + s.name + ": expected true or false, got '" + v + "'"};
+        a = ScalarArg::boolean(v == "true" || v == "1");
+        end = const_cast<char *>(v.c_str() + v.size());
+        break;
+      default: a = ScalarArg::i64(std::strtoll(v.c_str(), &end, 10)); break;
+    }
+    if (v.empty() || (end && *end))
+      return Error{HJ_ERR_INVALID_ARGUMENT, "--scalar " + s.name + ": '" + v + "' is not a valid " + dtypeName(s.dtype)};
+    out.push_back(a);
+  }
+  for (const auto &[name, value] : given) {
+    bool known = false;
+    for (const PlanScalar &s : plan.scalars) known |= s.name == name;
+    if (!known) return Error{HJ_ERR_INVALID_ARGUMENT, "--scalar " + name + ": the program has no scalar input %" + name};
+  }
+  return out;
+}
+
+nlohmann::json statsJson(const hj_stats &s) {
+  return {{"allocs", s.allocs},           {"frees", s.frees},
+          {"memsets", s.memsets},         {"fills", s.fills},
+          {"launches", s.launches},       {"backend_allocs", s.backend_allocs},
+          {"backend_frees", s.backend_frees}, {"arena_growths", s.arena_growths},
+          {"pool_hits", s.pool_hits},     {"live_bytes", s.live_bytes},
+          {"peak_bytes", s.peak_bytes},   {"reserved_bytes", s.reserved_bytes},
+          {"arena_bytes", s.arena_bytes}};
+}
+
+void printOutputs(const char *mode, const std::vector<Tensor> &outs) {
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const Tensor &t = outs[i];
+    auto host = t.toHost();
+    std::string shape;
+    for (uint32_t d = 0; d < t.rank(); ++d) shape += (d ? ", " : "") + std::to_string(t.size(d));
+    std::printf("%s output %zu: %s[%s]", mode, i, dtypeName(t.dtype()), shape.c_str());
+    if (!host) {
+      std::printf(" (cannot read: %s)\n", host.error().message.c_str());
+      continue;
+    }
+    size_t n = host->size() / dtypeBytes(t.dtype());
+    double sum = 0;
+    for (size_t k = 0; k < n; ++k) sum += elementAsDouble(t.dtype(), host->data(), k);
+    std::printf(" sum=%.9g first=[", sum);
+    for (size_t k = 0; k < std::min<size_t>(n, 4); ++k)
+      std::printf("%s%.9g", k ? ", " : "", elementAsDouble(t.dtype(), host->data(), k));
+    std::printf("%s]\n", n > 4 ? ", ..." : "");
+  }
+}
+
+struct Timing {
+  std::vector<double> us;
+  void print(const char *mode) const {
+    if (us.empty()) return;
+    std::vector<double> v = us;
+    std::sort(v.begin(), v.end());
+    std::printf("%s: %zu calls, median %.2f us, min %.2f us per call\n", mode, v.size(), v[v.size() / 2], v.front());
+  }
+};
+
+// Runs one mode: the first call (recorded if asked), then repeat-1 timed calls.
+template <class Fn>
+int runMode(const char *mode, Runtime &rt, const RunOptions &o, Fn &&call, std::vector<Tensor> *first,
+            std::vector<std::string> *record, Timing *timing) {
+  if (o.parity || o.printRecord) hj_record_enable(rt.context(), 1);
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = call();
+  auto t1 = std::chrono::steady_clock::now();
+  if (o.parity || o.printRecord) {
+    *record = rt.recordLines();
+    hj_record_enable(rt.context(), 0);
+  }
+  if (!r) {
+    std::fprintf(stderr, "hostjit: %s: ", mode);
+    return fromError(r.error());
+  }
+  *first = std::move(*r);
+  timing->us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  for (int i = 1; i < o.repeat; ++i) {
+    auto a = std::chrono::steady_clock::now();
+    auto rr = call();
+    auto b = std::chrono::steady_clock::now();
+    if (!rr) {
+      std::fprintf(stderr, "hostjit: %s (call %d): ", mode, i + 1);
+      return fromError(rr.error());
+    }
+    timing->us.push_back(std::chrono::duration<double, std::micro>(b - a).count());
+  }
+  if (o.repeat > 1) timing->us.erase(timing->us.begin());  // the first call warms caches
+  return kOk;
+}
+
+Expected<std::shared_ptr<Runtime>> makeRuntime(const RunOptions &o) {
+  hj_options opts;
+  hj_options_init(&opts);
+  opts.backend = o.backend;
+  auto rt = Runtime::create(opts);
+  if (!rt) return rt;
+  for (const std::string &lib : o.hostLibs)
+    if (int32_t st = hj_load_host_library((*rt)->context(), lib.c_str())) return runtimeError(st);
+  return rt;
+}
+
+int cmdRun(const RunOptions &o) {
+  Program p;
+  if (!loadProgram(o.file, &p)) return kUserError;
+  auto plan = makePlan(p);
+  if (!plan) return fromError(plan.error());
+  auto scalars = parseScalars(*plan, o.scalars);
+  if (!scalars) return fromError(scalars.error());
+  bool doEval = o.eval || o.parity, doJit = o.jit || o.parity;
+
+  auto rtEval = makeRuntime(o);
+  if (!rtEval) return fromError(rtEval.error());
+  auto rtJit = makeRuntime(o);
+  if (!rtJit) return fromError(rtJit.error());
+  std::printf("backend: %s\n", hj_context_backend((*rtEval)->context()) == HJ_BACKEND_CUDA ? "cuda" : "host");
+  auto inputs = InputSet::random(*rtEval, *plan, o.shapes, o.seed);
+  if (!inputs) return fromError(inputs.error());
+
+  std::vector<Tensor> outEval, outJit;
+  std::vector<std::string> recEval, recJit;
+  Timing tEval, tJit;
+  nlohmann::json stats;
+  if (doEval) {
+    auto ev = Evaluator::create(p, *rtEval);
+    if (!ev) return fromError(ev.error());
+    int rc = runMode("eval", **rtEval, o, [&] { return ev->run(inputs->span(), *scalars); }, &outEval, &recEval, &tEval);
+    if (rc) return rc;
+    printOutputs("eval", outEval);
+    tEval.print("eval");
+    stats["eval"] = statsJson((*rtEval)->stats());
+  }
+  std::unique_ptr<Jit> jit;
+  if (doJit) {
+    auto j = Jit::create();
+    if (!j) return fromError(j.error());
+    jit = std::move(*j);
+    CompileOptions co;
+    co.opt = o.opt;
+    co.useCache = o.cache;
+    auto t0 = std::chrono::steady_clock::now();
+    auto cp = jit->compile(p, *rtJit, co);
+    auto t1 = std::chrono::steady_clock::now();
+    if (!cp) return fromError(cp.error());
+    std::printf("jit: compiled in %.3f ms (%s, %s)\n", std::chrono::duration<double, std::milli>(t1 - t0).count(),
+                optLevelName(o.opt), (*cp)->fromCache() ? "from the object cache" : "codegen");
+    int rc = runMode("jit", **rtJit, o, [&] { return (*cp)->run(inputs->span(), *scalars); }, &outJit, &recJit, &tJit);
+    if (rc == kOk) {
+      printOutputs("jit", outJit);
+      tJit.print("jit");
+      stats["jit"] = statsJson((*rtJit)->stats());
+    }
+    outJit.size();
+    if (rc) return rc;
+  }
+  if (o.printRecord) {
+    for (const std::string &l : (doJit ? recJit : recEval)) std::printf("  %s\n", l.c_str());
+  }
+  int rc = kOk;
+  if (doEval && doJit) {
+    if (auto diff = compareOutputs(outEval, outJit)) {
+      std::fprintf(stderr, "hostjit: outputs of eval and jit differ: %s\n", diff->c_str());
+      rc = kUserError;
+    } else {
+      std::printf("outputs: eval and jit are bit-identical\n");
+    }
+    if (o.parity) {
+      if (auto diff = compareRecords(recEval, recJit)) {
+        std::fprintf(stderr, "hostjit: parity check failed: %s\n", diff->c_str());
+        rc = kUserError;
+      } else {
+        std::printf("parity: %zu runtime calls, records identical\n", recEval.size());
+      }
+    }
+  }
+  outEval.clear();
+  outJit.clear();
+  if (doEval) stats["eval"] = statsJson((*rtEval)->stats());
+  if (doJit) stats["jit"] = statsJson((*rtJit)->stats());
+  if (o.stats == "json") std::printf("%s\n", stats.dump(2).c_str());
+  else if (o.stats == "text")
+    for (auto &[mode, s] : stats.items()) {
+      std::printf("%s stats:", mode.c_str());
+      for (auto &[k, v] : s.items()) std::printf(" %s=%s", k.c_str(), v.dump().c_str());
+      std::printf("\n");
+    }
+  return rc;
+}
+
+int cmdCheck(const std::vector<std::string> &files) {
+  int rc = kOk;
+  for (const std::string &f : files) {
+    Diagnostics d;
+    Program p = parseFile(f, d);
+    if (d.empty()) d = verify(p);
+    if (!d.empty()) {
+      std::fputs(d.format(f, p.source).c_str(), stderr);
+      std::fprintf(stderr, "%s: %zu error%s\n", f.c_str(), d.size(), d.size() == 1 ? "" : "s");
+      rc = kUserError;
+    } else {
+      std::printf("%s: ok\n", f.c_str());
+    }
+  }
+  return rc;
+}
+
+int cmdFmt(const std::string &file) {
+  Program p;
+  if (!loadProgram(file, &p)) return kUserError;
+  std::fputs(print(p).c_str(), stdout);
+  return kOk;
+}
+
+int cmdCompile(const std::string &file, bool llvm, bool asmText, bool optimized, OptLevel opt) {
+  Program p;
+  if (!loadProgram(file, &p)) return kUserError;
+  auto text = asmText ? Jit::emitAsm(p, opt) : Jit::emitLLVM(p, opt, optimized);
+  if (!text) return fromError(text.error());
+  std::fputs(text->c_str(), stdout);
+  return kOk;
+}
+
+int realMain(int argc, char **argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? kUserError : kOk;
+  }
+  std::string cmd = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  std::vector<std::string> files;
+  RunOptions o;
+  bool emitLlvm = false, emitAsm = false, optimized = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    auto value = [&](std::string *out) {
+      if (i + 1 >= args.size()) return false;
+      *out = args[++i];
+      return true;
+    };
+    std::string v;
+    if (a.rfind("--", 0) != 0) {
+      files.push_back(a);
+    } else if (a == "--input") {
+      if (!value(&v)) return userError("--input needs NAME=DTYPE[dims]");
+      size_t eq = v.find('=');
+      DType d;
+      std::vector<int64_t> dims;
+      std::string err;
+      if (eq == std::string::npos) return userError("--input " + v + ": expected NAME=DTYPE[dims]");
+      if (!parseShapeSpec(v.substr(eq + 1), &d, &dims, &err)) return userError("--input " + v + ": " + err);
+      o.shapes[v.substr(0, eq)] = dims;
+    } else if (a == "--scalar") {
+      if (!value(&v) || v.find('=') == std::string::npos) return userError("--scalar needs NAME=VALUE");
+      o.scalars[v.substr(0, v.find('='))] = v.substr(v.find('=') + 1);
+    } else if (a == "--seed") {
+      if (!value(&v)) return userError("--seed needs a number");
+      o.seed = std::strtoull(v.c_str(), nullptr, 10);
+    } else if (a == "--backend") {
+      if (!value(&v)) return userError("--backend needs host, cuda or auto");
+      if (v == "host") o.backend = HJ_BACKEND_HOST;
+      else if (v == "cuda") o.backend = HJ_BACKEND_CUDA;
+      else if (v == "auto") o.backend = HJ_BACKEND_AUTO;
+      else return userError("--backend " + v + ": expected host, cuda or auto");
+    } else if (a == "--mode") {
+      if (!value(&v)) return userError("--mode needs eval, jit or both");
+      if (v == "eval") o.eval = true, o.jit = false;
+      else if (v == "jit") o.eval = false, o.jit = true;
+      else if (v == "both") o.eval = o.jit = true;
+      else return userError("--mode " + v + ": expected eval, jit or both");
+    } else if (a == "--opt") {
+      if (!value(&v) || !parseOptLevel(v, &o.opt)) return userError("--opt expects O0, light or O2");
+    } else if (a == "--repeat") {
+      if (!value(&v) || std::atoi(v.c_str()) < 1) return userError("--repeat needs a count >= 1");
+      o.repeat = std::atoi(v.c_str());
+    } else if (a == "--check-parity") {
+      o.parity = true;
+    } else if (a == "--print-record") {
+      o.printRecord = true;
+    } else if (a == "--no-cache") {
+      o.cache = false;
+    } else if (a == "--stats") {
+      if (!value(&v) || (v != "json" && v != "text")) return userError("--stats expects json or text");
+      o.stats = v;
+    } else if (a == "--host-kernels") {
+      if (!value(&v)) return userError("--host-kernels needs a shared library path");
+      o.hostLibs.push_back(v);
+    } else if (a == "--emit-llvm") {
+      emitLlvm = true;
+    } else if (a == "--emit-asm") {
+      emitAsm = true;
+    } else if (a == "--optimized") {
+      optimized = true;
+    } else {
+      return userError("unknown option '" + a + "' (see hostjit --help)");
+    }
+  }
+  if (cmd == "check") {
+    if (files.empty()) return userError("check needs at least one FILE.hir");
+    return cmdCheck(files);
+  }
+  if (files.size() != 1) return userError(cmd + " needs exactly one FILE.hir");
+  if (cmd == "run") {
+    o.file = files[0];
+    return cmdRun(o);
+  }
+  if (cmd == "fmt") return cmdFmt(files[0]);
+  if (cmd == "compile") {
+    if (emitLlvm == emitAsm) return userError("compile needs one of --emit-llvm or --emit-asm");
+    return cmdCompile(files[0], emitLlvm, emitAsm, optimized, o.opt);
+  }
+  return userError("unknown command '" + cmd + "' (expected run, check, fmt or compile)");
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return realMain(argc, argv);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "hostjit: internal error: %s\n", e.what());
+    return kInternalError;
+  }
+}
