@@ -1,0 +1,68 @@
+// test_kernels.cpp - host kernels for the tests, loaded as a shared library
+// (hj_load_host_library / --host-kernels), each an extern "C" symbol.
+#include <cstdint>
+#include <cstring>
+
+#include "hostjit/runtime.h"
+
+namespace {
+template <class T>
+T arg(void **params, int i) {
+  T v;
+  std::memcpy(&v, params[i], sizeof v);
+  return v;
+}
+}  // namespace
+
+extern "C" {
+
+// leaves_nonzero(ptr<i32> sem): a broken kernel that should reset its
+// semaphore but leaves 7 in it.
+void leaves_nonzero(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) { arg<int32_t *>(p, 0)[0] = 7; }
+
+// count_and_reset(ptr<i32> sem, ptr<i32> out): out[0] = sem[0] (which must
+// be zero when it starts), then counts to 5 and resets to zero.
+void count_and_reset(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  int32_t *sem = arg<int32_t *>(p, 0);
+  arg<int32_t *>(p, 1)[0] = sem[0];
+  for (int i = 0; i < 5; ++i) ++sem[0];
+  sem[0] = 0;
+}
+
+// copy_f32(ptr<f32> from, ptr<f32> to, i64 n): to[i] = from[i].
+void copy_f32(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  const float *from = arg<const float *>(p, 0);
+  float *to = arg<float *>(p, 1);
+  int64_t n = arg<int64_t>(p, 2);
+  for (int64_t i = 0; i < n; ++i) to[i] = from[i];
+}
+
+// copy_bytes(ptr<u8> from, ptr<u8> to, i64 n): to[i] = from[i].
+void copy_bytes(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  const uint8_t *from = arg<const uint8_t *>(p, 0);
+  uint8_t *to = arg<uint8_t *>(p, 1);
+  int64_t n = arg<int64_t>(p, 2);
+  for (int64_t i = 0; i < n; ++i) to[i] = from[i];
+}
+
+// record_scalars(ptr<f64> out, i64 a, i32 b, f32 c, f64 d, bool e): writes
+// its scalar arguments and the launch dims to out[0..11].
+void record_scalars(const hj_dim3 *g, const hj_dim3 *b, uint32_t smem, void **p) {
+  double *out = arg<double *>(p, 0);
+  out[0] = static_cast<double>(arg<int64_t>(p, 1));
+  out[1] = arg<int32_t>(p, 2);
+  out[2] = arg<float>(p, 3);
+  out[3] = arg<double>(p, 4);
+  out[4] = arg<uint8_t>(p, 5);
+  out[5] = g->x, out[6] = g->y, out[7] = g->z, out[8] = b->x, out[9] = b->y, out[10] = b->z, out[11] = smem;
+}
+
+// strided_fill(ptr<f32> out, i64 rows, i64 cols, i64 rs, i64 cs): out[r*rs + c*cs] = r * 1000 + c + 1.
+void strided_fill(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  float *out = arg<float *>(p, 0);
+  int64_t rows = arg<int64_t>(p, 1), cols = arg<int64_t>(p, 2), rs = arg<int64_t>(p, 3), cs = arg<int64_t>(p, 4);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) out[r * rs + c * cs] = static_cast<float>(r * 1000 + c + 1);
+}
+
+}  // extern "C"

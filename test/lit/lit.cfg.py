@@ -1,0 +1,18 @@
+# lit.cfg.py - golden text tests of the hostjit command line.
+import os
+import lit.formats
+
+config.name = "hostjit"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".hir"]
+config.test_source_root = config.source_dir
+config.test_exec_root = os.path.join(os.path.dirname(__file__))
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "inputs"]
+config.substitutions.append(("%hostjit", config.hostjit))
+config.substitutions.append(("%examples", config.examples_dir))
+config.substitutions.append(("%test_kernels", config.test_kernels))
+config.substitutions.append(("FileCheck", config.filecheck))
+config.substitutions.append(("not ", "! "))
+for var in ["HOSTJIT_CACHE_DIR", "HOME"]:
+    if var in os.environ:
+        config.environment[var] = os.environ[var]

@@ -1,0 +1,134 @@
+// helpers.h - shared helpers of the unit tests: parsing, runtimes with the
+// test kernels, the repository's .hir files and their parity arguments.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hostjit/evaluator.h"
+#include "hostjit/host_data.h"
+#include "hostjit/jit.h"
+#include "hostjit/text.h"
+#include "hostjit/verifier.h"
+
+namespace hostjit::test {
+
+inline Program parseOk(const std::string &text, const std::string &name = "test.hir") {
+  Diagnostics d;
+  Program p = parse(text, name, d);
+  INFO(d.format(name, p.source));
+  REQUIRE(d.empty());
+  return p;
+}
+
+inline std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Every .hir file of the repository (examples, test programs, lit tests).
+inline std::vector<std::string> allHirFiles() {
+  std::vector<std::string> files;
+  for (const char *dir : {"examples", "test/programs", "test/lit"})
+    for (const auto &e : std::filesystem::recursive_directory_iterator(std::string(HOSTJIT_SOURCE_DIR) + "/" + dir))
+      if (e.path().extension() == ".hir") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+inline std::shared_ptr<Runtime> makeRuntime(hj_options o) {
+  auto rt = Runtime::create(o);
+  REQUIRE(rt);
+  REQUIRE(hj_load_host_library((*rt)->context(), HOSTJIT_TEST_KERNELS) == HJ_OK);
+  return *rt;
+}
+
+inline std::shared_ptr<Runtime> makeRuntime() {
+  hj_options o;
+  hj_options_init(&o);
+  o.check_zeroed = 0;
+  o.fill_nan = 0;
+  o.reuse_zeroed_memory = 0;
+  return makeRuntime(o);
+}
+
+// The `// parity: --input x=f32[..] --scalar k=3` lines of a program.
+struct ParityArgs {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  std::map<std::string, std::string> scalars;
+};
+
+inline std::vector<ParityArgs> parityArgs(const std::string &text) {
+  std::vector<ParityArgs> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto at = line.find("// parity:");
+    if (at == std::string::npos) continue;
+    std::istringstream words(line.substr(at + 10));
+    ParityArgs a;
+    std::string flag, value;
+    while (words >> flag >> value) {
+      auto eq = value.find('=');
+      REQUIRE(eq != std::string::npos);
+      if (flag == "--input") {
+        DType d;
+        std::vector<int64_t> dims;
+        std::string err;
+        REQUIRE(parseShapeSpec(value.substr(eq + 1), &d, &dims, &err));
+        a.shapes[value.substr(0, eq)] = dims;
+      } else {
+        a.scalars[value.substr(0, eq)] = value.substr(eq + 1);
+      }
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+inline std::vector<ScalarArg> scalarArgs(const Plan &plan, const std::map<std::string, std::string> &given) {
+  std::vector<ScalarArg> out;
+  for (const PlanScalar &s : plan.scalars) {
+    const std::string &v = given.at(s.name);
+    switch (s.dtype) {
+      case DType::f32: out.push_back(ScalarArg::f32(std::stof(v))); break;
+      case DType::f64: out.push_back(ScalarArg::f64(std::stod(v))); break;
+      case DType::i32: out.push_back(ScalarArg::i32(std::stoi(v))); break;
+      case DType::Bool: out.push_back(ScalarArg::boolean(v == "true" || v == "1")); break;
+      default: out.push_back(ScalarArg::i64(std::stoll(v))); break;
+    }
+  }
+  return out;
+}
+
+// The one Jit of the test process (a second Jit::create fails by design);
+// torn down explicitly when the test run ends (main.cpp), never by a
+// static destructor.
+inline std::unique_ptr<Jit> &sharedJitSlot() {
+  static std::unique_ptr<Jit> jit;
+  return jit;
+}
+inline Jit &sharedJit() {
+  auto &slot = sharedJitSlot();
+  if (!slot) {
+    auto j = Jit::create();
+    REQUIRE(j);
+    slot = std::move(*j);
+  }
+  return *slot;
+}
+
+inline CompileOptions noCache() {
+  CompileOptions o;
+  o.useCache = false;
+  return o;
+}
+
+}  // namespace hostjit::test

@@ -1,0 +1,172 @@
+// test_parity.cpp - evaluator against JIT on every program of the
+// repository: identical runtime records and bit-identical outputs, on
+// success and when a runtime call fails midway.
+#include "helpers.h"
+#include "hostjit/parity.h"
+
+using namespace hostjit;
+using namespace hostjit::test;
+
+namespace {
+
+struct RunResult {
+  int32_t status = 0;
+  std::string error;
+  std::vector<std::string> record;
+  std::vector<Tensor> outputs;
+  hj_stats stats{};
+  bool arenaZero = false;
+};
+
+// Inputs shared by the runs compared (records name input pointers).
+struct SharedInputs {
+  std::shared_ptr<Runtime> rt = makeRuntime();
+  std::optional<InputSet> set;
+  std::vector<ScalarArg> scalars;
+  SharedInputs(const Program &p, const ParityArgs &args) {
+    auto plan = makePlan(p);
+    REQUIRE(plan);
+    auto s = InputSet::random(rt, *plan, args.shapes, 5);
+    REQUIRE(s);
+    set.emplace(std::move(*s));
+    scalars = scalarArgs(*plan, args.scalars);
+  }
+};
+
+RunResult runOnce(const Program &p, const SharedInputs &in, bool jit, uint64_t limit, OptLevel opt) {
+  hj_options o;
+  hj_options_init(&o);
+  o.memory_limit = limit;
+  o.check_zeroed = 0;
+  o.fill_nan = 0;
+  o.reuse_zeroed_memory = 0;
+  auto rt = makeRuntime(o);
+  const InputSet *inputs = &*in.set;
+  const std::vector<ScalarArg> &scalars = in.scalars;
+  RunResult r;
+  std::unique_ptr<CompiledProgram> cp;
+  std::optional<Evaluator> ev;
+  if (jit) {
+    CompileOptions co = noCache();
+    co.opt = opt;
+    auto c = sharedJit().compile(p, rt, co);
+    REQUIRE(c);
+    cp = std::move(*c);
+  } else {
+    auto e = Evaluator::create(p, rt);
+    REQUIRE(e);
+    ev.emplace(std::move(*e));
+  }
+  hj_record_enable(rt->context(), 1);
+  auto out = jit ? cp->run(inputs->span(), scalars) : ev->run(inputs->span(), scalars);
+  r.record = rt->recordLines();
+  if (out) r.outputs = std::move(*out);
+  else r.status = out.error().status, r.error = out.error().message;
+  r.stats = rt->stats();
+  int32_t zero = 0;
+  REQUIRE(hj_arena_check_zero(rt->context(), &zero) == HJ_OK);
+  r.arenaZero = zero == 1;
+  return r;
+}
+
+struct Subject {
+  std::string file;
+  Program program;
+  std::vector<ParityArgs> args;
+};
+
+std::vector<Subject> subjects() {
+  std::vector<Subject> out;
+  for (const std::string &file : allHirFiles()) {
+    std::string text = readFile(file);
+    auto args = parityArgs(text);
+    if (args.empty()) continue;
+    Diagnostics d;
+    Program p = parse(text, file, d);
+    INFO(d.format(file, p.source));
+    REQUIRE(d.empty());
+    out.push_back({file, std::move(p), std::move(args)});
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("parity: every program, several shapes, every optimisation level", "[parity]") {
+  auto all = subjects();
+  REQUIRE(all.size() >= 6);
+  for (const Subject &s : all) {
+    for (const ParityArgs &a : s.args) {
+      SharedInputs in(s.program, a);
+      RunResult e = runOnce(s.program, in, false, 0, OptLevel::Light);
+      INFO(s.file);
+      REQUIRE(e.status == 0);
+      CHECK(!e.record.empty());
+      for (OptLevel opt : {OptLevel::O0, OptLevel::Light, OptLevel::O2}) {
+        RunResult j = runOnce(s.program, in, true, 0, opt);
+        INFO(optLevelName(opt) << ": " << j.error);
+        REQUIRE(j.status == 0);
+        auto rec = compareRecords(e.record, j.record);
+        CHECK(!rec);
+        if (rec) WARN(*rec);
+        auto outs = compareOutputs(e.outputs, j.outputs);
+        CHECK(!outs);
+        if (outs) WARN(*outs);
+      }
+    }
+  }
+}
+
+TEST_CASE("parity: a runtime call failing midway frees the same buffers with the same error", "[parity]") {
+  size_t midway = 0;
+  for (const Subject &s : subjects()) {
+    SharedInputs in(s.program, s.args.front());
+    for (uint64_t limit : {uint64_t{512}, uint64_t{1024}, uint64_t{2048}, uint64_t{8192}, uint64_t{1} << 20,
+                           (uint64_t{1} << 20) + 1024, (uint64_t{1} << 20) + 4096}) {
+      RunResult e = runOnce(s.program, in, false, limit, OptLevel::Light);
+      RunResult j = runOnce(s.program, in, true, limit, OptLevel::Light);
+      INFO(s.file << " limit " << limit);
+      CHECK(e.status == j.status);
+      CHECK(e.error == j.error);
+      auto rec = compareRecords(e.record, j.record);
+      CHECK(!rec);
+      if (rec) WARN(*rec);
+      for (const RunResult *r : {&e, &j}) {
+        if (r->status == 0) continue;
+        CHECK(r->stats.live_bytes == 0);
+        CHECK(r->stats.allocs == r->stats.frees);
+        CHECK(r->arenaZero);
+      }
+      if (e.status != 0 && e.stats.allocs > 0) ++midway;
+    }
+  }
+  CHECK(midway >= 3);  // the limits really hit programs after some allocations
+}
+
+TEST_CASE("parity: division by zero in a size expression fails the same way", "[parity]") {
+  Program p = parseOk(R"(kernel @empty() {
+  host = "empty"
+}
+func @main(%x: f32[?], %k: i64) -> (f32[?]) {
+  %n = size %x, 0
+  %per = div %n, %k
+  %y = alloc f32[%per]
+  launch @empty grid(1, 1, 1) block(1, 1, 1) smem(0) ()
+  return %y
+}
+)");
+  ParityArgs zero{{{"x", {8}}}, {{"k", "0"}}};
+  SharedInputs zin(p, zero);
+  RunResult e = runOnce(p, zin, false, 0, OptLevel::Light);
+  RunResult j = runOnce(p, zin, true, 0, OptLevel::O2);
+  CHECK(e.status == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(e.error == "division by zero computing %per");
+  CHECK(j.error == e.error);
+  CHECK(e.record.empty());
+  CHECK(j.record.empty());
+  ParityArgs two{{{"x", {8}}}, {{"k", "2"}}};
+  SharedInputs tin(p, two);
+  RunResult ok = runOnce(p, tin, true, 0, OptLevel::O0);
+  REQUIRE(ok.status == 0);
+  CHECK(ok.outputs[0].size(0) == 4);
+}

@@ -1,0 +1,303 @@
+// test_runtime.cpp - the allocation contract, points 1 to 8, through the C
+// API and through programs run by the evaluator and the JIT.
+#include <cmath>
+#include <cstring>
+
+#include "helpers.h"
+
+using namespace hostjit;
+using namespace hostjit::test;
+
+namespace {
+
+hj_options options(uint64_t limit = 0) {
+  hj_options o;
+  hj_options_init(&o);
+  o.memory_limit = limit;
+  o.check_zeroed = 0;
+  o.fill_nan = 0;
+  o.reuse_zeroed_memory = 0;
+  return o;
+}
+
+void *alloc1d(hj_context *ctx, int64_t n, uint32_t dtype, uint32_t flags, const char *name = "b") {
+  void *p = nullptr;
+  REQUIRE(hj_alloc(ctx, &n, nullptr, 1, dtype, flags, name, &p) == HJ_OK);
+  return p;
+}
+
+std::string programPath(const char *rel) { return std::string(HOSTJIT_SOURCE_DIR) + "/" + rel; }
+
+// Runs a program `calls` times through the evaluator or the JIT; returns the runtime.
+std::shared_ptr<Runtime> runProgram(const std::string &file, const ParityArgs &args, bool jit, int calls,
+                                    hj_options o, std::string *error = nullptr) {
+  auto rt = makeRuntime(o);
+  Diagnostics d;
+  Program p = parseFile(file, d);
+  REQUIRE(d.empty());
+  auto plan = makePlan(p);
+  REQUIRE(plan);
+  auto inputs = InputSet::random(rt, *plan, args.shapes, 7);
+  REQUIRE(inputs);
+  auto scalars = scalarArgs(*plan, args.scalars);
+  std::unique_ptr<CompiledProgram> cp;
+  std::optional<Evaluator> ev;
+  if (jit) {
+    auto c = sharedJit().compile(p, rt, noCache());
+    REQUIRE(c);
+    cp = std::move(*c);
+  } else {
+    auto e = Evaluator::create(p, rt);
+    REQUIRE(e);
+    ev.emplace(std::move(*e));
+  }
+  for (int i = 0; i < calls; ++i) {
+    auto out = jit ? cp->run(inputs->span(), scalars) : ev->run(inputs->span(), scalars);
+    if (!out) {
+      if (error) *error = out.error().message;
+      break;
+    }
+  }
+  return rt;
+}
+
+}  // namespace
+
+TEST_CASE("point 1: plain buffers are cached by size and reused", "[runtime]") {
+  auto rt = Runtime::create(options());
+  REQUIRE(rt);
+  hj_context *ctx = (*rt)->context();
+  void *a = alloc1d(ctx, 1000, HJ_DTYPE_f32, 0);
+  REQUIRE(hj_free(ctx, a) == HJ_OK);
+  void *b = alloc1d(ctx, 1001, HJ_DTYPE_f32, 0);  // same rounded size
+  CHECK(b == a);
+  hj_stats s = (*rt)->stats();
+  CHECK(s.backend_allocs == 1);
+  CHECK(s.pool_hits == 1);
+  CHECK(s.live_bytes == 4004);
+  REQUIRE(hj_free(ctx, b) == HJ_OK);
+  CHECK((*rt)->stats().live_bytes == 0);
+}
+
+TEST_CASE("point 1: out of memory releases cached blocks, retries once, then fails clearly", "[runtime]") {
+  auto rt = Runtime::create(options(8192));
+  REQUIRE(rt);
+  hj_context *ctx = (*rt)->context();
+  void *a = alloc1d(ctx, 1024, HJ_DTYPE_f32, 0);  // 4096 bytes
+  REQUIRE(hj_free(ctx, a) == HJ_OK);               // cached
+  void *b = alloc1d(ctx, 1536, HJ_DTYPE_f32, 0);  // 6144: fits only once the cache is released
+  CHECK((*rt)->stats().reserved_bytes == 6144);
+  void *c = nullptr;
+  int64_t n = 1024;
+  CHECK(hj_alloc(ctx, &n, nullptr, 1, HJ_DTYPE_f32, 0, "big", &c) == HJ_ERR_OUT_OF_MEMORY);
+  CHECK(std::string(hj_last_error()).find("out of device memory") != std::string::npos);
+  REQUIRE(hj_free(ctx, b) == HJ_OK);
+  CHECK((*rt)->stats().live_bytes == 0);
+}
+
+TEST_CASE("points 2 and 3: resets_to_zero buffers cause one memset over 100 calls", "[runtime]") {
+  for (bool jit : {false, true}) {
+    auto rt = runProgram(programPath("examples/grid_sum.hir"), {{{"x", {100, 37}}}, {}}, jit, 100, options());
+    hj_stats s = rt->stats();
+    INFO((jit ? "jit" : "eval"));
+    CHECK(s.launches == 100);
+    CHECK(s.memsets == 1);  // the arena's first growth
+    CHECK(s.arena_growths == 1);
+    CHECK(s.live_bytes == 0);
+  }
+}
+
+TEST_CASE("point 4: zero_init alone causes one memset per call", "[runtime]") {
+  for (bool jit : {false, true}) {
+    auto rt = runProgram(programPath("examples/pipeline.hir"), {{{"x", {5, 300}}}, {{"alpha", "0.5"}}}, jit, 100,
+                         options());
+    hj_stats s = rt->stats();
+    CHECK(s.memsets == 100);
+    CHECK(s.arena_growths == 0);
+    CHECK(s.live_bytes == 0);
+  }
+}
+
+TEST_CASE("point 5: reuse_zeroed_memory treats zero_init as resets_to_zero", "[runtime]") {
+  hj_options o = options();
+  o.reuse_zeroed_memory = 1;
+  auto rt = Runtime::create(o);
+  REQUIRE(rt);
+  hj_context *ctx = (*rt)->context();
+  for (int i = 0; i < 10; ++i) REQUIRE(hj_free(ctx, alloc1d(ctx, 64, HJ_DTYPE_i32, HJ_ALLOC_ZERO_INIT)) == HJ_OK);
+  CHECK((*rt)->stats().memsets == 1);
+  CHECK((*rt)->stats().arena_growths == 1);
+}
+
+TEST_CASE("point 3: the arena reuses a region and grows once when it is too small", "[runtime]") {
+  auto rt = Runtime::create(options());
+  REQUIRE(rt);
+  hj_context *ctx = (*rt)->context();
+  uint32_t z = HJ_ALLOC_ZERO_INIT | HJ_ALLOC_RESETS_TO_ZERO;
+  void *a = alloc1d(ctx, 1000, HJ_DTYPE_f32, z);
+  void *b = alloc1d(ctx, 400000, HJ_DTYPE_f32, z);  // 1.6 MB: does not fit the first 1 MiB region
+  CHECK((*rt)->stats().arena_growths == 2);
+  REQUIRE(hj_free(ctx, a) == HJ_OK);  // the old region goes when its last buffer does
+  REQUIRE(hj_free(ctx, b) == HJ_OK);
+  hj_stats s = (*rt)->stats();
+  CHECK(s.arena_bytes >= 1600000);
+  void *c = alloc1d(ctx, 1000, HJ_DTYPE_f32, z);
+  void *d = alloc1d(ctx, 400000, HJ_DTYPE_f32, z);
+  CHECK((*rt)->stats().arena_growths == 2);  // both fit now: no memset
+  CHECK((*rt)->stats().memsets == 2);
+  REQUIRE(hj_free(ctx, c) == HJ_OK);
+  REQUIRE(hj_free(ctx, d) == HJ_OK);
+}
+
+TEST_CASE("point 6: HOSTJIT_CHECK_ZEROED names the buffer and the kernel that left it non-zero", "[runtime]") {
+  const char *text = R"(kernel @leaves_nonzero(ptr<i32>) {
+  host = "leaves_nonzero"
+}
+func @main() -> () {
+  %sem = alloc i32[4] zero_init resets_to_zero
+  launch @leaves_nonzero grid(1, 1, 1) block(1, 1, 1) smem(0) (%sem)
+  free %sem
+  return
+}
+)";
+  Program p = parseOk(text);
+  for (bool jit : {false, true}) {
+    hj_options o = options();
+    o.check_zeroed = 1;
+    auto rt = makeRuntime(o);
+    std::unique_ptr<CompiledProgram> cp;
+    std::optional<Evaluator> ev;
+    if (jit) cp = std::move(*sharedJit().compile(p, rt, noCache()));
+    else ev.emplace(std::move(*Evaluator::create(p, rt)));
+    auto out = jit ? cp->run({}) : ev->run({});
+    REQUIRE(!out);
+    CHECK(out.error().status == HJ_ERR_NOT_ZEROED);
+    CHECK(out.error().message ==
+          "HOSTJIT_CHECK_ZEROED: buffer %sem (i32, 16 bytes, zero_init resets_to_zero) was not zero when freed: byte "
+          "0 is 0x07; the last kernel given it was @leaves_nonzero, which must leave it zero");
+    int32_t zero = 0;
+    REQUIRE(hj_arena_check_zero(rt->context(), &zero) == HJ_OK);
+    CHECK(zero == 1);  // repaired: later buffers still start at zero
+    CHECK(rt->stats().live_bytes == 0);
+  }
+}
+
+TEST_CASE("point 6: HOSTJIT_FILL_NAN fills plain buffers with a pattern per dtype", "[runtime]") {
+  hj_options o = options();
+  o.fill_nan = 1;
+  auto rt = Runtime::create(o);
+  REQUIRE(rt);
+  hj_context *ctx = (*rt)->context();
+  struct Case {
+    uint32_t dtype;
+    uint64_t pattern;
+  } cases[] = {{HJ_DTYPE_f16, 0x7E00},          {HJ_DTYPE_bf16, 0x7FC0},
+               {HJ_DTYPE_f32, 0x7FC00000},      {HJ_DTYPE_f64, 0x7FF8000000000000ull},
+               {HJ_DTYPE_i8, 0x7F},             {HJ_DTYPE_i16, 0x7FFF},
+               {HJ_DTYPE_i32, 0x7FFFFFFF},      {HJ_DTYPE_i64, 0x7FFFFFFFFFFFFFFFull},
+               {HJ_DTYPE_u8, 0xFF},             {HJ_DTYPE_u32, 0xFFFFFFFF},
+               {HJ_DTYPE_u64, ~0ull},           {HJ_DTYPE_bool, 1}};
+  for (const Case &c : cases) {
+    uint32_t size = hj_dtype_size(c.dtype);
+    void *p = alloc1d(ctx, 3, c.dtype, 0);
+    unsigned char host[24];
+    REQUIRE(hj_copy_to_host(ctx, host, p, 3 * size) == HJ_OK);
+    for (int i = 0; i < 3; ++i) {
+      uint64_t v = 0;
+      std::memcpy(&v, host + i * size, size);
+      CHECK(v == c.pattern);
+    }
+    REQUIRE(hj_free(ctx, p) == HJ_OK);
+  }
+  CHECK((*rt)->stats().fills == 12);
+  // zero_init buffers are zeroed, not filled.
+  void *z = alloc1d(ctx, 3, HJ_DTYPE_f32, HJ_ALLOC_ZERO_INIT);
+  float host[3] = {1, 1, 1};
+  REQUIRE(hj_copy_to_host(ctx, host, z, sizeof host) == HJ_OK);
+  CHECK((host[0] == 0 && host[1] == 0 && host[2] == 0));
+  REQUIRE(hj_free(ctx, z) == HJ_OK);
+}
+
+TEST_CASE("point 6: a kernel reading an uninitialised buffer sees NaN under HOSTJIT_FILL_NAN", "[runtime]") {
+  Program p = parseOk(R"(kernel @copy_f32(ptr<f32>, ptr<f32>, i64) {
+  host = "copy_f32"
+}
+func @main() -> (f32[4]) {
+  %scratch = alloc f32[4]
+  %y = alloc f32[4]
+  launch @copy_f32 grid(1, 1, 1) block(1, 1, 1) smem(0) (%scratch, %y, 4)
+  free %scratch
+  return %y
+}
+)");
+  hj_options o = options();
+  o.fill_nan = 1;
+  auto rt = makeRuntime(o);
+  auto ev = Evaluator::create(p, rt);
+  REQUIRE(ev);
+  auto out = ev->run({});
+  REQUIRE(out);
+  auto host = (*out)[0].toHost();
+  REQUIRE(host);
+  float v[4];
+  std::memcpy(v, host->data(), 16);
+  for (float f : v) CHECK(std::isnan(f));
+}
+
+TEST_CASE("point 7: an expanded dim allocates the unexpanded size", "[runtime]") {
+  auto rt = Runtime::create(options());
+  REQUIRE(rt);
+  hj_context *ctx = (*rt)->context();
+  hj_record_enable(ctx, 1);
+  int64_t sizes[2] = {5, 1000}, strides[2] = {1, 0};
+  void *p = nullptr;
+  REQUIRE(hj_alloc(ctx, sizes, strides, 2, HJ_DTYPE_f32, 0, "e", &p) == HJ_OK);
+  CHECK((*rt)->stats().live_bytes == 20);
+  REQUIRE(hj_free(ctx, p) == HJ_OK);
+  CHECK((*rt)->recordLines() == std::vector<std::string>{"alloc #1 %e f32 bytes=20", "free #1 %e"});
+}
+
+TEST_CASE("runtime errors name what was wrong", "[runtime]") {
+  auto rt = Runtime::create(options());
+  REQUIRE(rt);
+  hj_context *ctx = (*rt)->context();
+  int dummy;
+  CHECK(hj_free(ctx, &dummy) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()).find("is not a live buffer of this context") != std::string::npos);
+  int64_t neg = -3;
+  void *p = nullptr;
+  CHECK(hj_alloc(ctx, &neg, nullptr, 1, HJ_DTYPE_f32, 0, "w", &p) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "buffer %w: extent 0 is -3, expected a size >= 0");
+  hj_kernel_desc desc{};
+  desc.name = "k";
+  desc.host_symbol = "no_such_kernel";
+  hj_kernel_table *t = nullptr;
+  CHECK(hj_kernel_table_create(ctx, &desc, 1, &t) == HJ_ERR_NOT_FOUND);
+  CHECK(std::string(hj_last_error()).find("host kernel 'no_such_kernel' is not registered") != std::string::npos);
+  desc.host_symbol = "empty";
+  REQUIRE(hj_kernel_table_create(ctx, &desc, 1, &t) == HJ_OK);
+  int64_t dims[7] = {0, 1, 1, 1, 1, 1, 0};
+  CHECK(hj_launch(ctx, t, 0, dims, nullptr) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) ==
+        "launch of @k grid(0, 1, 1) block(1, 1, 1): grid.x is 0, expected 1 to 2147483647");
+  hj_kernel_table_destroy(t);
+  CHECK(hj_load_host_library(ctx, "/nonexistent/lib.so") == HJ_ERR_NOT_FOUND);
+}
+
+TEST_CASE("point 8: an error midway frees everything, the same way in eval and jit", "[runtime]") {
+  // The pipeline's output %y does not fit a 12 KiB limit while %t and %s are live.
+  std::string file = programPath("examples/pipeline.hir");
+  ParityArgs args{{{"x", {8, 300}}}, {{"alpha", "2.0"}}};
+  std::string errEval, errJit;
+  auto rtEval = runProgram(file, args, false, 1, options(12288), &errEval);
+  auto rtJit = runProgram(file, args, true, 1, options(12288), &errJit);
+  CHECK(errEval.find("out of device memory") != std::string::npos);
+  CHECK(errEval == errJit);
+  for (auto &rt : {rtEval, rtJit}) {
+    CHECK(rt->stats().live_bytes == 0);
+    CHECK(rt->stats().allocs == rt->stats().frees);
+    int32_t zero = 0;
+    REQUIRE(hj_arena_check_zero(rt->context(), &zero) == HJ_OK);
+    CHECK(zero == 1);
+  }
+}

@@ -1,0 +1,141 @@
+// test_verifier.cpp - one bad program per verifier rule: message and location.
+#include "helpers.h"
+
+using namespace hostjit;
+using namespace hostjit::test;
+
+namespace {
+
+const char *kKernels = R"(kernel @use(ptr<f32>, i64) {
+  host = "empty"
+}
+kernel @none(ptr<f32>) {
+}
+)";
+
+// "line:col: message" of every diagnostic of a program (kernels above, then body).
+std::vector<std::string> problems(const std::string &body, const std::string &sig = "(%x: f32[?]) -> ()") {
+  std::string text = std::string(kKernels) + "func @main" + sig + " {\n" + body + "}\n";
+  Diagnostics pd;
+  Program p = parse(text, "v.hir", pd);
+  INFO(pd.format("v.hir", p.source));
+  REQUIRE(pd.empty());
+  std::vector<std::string> out;
+  Diagnostics vd = verify(p);
+  for (const Diagnostic &d : vd.list())
+    out.push_back(std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + ": " + d.message);
+  return out;
+}
+
+// Line numbers: the kernels take lines 1-5, the func line is 6, the body starts at 7.
+using V = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("verifier: a kernel without implementation", "[verifier]") {
+  CHECK(problems("  return\n") == V{"4:1: kernel @none has no implementation: give 'host' and/or 'cuda' with 'entry'"});
+}
+
+TEST_CASE("verifier: redefinition", "[verifier]") {
+  CHECK(problems("  %n = size %x, 0\n  %n = add %n, 1\n  return\n") ==
+        V{"4:1: kernel @none has no implementation: give 'host' and/or 'cuda' with 'entry'",
+          "8:3: redefinition of %n (first defined at line 7:3)"});
+}
+
+TEST_CASE("verifier: use after free, double free", "[verifier]") {
+  auto v = problems(
+      "  %t = alloc f32[4]\n  free %t\n  launch @use grid(1, 1, 1) block(1, 1, 1) smem(0) (%t, 4)\n  free %t\n  return\n");
+  REQUIRE(v.size() == 3);
+  CHECK(v[1] == "9:53: use of %t after it was freed at line 8");
+  CHECK(v[2] == "10:8: double free of %t (already freed at line 8)");
+}
+
+TEST_CASE("verifier: freeing an input or a returned value, returning a freed value", "[verifier]") {
+  auto v = problems("  free %x\n  %t = alloc f32[4]\n  free %t\n  return %t\n", "(%x: f32[?]) -> (f32[4])");
+  REQUIRE(v.size() == 4);
+  CHECK(v[1] == "7:8: cannot free function input %x; inputs belong to the caller");
+  CHECK(v[2] == "9:8: frees %t, which is returned at line 10; a returned buffer belongs to the caller");
+  CHECK(v[3] == "10:10: returns %t, which was freed at line 9");
+}
+
+TEST_CASE("verifier: leaks", "[verifier]") {
+  auto v = problems("  %t = alloc f32[4]\n  return\n");
+  REQUIRE(v.size() == 2);
+  CHECK(v[1] == "7:3: buffer %t is neither freed nor returned (leak)");
+}
+
+TEST_CASE("verifier: launch argument count and types", "[verifier]") {
+  auto v = problems(
+      "  %n = size %x, 0\n  %i = alloc i32[4]\n"
+      "  launch @use grid(1, 1, 1) block(1, 1, 1) smem(0) (%x)\n"
+      "  launch @use grid(1, 1, 1) block(1, 1, 1) smem(0) (%i, %x)\n"
+      "  launch @use grid(1, 1, 1) block(1, 1, 1) smem(0) (%n, 1.5)\n"
+      "  free %i\n  return\n");
+  REQUIRE(v.size() == 6);
+  CHECK(v[1] == "9:3: launch of @use passes 1 arguments; the kernel declares 2");
+  CHECK(v[2] == "10:53: argument 1 of @use must be a f32 tensor (ptr<f32>); %i is i32");
+  CHECK(v[3] == "10:57: argument 2 of @use must be a i64 scalar; %x is a tensor");
+  CHECK(v[4] == "11:53: argument 1 of @use must be a f32 tensor (ptr<f32>)");
+  CHECK(v[5] == "11:57: argument 2 of @use must be i64, not a float literal");
+}
+
+TEST_CASE("verifier: resets_to_zero without zero_init", "[verifier]") {
+  auto v = problems("  %s = alloc i32[1] resets_to_zero\n  free %s\n  return\n");
+  REQUIRE(v.size() == 2);
+  CHECK(v[1] == "7:3: resets_to_zero without zero_init: a buffer the kernel resets must start zeroed");
+}
+
+TEST_CASE("verifier: extents and launch dims of the wrong kind", "[verifier]") {
+  auto v = problems(
+      "  %f = alloc f32[2.5]\n  %g = alloc f32[%x]\n"
+      "  launch @use grid(0, 1, 1) block(%x, 1, 1) smem(-1) (%f, 1)\n"
+      "  free %f\n  free %g\n  return\n");
+  REQUIRE(v.size() == 6);
+  CHECK(v[1] == "7:18: extent 0 must be an integer, not a float literal");
+  CHECK(v[2] == "8:18: extent 0 must be an integer scalar; %x is a tensor");
+  CHECK(v[3] == "9:20: grid.x must be >= 1, got 0");
+  CHECK(v[4] == "9:35: block.x must be an integer scalar; %x is a tensor");
+  CHECK(v[5] == "9:50: smem must be >= 0, got -1");
+}
+
+TEST_CASE("verifier: ill-typed scalar operations", "[verifier]") {
+  auto v = problems("  %n = size %x, 3\n  %a = add %x, 1\n  %c = ceildiv 1.5, 2.0\n  return\n", "(%x: f32[?], %s: f32) -> ()");
+  REQUIRE(v.size() == 4);
+  CHECK(v[1] == "7:17: dim 3 is out of range for %x of rank 1");
+  CHECK(v[2] == "8:12: 'add' expects scalar operands; %x is a tensor");
+  CHECK(v[3] == "9:16: 'ceildiv' expects integer operands, not f64");
+}
+
+TEST_CASE("verifier: return shape and a missing return", "[verifier]") {
+  auto v = problems("  %t = alloc f32[4]\n  return %t\n", "(%x: f32[?]) -> (f32[5])");
+  REQUIRE(v.size() == 2);
+  CHECK(v[1] == "8:10: returns %t whose dim 0 is 4; the signature declares f32[5]");
+  auto w = problems("  %n = size %x, 0\n");
+  REQUIRE(w.size() == 2);
+  CHECK(w[1] == "7:3: function @main must end with 'return'");
+}
+
+TEST_CASE("verifier: a built program out of order names the statement", "[verifier]") {
+  ProgramBuilder b;
+  ValueId x = b.tensorInput("x", DType::f32, {kDynamic});
+  ValueId n = b.op("n", OpCode::Size, Operand::of(x), Operand::integer(0));
+  b.op("m", OpCode::Add, Operand::of(n), Operand::integer(1));
+  b.ret({});
+  Program p = b.finish();
+  std::swap(p.body[0], p.body[1]);  // %m now uses %n before %n is defined
+  Diagnostics d = verify(p);
+  REQUIRE(d.size() == 1);
+  CHECK(d.list()[0].message == "use of %n before its definition");
+  CHECK(d.format("", nullptr) == "<program>: error: use of %n before its definition (in: %m = add %n, 1)\n");
+}
+
+TEST_CASE("evaluator and JIT refuse unverified programs", "[verifier]") {
+  Program p = parseOk("func @main(%x: f32[?]) -> () {\n  %t = alloc f32[4]\n  return\n}\n", "leak.hir");
+  auto rt = makeRuntime();
+  auto ev = Evaluator::create(p, rt);
+  REQUIRE(!ev);
+  CHECK(ev.error().message.find("leak.hir:2:3: error: buffer %t is neither freed nor returned (leak)") == 0);
+  auto cp = sharedJit().compile(p, rt, noCache());
+  REQUIRE(!cp);
+  CHECK(cp.error().message == ev.error().message);
+}
