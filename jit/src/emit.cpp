@@ -165,11 +165,16 @@ class Emitter {
       case OpCode::Div:
       case OpCode::Mod:
       case OpCode::CeilDiv: {
+        // A constant divisor other than 0 and -1 needs neither check.
         const std::string &what = plan_.exprNames[i];
-        failIf(b_.CreateICmpEQ(b, b_.getInt64(0)), HJ_ERR_INVALID_ARGUMENT, "division by zero computing " + what);
+        const Expr &divisor = plan_.exprs[e.b.index];
+        bool constant = divisor.kind == Expr::Kind::Const;
+        if (!constant || divisor.i == 0)
+          failIf(b_.CreateICmpEQ(b, b_.getInt64(0)), HJ_ERR_INVALID_ARGUMENT, "division by zero computing " + what);
         int64_t minv = t == DType::i32 ? INT32_MIN : INT64_MIN;
-        failIf(b_.CreateAnd(b_.CreateICmpEQ(a, b_.getInt64(minv)), b_.CreateICmpEQ(b, b_.getInt64(-1))),
-               HJ_ERR_INVALID_ARGUMENT, "integer overflow in division computing " + what);
+        if (!constant || divisor.i == -1)
+          failIf(b_.CreateAnd(b_.CreateICmpEQ(a, b_.getInt64(minv)), b_.CreateICmpEQ(b, b_.getInt64(-1))),
+                 HJ_ERR_INVALID_ARGUMENT, "integer overflow in division computing " + what);
         Value *q = b_.CreateSDiv(a, b);
         if (e.op == OpCode::Div) {
           r = q;
@@ -315,8 +320,9 @@ class Emitter {
 
 }  // namespace
 
-std::unique_ptr<llvm::Module> emitModule(const Plan &plan, llvm::LLVMContext &ctx) {
+std::unique_ptr<llvm::Module> emitModule(const Plan &plan, llvm::LLVMContext &ctx, const llvm::DataLayout &layout) {
   auto m = std::make_unique<llvm::Module>("hostjit." + plan.funcName, ctx);
+  m->setDataLayout(layout);
   Emitter(plan, *m).run();
   return m;
 }

@@ -13,6 +13,6 @@ inline constexpr const char *kEntryName = "hostjit_entry";
 
 // Emits the module; it holds no process-specific value, so the same plan
 // always gives the same text.
-std::unique_ptr<llvm::Module> emitModule(const Plan &plan, llvm::LLVMContext &ctx);
+std::unique_ptr<llvm::Module> emitModule(const Plan &plan, llvm::LLVMContext &ctx, const llvm::DataLayout &layout);
 
 }  // namespace hostjit::jit

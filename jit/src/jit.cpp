@@ -175,7 +175,7 @@ Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::s
   Dumps dumps = Dumps::fromEnv();
   if (dumps.hostIr) dump("host_ir", print(p));
   llvm::LLVMContext ctx;
-  auto module = jit::emitModule(*planPtr, ctx);
+  auto module = jit::emitModule(*planPtr, ctx, im.target.tm->createDataLayout());
   if (auto ok = jit::prepareModule(*module, *im.target.tm); !ok) return ok.error();
   std::string ir = jit::moduleText(*module);
   if (dumps.llvmIr) dump("llvm_ir", ir);
@@ -265,7 +265,7 @@ namespace {
 Expected<std::unique_ptr<llvm::Module>> buildModule(const Program &p, llvm::LLVMContext &ctx, jit::HostTarget &t) {
   auto plan = makePlan(p);
   if (!plan) return plan.error();
-  auto m = jit::emitModule(*plan, ctx);
+  auto m = jit::emitModule(*plan, ctx, t.tm->createDataLayout());
   if (auto ok = jit::prepareModule(*m, *t.tm); !ok) return ok.error();
   return m;
 }

@@ -1,9 +1,367 @@
-// cuda_backend.cpp - placeholder until the CUDA backend lands (issue 4).
+// cuda_backend.cpp - the CUDA backend: the driver API loaded with dlopen at run time, the device's primary context, one stream, NVRTC-compiled kernels.
 #include "backend.h"
 #include "error.h"
 
+#ifndef HOSTJIT_HAVE_NVRTC
+
 namespace hj {
 int32_t makeCudaBackend(int32_t, void *, std::unique_ptr<Backend> &) {
-  return fail(HJ_ERR_NO_DRIVER, "no CUDA driver found: this build has no CUDA backend yet");
+  return fail(HJ_ERR_NO_DRIVER, "no CUDA support in this build");
 }
 }  // namespace hj
+
+#else
+
+#include <cuda.h>  // types, enums and prototypes only: libcuda is never linked
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <string>
+#include <unordered_map>
+
+#include "nvrtc_compiler.h"
+
+namespace hj {
+
+namespace {
+
+// The driver functions of cuda_driver.def, resolved once per process.
+struct Driver {
+#define HJ_CUDA_FN(sym) decltype(&::sym) sym = nullptr;
+#include "cuda_driver.def"
+#undef HJ_CUDA_FN
+  int32_t status = HJ_OK;
+  std::string error;  // why the driver cannot be used
+};
+
+// "CUDA_ERROR_X (description)".
+std::string describe(const Driver &d, CUresult r) {
+  const char *name = nullptr, *text = nullptr;
+  if (!d.cuGetErrorName || d.cuGetErrorName(r, &name) != CUDA_SUCCESS) name = nullptr;
+  if (!d.cuGetErrorString || d.cuGetErrorString(r, &text) != CUDA_SUCCESS) text = nullptr;
+  char buf[256];
+  if (name)
+    std::snprintf(buf, sizeof buf, "%s (%s)", name, text ? text : "no description");
+  else
+    std::snprintf(buf, sizeof buf, "CUDA error %d", static_cast<int>(r));
+  return buf;
+}
+
+Driver loadDriver() {
+  Driver d;
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char *e = dlerror();
+    std::string why = e ? e : "cannot be loaded";
+    const std::string prefix = "libcuda.so.1: ";  // dlerror names the file itself; say it once
+    if (why.compare(0, prefix.size(), prefix) == 0) why.erase(0, prefix.size());
+    d.status = HJ_ERR_NO_DRIVER;
+    d.error = "no CUDA driver found (libcuda.so.1: " + why + ")";
+    return d;
+  }
+  // The library stays loaded for the life of the process.
+#define HJ_CUDA_FN(sym)                                                                              \
+  d.sym = reinterpret_cast<decltype(&::sym)>(dlsym(lib, #sym));                                      \
+  if (!d.sym) {                                                                                      \
+    d.status = HJ_ERR_NO_DRIVER;                                                                     \
+    d.error = "the CUDA driver (libcuda.so.1) does not export " #sym ": the driver is too old";      \
+    return d;                                                                                        \
+  }
+#include "cuda_driver.def"
+#undef HJ_CUDA_FN
+  CUresult r = d.cuInit(0);
+  if (r != CUDA_SUCCESS) {
+    d.status = HJ_ERR_NO_DRIVER;
+    d.error = std::string(r == CUDA_ERROR_NO_DEVICE ? "no CUDA device found" : "no usable CUDA driver found") +
+              ": cuInit failed with " + describe(d, r);
+  }
+  return d;
+}
+
+const Driver &driver() {
+  static const Driver d = loadDriver();  // thread-safe, once per process
+  return d;
+}
+
+CUdeviceptr dptr(const void *p) { return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p)); }
+
+// What a kernel table keeps alive after the backend is gone: the retain of
+// the device's primary context and the modules loaded in it.
+struct CudaModules {
+  const Driver *d = nullptr;
+  CUdevice device = 0;
+  CUcontext ctx = nullptr;  // retained primary context; null until retained
+  std::unordered_map<std::string, CUmodule> modules;  // image key -> module
+
+  CudaModules(const CudaModules &) = delete;
+  CudaModules &operator=(const CudaModules &) = delete;
+  CudaModules(const Driver &drv, CUdevice dev) : d(&drv), device(dev) {}
+  ~CudaModules() {
+    if (!ctx) return;
+    CUcontext prev = nullptr;
+    if (d->cuCtxGetCurrent(&prev) != CUDA_SUCCESS) prev = nullptr;
+    if (prev != ctx) d->cuCtxSetCurrent(ctx);
+    for (auto &entry : modules)
+      if (entry.second) d->cuModuleUnload(entry.second);
+    if (prev != ctx) d->cuCtxSetCurrent(prev);  // leave the thread as it was
+    d->cuDevicePrimaryCtxRelease_v2(device);
+  }
+};
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(const Driver &d, std::shared_ptr<CudaModules> modules, int32_t ordinal, int ccMajor, int ccMinor)
+      : d_(d), modules_(std::move(modules)), ctx_(modules_->ctx), ordinal_(ordinal), ccMajor_(ccMajor),
+        ccMinor_(ccMinor) {}
+
+  ~CudaBackend() override {
+    if (ownStream_ && stream_ && setCurrent() == CUDA_SUCCESS) {
+      d_.cuStreamSynchronize(stream_);
+      d_.cuStreamDestroy_v2(stream_);
+    }
+  }
+
+  // Uses the caller's stream, or creates one that does not synchronise with
+  // the legacy default stream.
+  int32_t init(void *stream) {
+    if (stream) {
+      stream_ = static_cast<CUstream>(stream);
+      return HJ_OK;
+    }
+    if (CUresult r = setCurrent()) return driverError("cuCtxSetCurrent", r);
+    if (CUresult r = d_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING)) {
+      stream_ = nullptr;
+      return driverError("cuStreamCreate", r);
+    }
+    ownStream_ = true;
+    return HJ_OK;
+  }
+
+  hj_backend_kind kind() const override { return HJ_BACKEND_CUDA; }
+  int32_t dlDeviceType() const override { return 2; /* kDLCUDA */ }
+  int32_t deviceId() const override { return ordinal_; }
+
+  int32_t allocate(size_t bytes, void **out) override {
+    if (CUresult r = setCurrent()) return driverError("cuCtxSetCurrent", r);
+    CUdeviceptr p = 0;
+    CUresult r = d_.cuMemAlloc_v2(&p, bytes ? bytes : 1);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY)
+      return fail(HJ_ERR_OUT_OF_MEMORY, "out of device memory: cuMemAlloc of %zu bytes on CUDA device %d failed",
+                  bytes, ordinal_);
+    if (r != CUDA_SUCCESS)
+      return fail(HJ_ERR_BACKEND, "cuMemAlloc of %zu bytes on CUDA device %d failed: %s", bytes, ordinal_,
+                  describe(d_, r).c_str());
+    *out = reinterpret_cast<void *>(static_cast<uintptr_t>(p));
+    return HJ_OK;
+  }
+
+  // Cannot fail (and sets no error): queued kernels may still use the memory,
+  // so the stream is drained first.
+  void release(void *ptr) override {
+    if (!ptr || setCurrent() != CUDA_SUCCESS) return;
+    d_.cuStreamSynchronize(stream_);
+    d_.cuMemFree_v2(dptr(ptr));
+  }
+
+  int32_t memsetZero(void *ptr, size_t bytes) override {
+    if (bytes == 0) return HJ_OK;
+    if (CUresult r = setCurrent()) return driverError("cuCtxSetCurrent", r);
+    if (CUresult r = d_.cuMemsetD8Async(dptr(ptr), 0, bytes, stream_)) return driverError("cuMemsetD8Async", r);
+    return HJ_OK;
+  }
+
+  int32_t fill(void *ptr, size_t bytes, uint64_t pattern, unsigned width) override {
+    size_t n = width ? bytes / width : 0;
+    if (n == 0) return HJ_OK;
+    if (CUresult r = setCurrent()) return driverError("cuCtxSetCurrent", r);
+    CUdeviceptr p = dptr(ptr);
+    CUresult r = CUDA_SUCCESS;
+    const char *what = "cuMemsetD32Async";
+    uint32_t lo = static_cast<uint32_t>(pattern), hi = static_cast<uint32_t>(pattern >> 32);
+    switch (width) {
+      case 1:
+        what = "cuMemsetD8Async";
+        r = d_.cuMemsetD8Async(p, static_cast<unsigned char>(pattern), n, stream_);
+        break;
+      case 2:
+        what = "cuMemsetD16Async";
+        r = d_.cuMemsetD16Async(p, static_cast<unsigned short>(pattern), n, stream_);
+        break;
+      case 4: r = d_.cuMemsetD32Async(p, lo, n, stream_); break;
+      case 8:
+        if (lo == hi) {
+          r = d_.cuMemsetD32Async(p, lo, 2 * n, stream_);
+        } else {
+          // Two strided fills: the low words at p, p+8, ... and the high
+          // words at p+4, p+12, ... (n rows of one 32-bit element, pitch 8).
+          what = "cuMemsetD2D32Async";
+          r = d_.cuMemsetD2D32Async(p, 8, lo, 1, n, stream_);
+          if (r == CUDA_SUCCESS) r = d_.cuMemsetD2D32Async(p + 4, 8, hi, 1, n, stream_);
+        }
+        break;
+      default: return fail(HJ_ERR_INVALID_ARGUMENT, "fill: element width %u is not 1, 2, 4 or 8", width);
+    }
+    if (r != CUDA_SUCCESS) return driverError(what, r);
+    return HJ_OK;
+  }
+
+  int32_t launch(const KernelEntry &kernel, const hj_dim3 &grid, const hj_dim3 &block, uint32_t smem,
+                 void **params) override {
+    if (CUresult r = setCurrent()) return driverError("cuCtxSetCurrent", r);
+    auto f = static_cast<CUfunction>(kernel.function);
+    if (smem > kDefaultSharedLimit) {
+      if (int32_t st = allowSharedMemory(kernel, f, smem)) return st;
+    }
+    CUresult r = d_.cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, smem, stream_, params,
+                                   nullptr);
+    if (r != CUDA_SUCCESS)
+      return fail(HJ_ERR_BACKEND, "cuLaunchKernel failed for @%s grid(%u, %u, %u) block(%u, %u, %u) smem(%u): %s",
+                  kernel.name.c_str(), grid.x, grid.y, grid.z, block.x, block.y, block.z, smem,
+                  describe(d_, r).c_str());
+    return HJ_OK;
+  }
+
+  // The copies run on the backend's stream (so they are ordered after its
+  // kernels and before later ones) and are complete when these return.
+  int32_t copyToHost(void *dst, const void *src, size_t bytes) override {
+    if (bytes == 0) return HJ_OK;
+    if (CUresult r = setCurrent()) return driverError("cuCtxSetCurrent", r);
+    if (CUresult r = d_.cuMemcpyDtoHAsync_v2(dst, dptr(src), bytes, stream_)) return driverError("cuMemcpyDtoHAsync", r);
+    if (CUresult r = d_.cuStreamSynchronize(stream_)) return driverError("cuStreamSynchronize", r);
+    return HJ_OK;
+  }
+
+  int32_t copyFromHost(void *dst, const void *src, size_t bytes) override {
+    if (bytes == 0) return HJ_OK;
+    if (CUresult r = setCurrent()) return driverError("cuCtxSetCurrent", r);
+    if (CUresult r = d_.cuMemcpyHtoDAsync_v2(dptr(dst), src, bytes, stream_)) return driverError("cuMemcpyHtoDAsync", r);
+    if (CUresult r = d_.cuStreamSynchronize(stream_)) return driverError("cuStreamSynchronize", r);
+    return HJ_OK;
+  }
+
+  int32_t synchronize() override {
+    if (CUresult r = setCurrent()) return driverError("cuCtxSetCurrent", r);
+    if (CUresult r = d_.cuStreamSynchronize(stream_)) return driverError("cuStreamSynchronize", r);
+    return HJ_OK;
+  }
+
+  // Compiles (or finds cached) the kernel's source, loads the module once per
+  // image into this context and resolves the entry point.
+  int32_t loadKernel(const hj_kernel_desc &desc, KernelEntry &out) override {
+    const char *name = desc.name ? desc.name : "?";
+    if (!desc.cuda_source || !desc.cuda_entry)
+      return fail(HJ_ERR_NOT_FOUND, "kernel @%s has no CUDA source (give it `cuda = ...` and `entry = ...`)", name);
+    const char *path = desc.cuda_path ? desc.cuda_path : "<source>";
+    if (CUresult r = setCurrent()) return driverError("cuCtxSetCurrent", r);
+    CudaImage image;
+    if (int32_t st = compileCudaKernel(desc, ccMajor_, ccMinor_, /*fresh=*/false, image)) return st;
+    auto slot = modules_->modules.emplace(image.key, nullptr);
+    if (slot.second) {
+      CUmodule mod = nullptr;
+      CUresult r = d_.cuModuleLoadData(&mod, image.data->data());
+      if (r != CUDA_SUCCESS && !image.compiled) {
+        // A cached image the driver refuses (a damaged file): rebuild it once.
+        int32_t st = compileCudaKernel(desc, ccMajor_, ccMinor_, /*fresh=*/true, image);
+        if (st != HJ_OK) {
+          modules_->modules.erase(slot.first);
+          return st;
+        }
+        r = d_.cuModuleLoadData(&mod, image.data->data());
+      }
+      if (r != CUDA_SUCCESS) {
+        modules_->modules.erase(slot.first);
+        return fail(HJ_ERR_BACKEND, "cuModuleLoadData failed for kernel @%s (%s) on CUDA device %d (sm_%d%d): %s",
+                    name, path, ordinal_, ccMajor_, ccMinor_, describe(d_, r).c_str());
+      }
+      slot.first->second = mod;
+    }
+    CUfunction f = nullptr;
+    CUresult r = d_.cuModuleGetFunction(&f, slot.first->second, desc.cuda_entry);
+    if (r == CUDA_ERROR_NOT_FOUND)
+      return fail(HJ_ERR_NOT_FOUND,
+                  "kernel @%s: entry point '%s' not found in %s (is it declared extern \"C\" __global__?)", name,
+                  desc.cuda_entry, path);
+    if (r != CUDA_SUCCESS)
+      return fail(HJ_ERR_BACKEND, "cuModuleGetFunction('%s') failed for kernel @%s (%s): %s", desc.cuda_entry, name,
+                  path, describe(d_, r).c_str());
+    out.function = f;
+    return HJ_OK;
+  }
+
+  std::shared_ptr<void> keepAlive() override { return modules_; }
+
+ private:
+  static constexpr uint32_t kDefaultSharedLimit = 48u << 10;  // bytes without opting in
+
+  // Makes the backend's context current on the calling thread (cheap when it
+  // already is). Sets no error.
+  CUresult setCurrent() {
+    CUcontext cur = nullptr;
+    if (d_.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == ctx_) return CUDA_SUCCESS;
+    return d_.cuCtxSetCurrent(ctx_);
+  }
+
+  int32_t driverError(const char *what, CUresult r) {
+    return fail(HJ_ERR_BACKEND, "%s failed on CUDA device %d: %s", what, ordinal_, describe(d_, r).c_str());
+  }
+
+  // Opts a kernel in to more than 48 KiB of dynamic shared memory.
+  int32_t allowSharedMemory(const KernelEntry &kernel, CUfunction f, uint32_t smem) {
+    uint32_t &allowed = sharedAllowed_[f];
+    if (allowed >= smem) return HJ_OK;
+    CUresult r = d_.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem));
+    if (r != CUDA_SUCCESS)
+      return fail(HJ_ERR_BACKEND,
+                  "cannot give @%s %u bytes of dynamic shared memory on CUDA device %d "
+                  "(cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)): %s",
+                  kernel.name.c_str(), smem, ordinal_, describe(d_, r).c_str());
+    allowed = smem;
+    return HJ_OK;
+  }
+
+  const Driver &d_;
+  std::shared_ptr<CudaModules> modules_;
+  CUcontext ctx_;
+  int32_t ordinal_;
+  int ccMajor_, ccMinor_;
+  CUstream stream_ = nullptr;
+  bool ownStream_ = false;
+  std::unordered_map<CUfunction, uint32_t> sharedAllowed_;
+};
+
+}  // namespace
+
+int32_t makeCudaBackend(int32_t device, void *stream, std::unique_ptr<Backend> &out) {
+  const Driver &d = driver();
+  if (d.status != HJ_OK) return fail(d.status, "%s", d.error.c_str());
+  int count = 0;
+  if (CUresult r = d.cuDeviceGetCount(&count))
+    return fail(HJ_ERR_NO_DRIVER, "no CUDA device found: cuDeviceGetCount failed with %s", describe(d, r).c_str());
+  if (count <= 0) return fail(HJ_ERR_NO_DRIVER, "no CUDA device found (the driver reports none)");
+  if (device < 0 || device >= count)
+    return fail(HJ_ERR_INVALID_ARGUMENT, "CUDA device %d does not exist: this machine has %d (0 to %d)", device, count,
+                count - 1);
+  CUdevice dev = 0;
+  if (CUresult r = d.cuDeviceGet(&dev, device))
+    return fail(HJ_ERR_BACKEND, "cuDeviceGet(%d) failed: %s", device, describe(d, r).c_str());
+  int major = 0, minor = 0;
+  CUresult r = d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  if (r == CUDA_SUCCESS) r = d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  if (r != CUDA_SUCCESS)
+    return fail(HJ_ERR_BACKEND, "cannot read the compute capability of CUDA device %d: %s", device,
+                describe(d, r).c_str());
+  auto modules = std::make_shared<CudaModules>(d, dev);
+  if (CUresult rr = d.cuDevicePrimaryCtxRetain(&modules->ctx, dev)) {
+    modules->ctx = nullptr;
+    return fail(HJ_ERR_BACKEND, "cannot retain the primary context of CUDA device %d: %s", device,
+                describe(d, rr).c_str());
+  }
+  auto backend = std::make_unique<CudaBackend>(d, std::move(modules), device, major, minor);
+  if (int32_t st = backend->init(stream)) return st;
+  out = std::move(backend);
+  return HJ_OK;
+}
+
+}  // namespace hj
+
+#endif  // HOSTJIT_HAVE_NVRTC

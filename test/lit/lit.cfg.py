@@ -6,8 +6,8 @@ config.name = "hostjit"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".hir"]
 config.test_source_root = config.source_dir
-config.test_exec_root = os.path.join(os.path.dirname(__file__))
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "inputs"]
+config.test_exec_root = config.exec_root
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "inputs", "Output"]
 config.substitutions.append(("%hostjit", config.hostjit))
 config.substitutions.append(("%examples", config.examples_dir))
 config.substitutions.append(("%test_kernels", config.test_kernels))
