@@ -1,0 +1,200 @@
+// bench_jit.cpp - compile time of the JIT (cold per optimisation level, warm
+// from the object cache, one-time JIT creation) and host call overhead of
+// JIT, evaluator and a hand-written function making the same runtime calls.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "hostjit/evaluator.h"
+#include "hostjit/host_data.h"
+#include "hostjit/jit.h"
+#include "hostjit/text.h"
+#include "programs.h"
+
+using namespace hostjit;
+
+namespace {
+
+// The process's one Jit; destroyed explicitly at the end of main.
+std::unique_ptr<Jit> gJit;
+
+Program program(int segments) {
+  Diagnostics d;
+  Program p = parse(bench::segmentedProgram(segments), "bench.hir", d);
+  if (!d.empty()) std::abort();
+  return p;
+}
+
+std::shared_ptr<Runtime> runtime() {
+  hj_options o;
+  hj_options_init(&o);
+  o.check_zeroed = o.fill_nan = o.reuse_zeroed_memory = 0;
+  return *Runtime::create(o);
+}
+
+void BM_JitCreate(benchmark::State &state) {
+  gJit.reset();
+  for (auto _ : state) {
+    auto j = Jit::create();
+    if (!j) state.SkipWithError(j.error().message.c_str());
+    benchmark::DoNotOptimize(j);
+  }
+  gJit = std::move(*Jit::create());
+}
+
+void BM_CompileCold(benchmark::State &state) {
+  Program p = program(static_cast<int>(state.range(0)));
+  auto rt = runtime();
+  CompileOptions co;
+  co.opt = static_cast<OptLevel>(state.range(1));
+  co.useCache = false;
+  for (auto _ : state) {
+    auto cp = gJit->compile(p, rt, co);
+    if (!cp) state.SkipWithError(cp.error().message.c_str());
+  }
+  state.SetLabel(std::string("opt=") + optLevelName(co.opt));
+}
+
+void BM_CompileWarm(benchmark::State &state) {
+  Program p = program(static_cast<int>(state.range(0)));
+  auto rt = runtime();
+  CompileOptions co;
+  co.cacheDir = std::filesystem::temp_directory_path() / ("hostjit-bench-cache-" + std::to_string(::getpid()));
+  { auto first = gJit->compile(p, rt, co); }
+  for (auto _ : state) {
+    auto cp = gJit->compile(p, rt, co);
+    if (!cp || !(*cp)->fromCache()) state.SkipWithError("not served from the cache");
+  }
+  std::filesystem::remove_all(co.cacheDir);
+}
+
+// Shared state of the call benchmarks: a runtime, inputs, the program.
+struct CallSetup {
+  Program p;
+  std::shared_ptr<Runtime> rt = runtime();
+  std::optional<InputSet> inputs;
+  std::optional<Evaluator> ev;
+  std::unique_ptr<CompiledProgram> cp;
+  void *outData[1];
+  int64_t outDims[2];
+  explicit CallSetup(int segments) : p(program(segments)) {
+    ev.emplace(std::move(*Evaluator::create(p, rt)));
+    inputs.emplace(std::move(*InputSet::random(rt, ev->plan(), {{"x", {64, 256}}}, 1)));
+    CompileOptions co;
+    co.useCache = false;
+    cp = std::move(*gJit->compile(p, rt, co));
+  }
+};
+
+// What a careful engineer writes by hand for the same program.
+int32_t handWritten(hj_context *ctx, const hj_kernel_table *kt, const DLTensor *const *inputs, void **outData,
+                    int64_t *outDims, int segments) {
+  const DLTensor *x = inputs[0];
+  int64_t n = x->shape[0], h = x->shape[1], total = n * h, blocks = (total + 255) / 256;
+  int64_t ysizes[2] = {n, h};
+  void *y = nullptr;
+  if (int32_t st = hj_alloc(ctx, ysizes, nullptr, 2, HJ_DTYPE_f32, 0, "y", &y)) return st;
+  int64_t dims[7] = {blocks, 1, 1, 256, 1, 1, 0};
+  void *xdata = static_cast<char *>(x->data) + x->byte_offset;
+  for (int i = 0; i < segments; ++i) {
+    void *w = nullptr, *s = nullptr;
+    if (int32_t st = hj_alloc(ctx, &blocks, nullptr, 1, HJ_DTYPE_f32, 0, "w", &w)) {
+      hj_free_on_error(ctx, y);
+      return st;
+    }
+    if (int32_t st = hj_alloc(ctx, &blocks, nullptr, 1, HJ_DTYPE_i32, HJ_ALLOC_ZERO_INIT | HJ_ALLOC_RESETS_TO_ZERO,
+                              "s", &s)) {
+      hj_free_on_error(ctx, w);
+      hj_free_on_error(ctx, y);
+      return st;
+    }
+    void *params[4] = {&xdata, &w, &s, &total};
+    int32_t st = hj_launch(ctx, kt, 0, dims, params);
+    int32_t st2 = hj_free(ctx, w);
+    int32_t st3 = hj_free(ctx, s);
+    if (st || st2 || st3) {
+      hj_free_on_error(ctx, y);
+      return st ? st : st2 ? st2 : st3;
+    }
+  }
+  outData[0] = y;
+  outDims[0] = n;
+  outDims[1] = h;
+  return HJ_OK;
+}
+
+void finishCall(benchmark::State &state, CallSetup &s, int segments) {
+  int64_t calls = state.iterations();
+  state.counters["ns_per_stmt"] =
+      benchmark::Counter(static_cast<double>(calls) * (5 * segments + 3), benchmark::Counter::kIsRate |
+                                                                              benchmark::Counter::kInvert);
+  if (s.rt->stats().live_bytes != 0) state.SkipWithError("leaked");
+}
+
+void BM_CallJit(benchmark::State &state) {
+  int segments = static_cast<int>(state.range(0));
+  CallSetup s(segments);
+  hj_context *ctx = s.rt->context();
+  for (auto _ : state) {
+    if (s.cp->call(ctx, s.inputs->pointers().data(), nullptr, s.outData, s.outDims)) state.SkipWithError(hj_last_error());
+    hj_free(ctx, s.outData[0]);
+  }
+  finishCall(state, s, segments);
+}
+
+void BM_CallEval(benchmark::State &state) {
+  int segments = static_cast<int>(state.range(0));
+  CallSetup s(segments);
+  hj_context *ctx = s.rt->context();
+  for (auto _ : state) {
+    if (s.ev->call(ctx, s.inputs->pointers().data(), nullptr, s.outData, s.outDims)) state.SkipWithError(hj_last_error());
+    hj_free(ctx, s.outData[0]);
+  }
+  finishCall(state, s, segments);
+}
+
+void BM_CallHand(benchmark::State &state) {
+  int segments = static_cast<int>(state.range(0));
+  CallSetup s(segments);
+  hj_context *ctx = s.rt->context();
+  const hj_kernel_table *kt = s.cp->kernels();
+  for (auto _ : state) {
+    if (handWritten(ctx, kt, s.inputs->pointers().data(), s.outData, s.outDims, segments))
+      state.SkipWithError(hj_last_error());
+    hj_free(ctx, s.outData[0]);
+  }
+  finishCall(state, s, segments);
+}
+
+// The convenient API: argument checks and owning output tensors included.
+void BM_RunJit(benchmark::State &state) {
+  CallSetup s(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    auto out = s.cp->run(s.inputs->span());
+    if (!out) state.SkipWithError(out.error().message.c_str());
+  }
+}
+
+}  // namespace
+
+BENCHMARK(BM_JitCreate)->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK(BM_CompileCold)
+    ->ArgsProduct({{3, 30, 300}, {0, 1, 2}})
+    ->ArgNames({"launches", "opt"})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CompileWarm)->ArgNames({"launches"})->Arg(3)->Arg(30)->Arg(300)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CallHand)->ArgNames({"launches"})->Arg(1)->Arg(3)->Arg(30);
+BENCHMARK(BM_CallJit)->ArgNames({"launches"})->Arg(1)->Arg(3)->Arg(30);
+BENCHMARK(BM_CallEval)->ArgNames({"launches"})->Arg(1)->Arg(3)->Arg(30);
+BENCHMARK(BM_RunJit)->ArgNames({"launches"})->Arg(1)->Arg(3)->Arg(30);
+
+int main(int argc, char **argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  gJit = std::move(*Jit::create());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  gJit.reset();
+  return 0;
+}

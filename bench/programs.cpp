@@ -1,0 +1,22 @@
+// programs.cpp - builds the benchmark programs' text.
+#include "programs.h"
+
+namespace hostjit::bench {
+
+std::string segmentedProgram(int segments) {
+  std::string s =
+      "kernel @empty(ptr<f32>, ptr<f32>, ptr<i32>, i64) {\n  host = \"empty\"\n}\n\n"
+      "func @main(%x: f32[?, ?]) -> (f32[?, ?]) {\n"
+      "  %n = size %x, 0\n  %h = size %x, 1\n  %total = mul %n, %h\n  %blocks = ceildiv %total, 256\n"
+      "  %y = alloc f32[%n, %h]\n";
+  for (int i = 0; i < segments; ++i) {
+    std::string k = std::to_string(i);
+    s += "  %w" + k + " = alloc f32[%blocks]\n";
+    s += "  %s" + k + " = alloc i32[%blocks] zero_init resets_to_zero\n";
+    s += "  launch @empty grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%x, %w" + k + ", %s" + k + ", %total)\n";
+    s += "  free %w" + k + "\n  free %s" + k + "\n";
+  }
+  return s + "  return %y\n}\n";
+}
+
+}  // namespace hostjit::bench
