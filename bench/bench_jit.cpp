@@ -78,11 +78,12 @@ struct CallSetup {
   std::unique_ptr<CompiledProgram> cp;
   void *outData[1];
   int64_t outDims[2];
-  explicit CallSetup(int segments) : p(program(segments)) {
+  explicit CallSetup(int segments, OptLevel opt = OptLevel::Light) : p(program(segments)) {
     ev.emplace(std::move(*Evaluator::create(p, rt)));
     inputs.emplace(std::move(*InputSet::random(rt, ev->plan(), {{"x", {64, 256}}}, 1)));
     CompileOptions co;
     co.useCache = false;
+    co.opt = opt;
     cp = std::move(*gJit->compile(p, rt, co));
   }
 };
@@ -134,7 +135,8 @@ void finishCall(benchmark::State &state, CallSetup &s, int segments) {
 
 void BM_CallJit(benchmark::State &state) {
   int segments = static_cast<int>(state.range(0));
-  CallSetup s(segments);
+  CallSetup s(segments, static_cast<OptLevel>(state.range(1)));
+  state.SetLabel(std::string("opt=") + optLevelName(static_cast<OptLevel>(state.range(1))));
   hj_context *ctx = s.rt->context();
   for (auto _ : state) {
     if (s.cp->call(ctx, s.inputs->pointers().data(), nullptr, s.outData, s.outDims)) state.SkipWithError(hj_last_error());
@@ -185,7 +187,7 @@ BENCHMARK(BM_CompileCold)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CompileWarm)->ArgNames({"launches"})->Arg(3)->Arg(30)->Arg(300)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CallHand)->ArgNames({"launches"})->Arg(1)->Arg(3)->Arg(30);
-BENCHMARK(BM_CallJit)->ArgNames({"launches"})->Arg(1)->Arg(3)->Arg(30);
+BENCHMARK(BM_CallJit)->ArgsProduct({{1, 3, 30}, {0, 1, 2}})->ArgNames({"launches", "opt"});
 BENCHMARK(BM_CallEval)->ArgNames({"launches"})->Arg(1)->Arg(3)->Arg(30);
 BENCHMARK(BM_RunJit)->ArgNames({"launches"})->Arg(1)->Arg(3)->Arg(30);
 

@@ -108,18 +108,10 @@ int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj
     }
   }
 
+  // Buffers in allocation order (slot order); a freed buffer's entry is NULL.
   Scratch<void *, 32> slots(plan.numSlots);
-  Scratch<uint32_t, 32> live(plan.numSlots);  // slots in allocation order
-  size_t numLive = 0;
+  for (uint32_t i = 0; i < plan.numSlots; ++i) slots[i] = nullptr;
   int32_t status = HJ_OK;
-  auto forget = [&](uint32_t slot) {
-    for (size_t k = 0; k < numLive; ++k)
-      if (live[k] == slot) {
-        std::memmove(&live[k], &live[k + 1], (numLive - k - 1) * sizeof(uint32_t));
-        --numLive;
-        return;
-      }
-  };
   for (const PlanStep &s : plan.steps) {
     switch (s.kind) {
       case PlanStep::Kind::Alloc: {
@@ -128,13 +120,14 @@ int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj
         for (size_t d = 0; d < s.strides.size(); ++d) strides[d] = regs[s.strides[d]].i;
         status = hj_alloc(ctx, sizes, s.strides.empty() ? nullptr : strides, static_cast<uint32_t>(s.sizes.size()),
                           static_cast<uint32_t>(s.dtype), s.flags, s.name.c_str(), &slots[s.slot]);
-        if (status == HJ_OK) live[numLive++] = s.slot;
         break;
       }
-      case PlanStep::Kind::Free:
-        forget(s.slot);
-        status = hj_free(ctx, slots[s.slot]);
+      case PlanStep::Kind::Free: {
+        void *p = slots[s.slot];
+        slots[s.slot] = nullptr;  // released even when hj_free reports an error
+        status = hj_free(ctx, p);
         break;
+      }
       case PlanStep::Kind::Launch: {
         int64_t dims[7];
         for (int d = 0; d < 7; ++d) dims[d] = regs[s.dims[d]].i;
@@ -182,7 +175,7 @@ int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj
       }
     }
     if (status != HJ_OK) {
-      while (numLive > 0) hj_free_on_error(ctx, slots[live[--numLive]]);
+      hj_free_all_on_error(ctx, slots.data(), plan.numSlots);
       return status;
     }
   }

@@ -156,6 +156,87 @@ Expected<Plan> makePlan(const Program &p) {
 }
 
 namespace {
+struct Writer {
+  std::string out;
+  template <class T>
+  void pod(const T &v) {
+    out.append(reinterpret_cast<const char *>(&v), sizeof v);
+  }
+  void str(const std::string &s) {
+    pod(static_cast<uint64_t>(s.size()));
+    out += s;
+  }
+  template <class T>
+  void vec(const std::vector<T> &v) {
+    pod(static_cast<uint64_t>(v.size()));
+    for (const T &x : v) pod(x);
+  }
+};
+}  // namespace
+
+std::string planFingerprint(const Plan &plan) {
+  Writer w;
+  w.str(plan.funcName);
+  w.pod(static_cast<uint64_t>(plan.exprs.size()));
+  for (size_t i = 0; i < plan.exprs.size(); ++i) {
+    const Expr &e = plan.exprs[i];
+    w.pod(static_cast<uint8_t>(e.kind));
+    w.pod(static_cast<uint8_t>(e.type));
+    w.pod(static_cast<uint8_t>(e.op));
+    w.pod(e.i);
+    w.pod(e.f);
+    w.pod(e.input);
+    w.pod(e.dim);
+    w.pod(e.a.index);
+    w.pod(e.b.index);
+    w.str(plan.exprNames[i]);
+  }
+  w.pod(plan.numSlots);
+  w.pod(static_cast<uint64_t>(plan.steps.size()));
+  for (const PlanStep &s : plan.steps) {
+    w.pod(static_cast<uint8_t>(s.kind));
+    w.pod(s.slot);
+    w.pod(static_cast<uint8_t>(s.dtype));
+    w.pod(s.flags);
+    w.vec(s.sizes);
+    w.vec(s.strides);
+    w.str(s.name);
+    w.pod(s.kernel);
+    for (uint32_t d : s.dims) w.pod(d);
+    w.pod(static_cast<uint64_t>(s.args.size()));
+    for (const PlanArg &a : s.args) {
+      w.pod(static_cast<uint8_t>(a.kind));
+      w.pod(a.index);
+      w.pod(a.param);
+    }
+  }
+  w.pod(static_cast<uint64_t>(plan.outputs.size()));
+  for (const PlanOutput &o : plan.outputs) {
+    w.pod(o.slot);
+    w.pod(static_cast<uint8_t>(o.dtype));
+    w.vec(o.sizes);
+    w.vec(o.strides);
+  }
+  w.pod(static_cast<uint64_t>(plan.inputs.size()));
+  for (const PlanInput &in : plan.inputs) {
+    w.str(in.name);
+    w.pod(static_cast<uint8_t>(in.dtype));
+    w.vec(in.dims);
+  }
+  w.pod(static_cast<uint64_t>(plan.scalars.size()));
+  for (const PlanScalar &sc : plan.scalars) {
+    w.str(sc.name);
+    w.pod(static_cast<uint8_t>(sc.dtype));
+  }
+  w.pod(static_cast<uint64_t>(plan.kernels.size()));
+  for (const PlanKernel &k : plan.kernels) {
+    w.str(k.name);
+    w.vec(k.params);
+  }
+  return std::move(w.out);
+}
+
+namespace {
 std::string shapeText(const DLTensor &t) {
   std::string s = "[";
   for (int i = 0; i < t.ndim; ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);

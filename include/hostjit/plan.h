@@ -76,6 +76,10 @@ struct Plan {
 // diagnostics as the error.
 Expected<Plan> makePlan(const Program &p);
 
+// A compact, deterministic serialisation of everything in a plan that code
+// generated from it depends on; equal fingerprints give equal code.
+std::string planFingerprint(const Plan &plan);
+
 // A scalar argument with its type, for the C++ API.
 struct ScalarArg {
   DType type = DType::i64;

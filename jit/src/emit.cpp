@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <map>
 
 #include "abi_types.h"
 #include "hostjit/error.h"
@@ -37,9 +36,36 @@ class Emitter {
     entry_ = BasicBlock::Create(c_, "entry", f_);
     b_.SetInsertPoint(entry_);
     status_ = b_.CreateAlloca(i32_, nullptr, "status");
+    // Buffers in allocation order (slot order); a freed buffer's entry is
+    // NULL, so the one error path frees exactly the live ones.
+    buffersTy_ = llvm::ArrayType::get(ptr_, std::max<uint32_t>(plan_.numSlots, 1));
+    buffers_ = b_.CreateAlloca(buffersTy_, nullptr, "buffers");
     slots_.resize(plan_.numSlots, nullptr);
     for (const PlanStep &s : plan_.steps)
-      if (s.kind == PlanStep::Kind::Alloc && !slots_[s.slot]) slots_[s.slot] = b_.CreateAlloca(ptr_, nullptr, s.name + ".ptr");
+      if (s.kind == PlanStep::Kind::Alloc && !slots_[s.slot]) {
+        slots_[s.slot] = b_.CreateConstInBoundsGEP2_64(buffersTy_, buffers_, 0, s.slot, s.name + ".ptr");
+        b_.CreateStore(llvm::ConstantPointerNull::get(b_.getPtrTy()), slots_[s.slot]);
+      }
+    // Scratch shared by all calls (each runtime call reads it before it
+    // returns): extents, launch dims, and one 8-byte slot per kernel argument
+    // whose address is stored in `params` once.
+    size_t maxRank = 1, maxArgs = 1;
+    for (const PlanStep &s : plan_.steps) {
+      maxRank = std::max({maxRank, s.sizes.size(), s.strides.size()});
+      maxArgs = std::max(maxArgs, s.args.size());
+    }
+    sizesTy_ = llvm::ArrayType::get(i64_, maxRank);
+    sizes_ = b_.CreateAlloca(sizesTy_, nullptr, "sizes");
+    strides_ = b_.CreateAlloca(sizesTy_, nullptr, "strides");
+    dimsTy_ = llvm::ArrayType::get(i64_, 7);
+    dims_ = b_.CreateAlloca(dimsTy_, nullptr, "dims");
+    argsTy_ = llvm::ArrayType::get(i64_, maxArgs);
+    args_ = b_.CreateAlloca(argsTy_, nullptr, "args");
+    paramsTy_ = llvm::ArrayType::get(ptr_, maxArgs);
+    params_ = b_.CreateAlloca(paramsTy_, nullptr, "params");
+    for (size_t a = 0; a < maxArgs; ++a)
+      b_.CreateStore(b_.CreateConstInBoundsGEP2_64(argsTy_, args_, 0, a),
+                     b_.CreateConstInBoundsGEP2_64(paramsTy_, params_, 0, a));
     inputPtrs_.resize(plan_.inputs.size(), nullptr);
     emitExprs();
     for (const PlanStep &s : plan_.steps) {
@@ -204,63 +230,51 @@ class Emitter {
     return r;
   }
 
-  // The block that frees `live` (newest first) and returns the status.
-  BasicBlock *cleanup(const std::vector<uint32_t> &live) {
-    if (auto it = cleanups_.find(live); it != cleanups_.end()) return it->second;
-    BasicBlock *bb = BasicBlock::Create(c_, live.empty() ? "fail.return" : "fail.free", f_);
-    llvm::IRBuilder<> cb(bb);
-    if (live.empty()) {
-      cb.CreateRet(cb.CreateLoad(i32_, status_));
-    } else {
-      std::vector<uint32_t> rest(live.begin(), live.end() - 1);
-      BasicBlock *next = cleanup(rest);
-      cb.CreateCall(rt_.hj_free_on_error, {ctx_, cb.CreateLoad(ptr_, slots_[live.back()])});
-      cb.CreateBr(next);
-    }
-    cleanups_.emplace(live, bb);
-    return bb;
+  // The one error path: frees the live buffers, newest first, and returns
+  // the status stored before the branch.
+  BasicBlock *cleanup() {
+    if (cleanup_) return cleanup_;
+    cleanup_ = BasicBlock::Create(c_, "fail", f_);
+    llvm::IRBuilder<> cb(cleanup_);
+    if (plan_.numSlots > 0) cb.CreateCall(rt_.hj_free_all_on_error, {ctx_, buffers_, cb.getInt32(plan_.numSlots)});
+    cb.CreateRet(cb.CreateLoad(i32_, status_));
+    return cleanup_;
   }
 
   void check(Value *status) {
     b_.CreateStore(status, status_);
     BasicBlock *cont = BasicBlock::Create(c_, "ok", f_);
-    b_.CreateCondBr(b_.CreateICmpNE(status, b_.getInt32(0)), cleanup(live_), cont,
+    b_.CreateCondBr(b_.CreateICmpNE(status, b_.getInt32(0)), cleanup(), cont,
                     llvm::MDBuilder(c_).createUnlikelyBranchWeights());
     b_.SetInsertPoint(cont);
   }
 
-  Value *storeArray(const std::vector<uint32_t> &exprs, const std::string &name) {
-    auto *arr = entryAlloca(llvm::ArrayType::get(i64_, exprs.size()), name);
+  Value *storeArray(llvm::AllocaInst *arr, const std::vector<uint32_t> &exprs) {
     for (size_t d = 0; d < exprs.size(); ++d)
-      b_.CreateStore(vals_[exprs[d]], b_.CreateConstInBoundsGEP2_64(arr->getAllocatedType(), arr, 0, d));
+      b_.CreateStore(vals_[exprs[d]], b_.CreateConstInBoundsGEP2_64(sizesTy_, arr, 0, d));
     return arr;
   }
 
   void emitAlloc(const PlanStep &s) {
-    Value *sizes = s.sizes.empty() ? llvm::ConstantPointerNull::get(b_.getPtrTy()) : storeArray(s.sizes, s.name + ".sizes");
-    Value *strides = s.strides.empty() ? llvm::ConstantPointerNull::get(b_.getPtrTy()) : storeArray(s.strides, s.name + ".strides");
+    Value *null = llvm::ConstantPointerNull::get(b_.getPtrTy());
+    Value *sizes = s.sizes.empty() ? null : storeArray(sizes_, s.sizes);
+    Value *strides = s.strides.empty() ? null : storeArray(strides_, s.strides);
     Value *name = b_.CreateGlobalString(s.name, "name." + s.name, 0, &m_);
     Value *st = b_.CreateCall(rt_.hj_alloc, {ctx_, sizes, strides, b_.getInt32(s.sizes.size()),
                                              b_.getInt32(static_cast<uint32_t>(s.dtype)), b_.getInt32(s.flags), name,
                                              slots_[s.slot]},
                               "st");
     check(st);
-    live_.push_back(s.slot);
   }
 
   void emitFree(const PlanStep &s) {
     Value *p = b_.CreateLoad(ptr_, slots_[s.slot]);
-    live_.erase(std::find(live_.begin(), live_.end(), s.slot));
+    b_.CreateStore(llvm::ConstantPointerNull::get(b_.getPtrTy()), slots_[s.slot]);  // released even on error
     check(b_.CreateCall(rt_.hj_free, {ctx_, p}, "st"));
   }
 
   void emitLaunch(const PlanStep &s) {
-    std::string kname = plan_.kernels[s.kernel].name;
-    auto *dimsTy = llvm::ArrayType::get(i64_, 7);
-    auto *dims = entryAlloca(dimsTy, kname + ".dims");
-    for (int d = 0; d < 7; ++d) b_.CreateStore(vals_[s.dims[d]], b_.CreateConstInBoundsGEP2_64(dimsTy, dims, 0, d));
-    auto *paramsTy = llvm::ArrayType::get(ptr_, std::max<size_t>(s.args.size(), 1));
-    auto *params = entryAlloca(paramsTy, kname + ".params");
+    for (int d = 0; d < 7; ++d) b_.CreateStore(vals_[s.dims[d]], b_.CreateConstInBoundsGEP2_64(dimsTy_, dims_, 0, d));
     for (size_t a = 0; a < s.args.size(); ++a) {
       const PlanArg &arg = s.args[a];
       Value *v = nullptr;
@@ -283,11 +297,10 @@ class Emitter {
           break;
         }
       }
-      auto *slot = entryAlloca(v->getType(), kname + ".arg" + std::to_string(a));
-      b_.CreateStore(v, slot);
-      b_.CreateStore(slot, b_.CreateConstInBoundsGEP2_64(paramsTy, params, 0, a));
+      // Each value sits at the start of its 8-byte slot, as its type.
+      b_.CreateStore(v, b_.CreateConstInBoundsGEP2_64(argsTy_, args_, 0, a));
     }
-    check(b_.CreateCall(rt_.hj_launch, {ctx_, table_, b_.getInt32(s.kernel), dims, params}, "st"));
+    check(b_.CreateCall(rt_.hj_launch, {ctx_, table_, b_.getInt32(s.kernel), dims_, params_}, "st"));
   }
 
   void emitReturn() {
@@ -312,13 +325,18 @@ class Emitter {
   Value *ctx_ = nullptr, *table_ = nullptr, *inputs_ = nullptr, *scalars_ = nullptr, *outData_ = nullptr,
         *outDims_ = nullptr;
   llvm::AllocaInst *status_ = nullptr;
-  std::vector<llvm::AllocaInst *> slots_;
+  llvm::ArrayType *buffersTy_ = nullptr, *sizesTy_ = nullptr, *dimsTy_ = nullptr, *argsTy_ = nullptr,
+                  *paramsTy_ = nullptr;
+  llvm::AllocaInst *sizes_ = nullptr, *strides_ = nullptr, *dims_ = nullptr, *args_ = nullptr, *params_ = nullptr;
+  llvm::AllocaInst *buffers_ = nullptr;
+  std::vector<Value *> slots_;
   std::vector<Value *> inputPtrs_, vals_;
-  std::vector<uint32_t> live_;
-  std::map<std::vector<uint32_t>, BasicBlock *> cleanups_;
+  BasicBlock *cleanup_ = nullptr;
 };
 
 }  // namespace
+
+const char *emitterBuildId() { return "hostjit-emitter " __DATE__ " " __TIME__; }
 
 std::unique_ptr<llvm::Module> emitModule(const Plan &plan, llvm::LLVMContext &ctx, const llvm::DataLayout &layout) {
   auto m = std::make_unique<llvm::Module>("hostjit." + plan.funcName, ctx);

@@ -11,6 +11,10 @@ namespace hostjit::jit {
 
 inline constexpr const char *kEntryName = "hostjit_entry";
 
+// Identifies this build of the emitter (changes whenever emit.cpp is
+// rebuilt), so cached objects from another emitter are never used.
+const char *emitterBuildId();
+
 // Emits the module; it holds no process-specific value, so the same plan
 // always gives the same text.
 std::unique_ptr<llvm::Module> emitModule(const Plan &plan, llvm::LLVMContext &ctx, const llvm::DataLayout &layout);

@@ -74,10 +74,14 @@ Error llvmError(const char *what, llvm::Error e) {
   return Error{HJ_ERR_INTERNAL, std::string(what) + ": " + llvm::toString(std::move(e))};
 }
 
-std::string hexKey(const std::string &ir, OptLevel opt, const jit::HostTarget &t) {
+// The cache key: everything the object depends on. The module is a pure
+// function of the plan and the emitter, so the key hashes the plan's
+// fingerprint and the emitter's build id instead of printing the module
+// (printing costs more than the whole rest of a warm compile).
+std::string hexKey(const std::string &fingerprint, OptLevel opt, const jit::HostTarget &t) {
   llvm::BLAKE3 h;
-  for (const std::string &part : {ir, std::string(optLevelName(opt)), std::string(LLVM_VERSION_STRING), t.triple,
-                                  t.cpu, t.features}) {
+  for (const std::string &part : {fingerprint, std::string(jit::emitterBuildId()), std::string(optLevelName(opt)),
+                                  std::string(LLVM_VERSION_STRING), t.triple, t.cpu, t.features}) {
     h.update(llvm::StringRef(part));
     h.update(llvm::StringRef("\0", 1));
   }
@@ -174,17 +178,12 @@ Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::s
   std::lock_guard<std::mutex> lock(im.mu);
   Dumps dumps = Dumps::fromEnv();
   if (dumps.hostIr) dump("host_ir", print(p));
-  llvm::LLVMContext ctx;
-  auto module = jit::emitModule(*planPtr, ctx, im.target.tm->createDataLayout());
-  if (auto ok = jit::prepareModule(*module, *im.target.tm); !ok) return ok.error();
-  std::string ir = jit::moduleText(*module);
-  if (dumps.llvmIr) dump("llvm_ir", ir);
-
   jit::ObjectCache cache(options.useCache ? jit::ObjectCache::defaultDirectory(options.cacheDir) : std::string());
-  std::string key = hexKey(ir, options.opt, im.target);
+  bool wantCode = dumps.llvmIr || dumps.llvmIrOpt || dumps.asmText;
+  std::string key = hexKey(planFingerprint(*planPtr), options.opt, im.target);
   std::unique_ptr<llvm::MemoryBuffer> object;
   bool fromCache = false;
-  if (cache.enabled() && !dumps.llvmIrOpt && !dumps.asmText) {
+  if (cache.enabled() && !wantCode) {
     switch (cache.get(key, &object)) {
       case jit::ObjectCache::Lookup::Hit:
         ++im.stats.cacheHits;
@@ -195,6 +194,11 @@ Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::s
     }
   }
   if (!object) {
+    llvm::LLVMContext ctx;
+    ctx.setDiscardValueNames(!wantCode);  // names only serve the dumps
+    auto module = jit::emitModule(*planPtr, ctx, im.target.tm->createDataLayout());
+    if (auto ok = jit::prepareModule(*module, *im.target.tm); !ok) return ok.error();
+    if (dumps.llvmIr) dump("llvm_ir", jit::moduleText(*module));
     jit::optimize(*module, *im.target.tm, options.opt);
     if (dumps.llvmIrOpt) dump("llvm_ir_opt", jit::moduleText(*module));
     if (dumps.asmText) {

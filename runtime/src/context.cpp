@@ -302,6 +302,11 @@ void hj_free_on_error(hj_context *ctx, void *ptr) {
   });
 }
 
+void hj_free_all_on_error(hj_context *ctx, void *const *buffers, uint32_t count) {
+  for (uint32_t i = count; i-- > 0;)
+    if (buffers[i]) hj_free_on_error(ctx, buffers[i]);
+}
+
 int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel, const int64_t *dims,
                   void **params) {
   return guarded([&]() -> int32_t {
