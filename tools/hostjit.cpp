@@ -26,7 +26,7 @@ const char *kUsage = R"(usage:
   hostjit run FILE.hir [options]     run a program on generated inputs
   hostjit check FILE.hir...          parse and verify
   hostjit fmt FILE.hir               print the canonical text
-  hostjit compile FILE.hir (--emit-llvm [--optimized] | --emit-asm) [--opt O0|light|O2]
+  hostjit compile FILE.hir (--emit-llvm [--optimized] | --emit-asm) [--opt O0|light|O2 (default O2)]
 
 run options:
   --input NAME=DTYPE[D0,D1,...]  shape of a tensor input (needed for dynamic dims)
@@ -34,7 +34,7 @@ run options:
   --seed N                       seed of the random non-zero inputs (default 1)
   --backend host|cuda|auto       (default host)
   --mode eval|jit|both           (default jit)
-  --opt O0|light|O2              JIT optimisation level (default light)
+  --opt O0|light|O2              JIT optimisation level (default O2)
   --repeat N                     calls to time (default 1)
   --check-parity                 run eval and jit with call recording; compare records and outputs
   --stats json|text              print the runtime counters
@@ -70,7 +70,7 @@ struct RunOptions {
   uint64_t seed = 1;
   int32_t backend = HJ_BACKEND_HOST;
   bool eval = false, jit = true;
-  OptLevel opt = OptLevel::Light;
+  OptLevel opt = OptLevel::O2;
   int repeat = 1;
   bool parity = false, printRecord = false, cache = true;
   std::string stats;

@@ -80,7 +80,7 @@ void optimize(llvm::Module &m, llvm::TargetMachine &tm, OptLevel opt) {
 Expected<llvm::SmallVector<char, 0>> emitCode(llvm::Module &m, llvm::TargetMachine &tm, OptLevel opt, bool asmText) {
   switch (opt) {
     case OptLevel::O0: tm.setOptLevel(llvm::CodeGenOptLevel::None); break;
-    case OptLevel::Light: tm.setOptLevel(llvm::CodeGenOptLevel::None); break;
+    case OptLevel::Light: tm.setOptLevel(llvm::CodeGenOptLevel::Less); break;
     case OptLevel::O2: tm.setOptLevel(llvm::CodeGenOptLevel::Default); break;
   }
   llvm::SmallVector<char, 0> buf;

@@ -49,7 +49,10 @@ const char *optLevelName(OptLevel o);
 bool parseOptLevel(std::string_view s, OptLevel *out);
 
 struct CompileOptions {
-  OptLevel opt = OptLevel::Light;
+  // O2 by default: its code is the closest to a hand-written function
+  // (bench/RESULTS.md); a cold compile costs ~30 ms for 30 launches but is
+  // paid once per machine thanks to the object cache. O0 compiles ~10x faster.
+  OptLevel opt = OptLevel::O2;
   // The persistent object cache. Directory: cacheDir, else $HOSTJIT_CACHE_DIR,
   // else $XDG_CACHE_HOME/hostjit, else ~/.cache/hostjit. HOSTJIT_CACHE=0
   // turns it off as useCache=false does.
