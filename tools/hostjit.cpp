@@ -245,7 +245,6 @@ int cmdRun(const RunOptions &o) {
       tJit.print("jit");
       stats["jit"] = statsJson((*rtJit)->stats());
     }
-    outJit.size();
     if (rc) return rc;
   }
   if (o.printRecord) {

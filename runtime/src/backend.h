@@ -53,6 +53,8 @@ class Backend {
   // Host backend only: extra kernels by name, and libraries of kernels.
   virtual int32_t registerHostKernel(const char *name, hj_host_kernel_fn fn);
   virtual int32_t loadHostLibrary(const char *path);
+  // The stream work is queued on (CUDA: CUstream), or nullptr.
+  virtual void *nativeStream() const { return nullptr; }
   // Things a kernel table must keep alive after this backend is gone
   // (loaded libraries, CUDA modules).
   virtual std::shared_ptr<void> keepAlive() { return nullptr; }

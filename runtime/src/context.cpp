@@ -400,6 +400,16 @@ void hj_kernel_table_destroy(hj_kernel_table *table) {
   });
 }
 
+int32_t hj_kernel_table_native(const hj_kernel_table *table, uint32_t index, void **handle) {
+  if (!table || index >= table->kernels.size())
+    return fail(HJ_ERR_INVALID_ARGUMENT, "hj_kernel_table_native: index %u is not in the table", index);
+  const hj::KernelEntry &k = table->kernels[index];
+  *handle = table->backend == HJ_BACKEND_CUDA ? k.function : reinterpret_cast<void *>(k.host);
+  return HJ_OK;
+}
+
+void *hj_context_native_stream(const hj_context *ctx) { return ctx->backend->nativeStream(); }
+
 void hj_get_stats(const hj_context *ctx, hj_stats *out) { *out = ctx->stats; }
 
 void hj_reset_stats(hj_context *ctx) {

@@ -138,6 +138,7 @@ class CudaBackend final : public Backend {
   }
 
   hj_backend_kind kind() const override { return HJ_BACKEND_CUDA; }
+  void *nativeStream() const override { return stream_; }
   int32_t dlDeviceType() const override { return 2; /* kDLCUDA */ }
   int32_t deviceId() const override { return ordinal_; }
 

@@ -1,0 +1,173 @@
+// bench_gpu.cpp - host cost per call of each example on the CUDA backend
+// (evaluator and JIT), against a bare cuLaunchKernel and hj_launch, in one
+// run. Each iteration times a batch of calls being issued; the stream is
+// synchronised after the batch, outside the timed region.
+#include <benchmark/benchmark.h>
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdlib>
+
+#include "hostjit/evaluator.h"
+#include "hostjit/host_data.h"
+#include "hostjit/jit.h"
+#include "hostjit/text.h"
+#include "reference.h"
+
+using namespace hostjit;
+
+namespace {
+
+constexpr int kBatch = 64;
+std::unique_ptr<Jit> gJit;
+
+std::shared_ptr<Runtime> cudaRuntime() {
+  hj_options o;
+  hj_options_init(&o);
+  o.backend = HJ_BACKEND_CUDA;
+  o.check_zeroed = o.fill_nan = o.reuse_zeroed_memory = 0;
+  auto rt = Runtime::create(o);
+  return rt ? *rt : nullptr;
+}
+
+template <class Fn>
+void timeBatches(benchmark::State &state, Runtime &rt, Fn &&issue) {
+  for (auto _ : state) {
+    auto a = std::chrono::steady_clock::now();
+    for (int i = 0; i < kBatch; ++i) issue();
+    auto b = std::chrono::steady_clock::now();
+    state.SetIterationTime(std::chrono::duration<double>(b - a).count());
+    hj_synchronize(rt.context());
+  }
+  // Host time to issue one call (the manual time covers only issuing).
+  state.counters["us_per_call"] = benchmark::Counter(static_cast<double>(state.iterations()) * kBatch / 1e6,
+                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+struct ExampleSetup {
+  std::shared_ptr<Runtime> rt = cudaRuntime();
+  examples::ExampleCase c;
+  Program p;
+  std::optional<Evaluator> ev;
+  std::unique_ptr<CompiledProgram> cp;
+  std::optional<InputSet> inputs;
+  std::vector<hj_value> scalars;
+  std::vector<void *> outData;
+  std::vector<int64_t> outDims;
+  std::string error;
+
+  explicit ExampleSetup(const char *name) {
+    if (!rt) {
+      error = hj_last_error();
+      return;
+    }
+    const char *dir = std::getenv("HOSTJIT_EXAMPLES_DIR");
+    c = examples::exampleCases(dir && *dir ? dir : HOSTJIT_EXAMPLES_DIR, name).back();
+    Diagnostics d;
+    p = parseFile(c.file, d);
+    auto e = Evaluator::create(p, rt);
+    if (!e) {
+      error = e.error().message;
+      return;
+    }
+    ev.emplace(std::move(*e));
+    auto j = gJit->compile(p, rt);
+    if (!j) {
+      error = j.error().message;
+      return;
+    }
+    cp = std::move(*j);
+    inputs.emplace(std::move(*InputSet::random(rt, ev->plan(), c.shapes, 1)));
+    scalars.resize(c.scalars.size());
+    packScalars(c.scalars, scalars.data());
+    outData.resize(ev->plan().outputs.size());
+    outDims.resize(outputDimSlots(ev->plan()) + 1);
+  }
+  void freeOutputs() {
+    for (void *p : outData) hj_free(rt->context(), p);
+  }
+};
+
+void BM_Example(benchmark::State &state, const char *name, int mode) {
+  ExampleSetup s(name);
+  if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
+  hj_context *ctx = s.rt->context();
+  const DLTensor *const *in = s.inputs->pointers().data();
+  switch (mode) {
+    case 0:  // evaluator, raw call
+      timeBatches(state, *s.rt, [&] {
+        s.ev->call(ctx, in, s.scalars.data(), s.outData.data(), s.outDims.data());
+        s.freeOutputs();
+      });
+      break;
+    case 1:  // JIT, raw call
+      timeBatches(state, *s.rt, [&] {
+        s.cp->call(ctx, in, s.scalars.data(), s.outData.data(), s.outDims.data());
+        s.freeOutputs();
+      });
+      break;
+    case 2:  // JIT, checked arguments and owning outputs
+      timeBatches(state, *s.rt, [&] { auto out = s.cp->run(s.inputs->span(), s.c.scalars); });
+      break;
+  }
+  hj_stats st = s.rt->stats();
+  state.counters["launches_per_call"] = static_cast<double>(st.launches) / static_cast<double>(state.iterations() * kBatch);
+  state.counters["memsets_total"] = static_cast<double>(st.memsets);
+}
+
+// The floor: the grid_sum kernel launched with cuLaunchKernel directly, and
+// through hj_launch, on the same stream with the same arguments.
+void BM_Launch(benchmark::State &state, bool bare) {
+  ExampleSetup s("grid_sum");
+  if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
+  hj_context *ctx = s.rt->context();
+  using LaunchFn = int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
+                           void **, void **);
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  auto cuLaunch = lib ? reinterpret_cast<LaunchFn>(dlsym(lib, "cuLaunchKernel")) : nullptr;
+  if (!cuLaunch) return state.SkipWithError("cuLaunchKernel not found");
+  void *fn = nullptr;
+  hj_kernel_table_native(s.cp->kernels(), 0, &fn);
+  void *stream = hj_context_native_stream(ctx);
+  const DLTensor *x = s.inputs->pointers()[0];
+  int64_t total = x->shape[0] * x->shape[1], blocks = (total + 255) / 256;
+  void *y, *work, *sem;
+  int64_t one = 1;
+  hj_alloc(ctx, &one, nullptr, 1, HJ_DTYPE_f32, 0, "y", &y);
+  hj_alloc(ctx, &blocks, nullptr, 1, HJ_DTYPE_f32, 0, "work", &work);
+  hj_alloc(ctx, &one, nullptr, 1, HJ_DTYPE_i32, HJ_ALLOC_ZERO_INIT | HJ_ALLOC_RESETS_TO_ZERO, "sem", &sem);
+  void *xdata = x->data;
+  void *params[] = {&xdata, &y, &work, &sem, &total};
+  int64_t dims[7] = {blocks, 1, 1, 256, 1, 1, 0};
+  if (bare)
+    timeBatches(state, *s.rt, [&] { cuLaunch(fn, unsigned(blocks), 1, 1, 256, 1, 1, 0, stream, params, nullptr); });
+  else
+    timeBatches(state, *s.rt, [&] { hj_launch(ctx, s.cp->kernels(), 0, dims, params); });
+  hj_free(ctx, y);
+  hj_free(ctx, work);
+  hj_free(ctx, sem);
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(BM_Launch, bare_cuLaunchKernel, true)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Launch, hj_launch, false)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Example, grid_sum_eval, "grid_sum", 0)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Example, grid_sum_jit, "grid_sum", 1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Example, grid_sum_jit_run, "grid_sum", 2)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Example, splitk_eval, "splitk", 0)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Example, splitk_jit, "splitk", 1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Example, splitk_jit_run, "splitk", 2)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Example, pipeline_eval, "pipeline", 0)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Example, pipeline_jit, "pipeline", 1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Example, pipeline_jit_run, "pipeline", 2)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+int main(int argc, char **argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  gJit = std::move(*Jit::create());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  gJit.reset();
+  return 0;
+}

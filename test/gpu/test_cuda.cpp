@@ -1,0 +1,206 @@
+// test_cuda.cpp - the CUDA backend on a real GPU: results against the CPU
+// references, evaluator/JIT parity, the allocation contract, CHECK_ZEROED.
+#define CATCH_CONFIG_EXTERNAL_INTERFACES
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <memory>
+
+#include "hostjit/evaluator.h"
+#include "hostjit/host_data.h"
+#include "hostjit/jit.h"
+#include "hostjit/parity.h"
+#include "hostjit/text.h"
+#include "reference.h"
+
+using namespace hostjit;
+
+namespace {
+
+std::unique_ptr<Jit> &jitSlot() {
+  static std::unique_ptr<Jit> j;
+  return j;
+}
+Jit &jit() {
+  if (!jitSlot()) {
+    auto j = Jit::create();
+    REQUIRE(j);
+    jitSlot() = std::move(*j);
+  }
+  return *jitSlot();
+}
+struct JitTeardown : Catch::TestEventListenerBase {
+  using TestEventListenerBase::TestEventListenerBase;
+  void testRunEnded(const Catch::TestRunStats &) override { jitSlot().reset(); }
+};
+
+std::shared_ptr<Runtime> cudaRuntime(int32_t checkZeroed = 0) {
+  hj_options o;
+  hj_options_init(&o);
+  o.backend = HJ_BACKEND_CUDA;
+  o.check_zeroed = checkZeroed;
+  o.fill_nan = 0;
+  o.reuse_zeroed_memory = 0;
+  auto rt = Runtime::create(o);
+  REQUIRE(rt);
+  return *rt;
+}
+
+Program load(const std::string &file) {
+  Diagnostics d;
+  Program p = parseFile(file, d);
+  INFO(d.format(file, p.source));
+  REQUIRE(d.empty());
+  return p;
+}
+
+// The source tree: $HOSTJIT_SOURCE_DIR when set (the tests run on another
+// machine than the one that built them), else where they were built from.
+std::string sourceDir() {
+  const char *env = std::getenv("HOSTJIT_SOURCE_DIR");
+  return env && *env ? env : HOSTJIT_SOURCE_DIR;
+}
+const std::string kExamples = sourceDir() + "/examples";
+
+}  // namespace
+
+CATCH_REGISTER_LISTENER(JitTeardown)
+
+TEST_CASE("examples match the CPU reference on the GPU, eval and jit in parity", "[cuda]") {
+  for (const char *name : {"grid_sum", "splitk", "pipeline"}) {
+    for (const examples::ExampleCase &c : examples::exampleCases(kExamples, name)) {
+      Program p = load(c.file);
+      auto rtEval = cudaRuntime(), rtJit = cudaRuntime();
+      auto ev = Evaluator::create(p, rtEval);
+      REQUIRE(ev);
+      CompileOptions co;
+      co.useCache = false;
+      auto cp = jit().compile(p, rtJit, co);
+      REQUIRE(cp);
+      auto inputs = InputSet::random(rtEval, ev->plan(), c.shapes, 21);
+      REQUIRE(inputs);
+      hj_record_enable(rtEval->context(), 1);
+      hj_record_enable(rtJit->context(), 1);
+      auto a = ev->run(inputs->span(), c.scalars);
+      auto b = (*cp)->run(inputs->span(), c.scalars);
+      REQUIRE(a);
+      REQUIRE(b);
+      INFO(name);
+      CHECK(examples::checkExample(c, *inputs, *a) == "");
+      CHECK(examples::checkExample(c, *inputs, *b) == "");
+      auto rec = compareRecords(rtEval->recordLines(), rtJit->recordLines());
+      CHECK(!rec);
+      if (rec) WARN(*rec);
+      auto outs = compareOutputs(*a, *b);
+      CHECK(!outs);
+      if (outs) WARN(*outs);
+      // Later calls reuse pooled and arena memory and still compute the same.
+      for (int i = 0; i < 3; ++i) {
+        auto again = (*cp)->run(inputs->span(), c.scalars);
+        REQUIRE(again);
+        CHECK(!compareOutputs(*b, *again));
+      }
+      a->clear();
+      b->clear();
+      CHECK(rtEval->stats().live_bytes == 0);
+      CHECK(rtJit->stats().live_bytes == 0);
+    }
+  }
+}
+
+TEST_CASE("100 calls: resets_to_zero buffers take one memset, zero_init one per call", "[cuda]") {
+  struct Case {
+    const char *name;
+    uint64_t memsets;
+  } cases[] = {{"grid_sum", 1}, {"splitk", 1}, {"pipeline", 100}};
+  for (const Case &k : cases) {
+    const examples::ExampleCase c = examples::exampleCases(kExamples, k.name)[1];
+    Program p = load(c.file);
+    for (bool useJit : {false, true}) {
+      auto rt = cudaRuntime();
+      auto ev = Evaluator::create(p, rt);
+      REQUIRE(ev);
+      CompileOptions co;
+      co.useCache = false;
+      auto cp = jit().compile(p, rt, co);
+      REQUIRE(cp);
+      auto inputs = InputSet::random(rt, ev->plan(), c.shapes, 5);
+      REQUIRE(inputs);
+      uint64_t backendAllocsAfterFirst = 0;
+      for (int i = 0; i < 100; ++i) {
+        auto out = useJit ? (*cp)->run(inputs->span(), c.scalars) : ev->run(inputs->span(), c.scalars);
+        REQUIRE(out);
+        if (i == 99) CHECK(examples::checkExample(c, *inputs, *out) == "");
+        out->clear();
+        CHECK(rt->stats().live_bytes == 0);  // memory returns to the pool after every call
+        if (i == 0) backendAllocsAfterFirst = rt->stats().backend_allocs;
+      }
+      INFO(k.name << (useJit ? " jit" : " eval"));
+      hj_stats s = rt->stats();
+      CHECK(s.memsets == k.memsets);
+      CHECK(s.backend_allocs == backendAllocsAfterFirst);  // steady state: no new device memory
+      int32_t zero = 0;
+      REQUIRE(hj_arena_check_zero(rt->context(), &zero) == HJ_OK);
+      CHECK(zero == 1);
+    }
+  }
+}
+
+TEST_CASE("HOSTJIT_CHECK_ZEROED catches a CUDA kernel that leaves its semaphore non-zero", "[cuda]") {
+  Program p = load(sourceDir() + "/test/gpu/programs/leaves_nonzero.hir");
+  for (bool useJit : {false, true}) {
+    auto rt = cudaRuntime(1);
+    std::optional<Evaluator> ev;
+    std::unique_ptr<CompiledProgram> cp;
+    if (useJit) {
+      CompileOptions co;
+      co.useCache = false;
+      auto c = jit().compile(p, rt, co);
+      REQUIRE(c);
+      cp = std::move(*c);
+    } else {
+      auto e = Evaluator::create(p, rt);
+      REQUIRE(e);
+      ev.emplace(std::move(*e));
+    }
+    auto out = useJit ? cp->run({}) : ev->run({});
+    REQUIRE(!out);
+    CHECK(out.error().status == HJ_ERR_NOT_ZEROED);
+    CHECK(out.error().message.find("buffer %sem (i32, 8 bytes, zero_init resets_to_zero) was not zero when freed") !=
+          std::string::npos);
+    CHECK(out.error().message.find("@leaves_nonzero") != std::string::npos);
+    int32_t zero = 0;
+    REQUIRE(hj_arena_check_zero(rt->context(), &zero) == HJ_OK);
+    CHECK(zero == 1);
+    CHECK(rt->stats().live_bytes == 0);
+  }
+}
+
+TEST_CASE("launch errors name the kernel, the dims and the driver's error", "[cuda]") {
+  const char *text = R"(kernel @grid_sum(ptr<f32>, ptr<f32>, ptr<f32>, ptr<i32>, i64) {
+  cuda = "kernels/grid_sum.cu"
+  entry = "grid_sum"
+}
+func @main(%x: f32[?]) -> (f32[1]) {
+  %y = alloc f32[1]
+  %w = alloc f32[1]
+  %s = alloc i32[1] zero_init resets_to_zero
+  launch @grid_sum grid(1, 1, 1) block(256, 1, 1) smem(400000) (%x, %y, %w, %s, 1)
+  free %w
+  free %s
+  return %y
+}
+)";
+  Diagnostics d;
+  Program p = parse(text, kExamples + "/inline.hir", d);
+  REQUIRE(d.empty());
+  auto rt = cudaRuntime();
+  auto ev = Evaluator::create(p, rt);
+  REQUIRE(ev);
+  auto inputs = InputSet::random(rt, ev->plan(), {{"x", {4}}}, 1);
+  REQUIRE(inputs);
+  auto out = ev->run(inputs->span());
+  REQUIRE(!out);
+  CHECK(out.error().message.find("@grid_sum") != std::string::npos);
+  CHECK(out.error().message.find("CUDA_ERROR_") != std::string::npos);
+  CHECK(rt->stats().live_bytes == 0);
+}
