@@ -4,4 +4,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh
 cd build
-ctest --output-on-failure "$@"
+status=0
+ctest --output-on-failure "$@" || status=$?
+# Say visibly whether the GPU tests ran or why they were skipped.
+bin/hostjit_gpu_tests --probe || true
+exit $status

@@ -1,5 +1,6 @@
 // test_runtime.cpp - the allocation contract, points 1 to 8, through the C
 // API and through programs run by the evaluator and the JIT.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -93,6 +94,50 @@ TEST_CASE("point 1: out of memory releases cached blocks, retries once, then fai
   CHECK(std::string(hj_last_error()).find("out of device memory") != std::string::npos);
   REQUIRE(hj_free(ctx, b) == HJ_OK);
   CHECK((*rt)->stats().live_bytes == 0);
+}
+
+TEST_CASE("point 2: zero_init memory reads as zero when the first kernel starts, every call", "[runtime]") {
+  // count_and_reset copies sem[0] (as found) to %seen, then counts and resets;
+  // copy_f32 copies a zero_init buffer into the output. HOSTJIT_FILL_NAN is on,
+  // so a buffer that was not zeroed would show the NaN pattern.
+  Program p = parseOk(R"(kernel @count_and_reset(ptr<i32>, ptr<i32>) {
+  host = "count_and_reset"
+}
+kernel @copy_f32(ptr<f32>, ptr<f32>, i64) {
+  host = "copy_f32"
+}
+func @main() -> (i32[1], f32[8]) {
+  %sem = alloc i32[1] zero_init resets_to_zero
+  %seen = alloc i32[1]
+  launch @count_and_reset grid(1, 1, 1) block(1, 1, 1) smem(0) (%sem, %seen)
+  %z = alloc f32[8] zero_init
+  %y = alloc f32[8]
+  launch @copy_f32 grid(1, 1, 1) block(1, 1, 1) smem(0) (%z, %y, 8)
+  free %z
+  free %sem
+  return %seen, %y
+}
+)");
+  hj_options o = options();
+  o.fill_nan = 1;
+  for (bool jit : {false, true}) {
+    auto rt = makeRuntime(o);
+    std::unique_ptr<CompiledProgram> cp;
+    std::optional<Evaluator> ev;
+    if (jit) cp = std::move(*sharedJit().compile(p, rt, noCache()));
+    else ev.emplace(std::move(*Evaluator::create(p, rt)));
+    for (int call = 0; call < 10; ++call) {
+      auto out = jit ? cp->run({}) : ev->run({});
+      REQUIRE(out);
+      auto seen = (*out)[0].toHost();
+      auto y = (*out)[1].toHost();
+      REQUIRE(seen);
+      REQUIRE(y);
+      CHECK(std::all_of(seen->begin(), seen->end(), [](unsigned char c) { return c == 0; }));
+      CHECK(std::all_of(y->begin(), y->end(), [](unsigned char c) { return c == 0; }));
+    }
+    CHECK(rt->stats().memsets == 1 + 10);  // the arena once, %z every call
+  }
 }
 
 TEST_CASE("points 2 and 3: resets_to_zero buffers cause one memset over 100 calls", "[runtime]") {
