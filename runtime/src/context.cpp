@@ -359,7 +359,8 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
 }
 
 int32_t hj_fail(hj_context *, int32_t status, const char *message) {
-  return fail(status, "%s", message ? message : "error");
+  int32_t st = guarded([&] { return fail(status, "%s", message ? message : "error"); });
+  return st == HJ_ERR_OUT_OF_MEMORY && status != HJ_ERR_OUT_OF_MEMORY ? status : st;
 }
 
 int32_t hj_register_host_kernel(hj_context *ctx, const char *name, hj_host_kernel_fn fn) {
@@ -441,7 +442,7 @@ int32_t hj_record_get(const hj_context *ctx, uint64_t index, hj_record_entry *ou
   return HJ_OK;
 }
 
-int64_t hj_record_format(const hj_context *ctx, uint64_t index, char *buf, uint64_t cap) {
+static int64_t recordFormat(const hj_context *ctx, uint64_t index, char *buf, uint64_t cap) {
   if (index >= ctx->record.size()) return -1;
   const hj::RecordedCall &c = ctx->record[index];
   const hj_record_entry &e = c.entry;
@@ -509,6 +510,15 @@ int64_t hj_record_format(const hj_context *ctx, uint64_t index, char *buf, uint6
     buf[n] = '\0';
   }
   return static_cast<int64_t>(s.size());
+}
+
+int64_t hj_record_format(const hj_context *ctx, uint64_t index, char *buf, uint64_t cap) {
+  try {
+    return recordFormat(ctx, index, buf, cap);
+  } catch (...) {
+    fail(HJ_ERR_OUT_OF_MEMORY, "hj_record_format: host memory exhausted");
+    return -1;
+  }
 }
 
 int32_t hj_empty_cache(hj_context *ctx) {
