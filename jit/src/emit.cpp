@@ -249,16 +249,25 @@ class Emitter {
     b_.SetInsertPoint(cont);
   }
 
-  Value *storeArray(llvm::AllocaInst *arr, const std::vector<uint32_t> &exprs) {
-    for (size_t d = 0; d < exprs.size(); ++d)
-      b_.CreateStore(vals_[exprs[d]], b_.CreateConstInBoundsGEP2_64(sizesTy_, arr, 0, d));
-    return arr;
+  // Stores plan expressions into a scratch array, skipping elements that
+  // already hold the same expression: the runtime only reads these arrays,
+  // and the code is straight-line, so a store made earlier is still there.
+  void storeScratch(llvm::AllocaInst *arr, llvm::ArrayType *ty, std::vector<uint32_t> &held,
+                    const std::vector<uint32_t> &exprs) {
+    if (held.size() < exprs.size()) held.resize(exprs.size(), UINT32_MAX);
+    for (size_t d = 0; d < exprs.size(); ++d) {
+      if (held[d] == exprs[d]) continue;
+      b_.CreateStore(vals_[exprs[d]], b_.CreateConstInBoundsGEP2_64(ty, arr, 0, d));
+      held[d] = exprs[d];
+    }
   }
 
   void emitAlloc(const PlanStep &s) {
     Value *null = llvm::ConstantPointerNull::get(b_.getPtrTy());
-    Value *sizes = s.sizes.empty() ? null : storeArray(sizes_, s.sizes);
-    Value *strides = s.strides.empty() ? null : storeArray(strides_, s.strides);
+    if (!s.sizes.empty()) storeScratch(sizes_, sizesTy_, heldSizes_, s.sizes);
+    if (!s.strides.empty()) storeScratch(strides_, sizesTy_, heldStrides_, s.strides);
+    Value *sizes = s.sizes.empty() ? null : static_cast<Value *>(sizes_);
+    Value *strides = s.strides.empty() ? null : static_cast<Value *>(strides_);
     Value *name = b_.CreateGlobalString(s.name, "name." + s.name, 0, &m_);
     Value *st = b_.CreateCall(rt_.hj_alloc, {ctx_, sizes, strides, b_.getInt32(s.sizes.size()),
                                              b_.getInt32(static_cast<uint32_t>(s.dtype)), b_.getInt32(s.flags), name,
@@ -274,7 +283,7 @@ class Emitter {
   }
 
   void emitLaunch(const PlanStep &s) {
-    for (int d = 0; d < 7; ++d) b_.CreateStore(vals_[s.dims[d]], b_.CreateConstInBoundsGEP2_64(dimsTy_, dims_, 0, d));
+    storeScratch(dims_, dimsTy_, heldDims_, std::vector<uint32_t>(s.dims, s.dims + 7));
     for (size_t a = 0; a < s.args.size(); ++a) {
       const PlanArg &arg = s.args[a];
       Value *v = nullptr;
@@ -330,6 +339,7 @@ class Emitter {
   llvm::AllocaInst *sizes_ = nullptr, *strides_ = nullptr, *dims_ = nullptr, *args_ = nullptr, *params_ = nullptr;
   llvm::AllocaInst *buffers_ = nullptr;
   std::vector<Value *> slots_;
+  std::vector<uint32_t> heldSizes_, heldStrides_, heldDims_;  // expression each scratch element holds
   std::vector<Value *> inputPtrs_, vals_;
   BasicBlock *cleanup_ = nullptr;
 };
