@@ -91,6 +91,10 @@ ExprId ExprTable::scalarInput(uint32_t input, DType type) {
 
 ExprId ExprTable::binary(OpCode op, ExprId a, ExprId b, std::string *error) {
   const Expr ea = (*this)[a], eb = (*this)[b];
+  if (ea.type != eb.type) {  // callers type-check first; never mix widths
+    if (error) *error = "operands of different types";
+    return ExprId{};
+  }
   DType t = ea.type;
   bool isCmp = opClass(op) == OpClass::Compare;
   DType resultType = isCmp ? DType::Bool : t;
@@ -313,9 +317,9 @@ ValueId ProgramBuilder::op(std::string name, OpCode op, Operand a, Operand b, Lo
       } else if (tv.def == Value::Def::Stmt && tv.defIndex < p_.body.size()) {
         if (const auto *al = std::get_if<Alloc>(&p_.body[tv.defIndex].node)) {
           if (op == OpCode::Size) {
-            e = exprOf(al->extents[dim], DType::i64);
+            if (dim < al->extents.size()) e = exprOf(al->extents[dim], DType::i64);
           } else if (!al->strides.empty()) {
-            e = exprOf(al->strides[dim], DType::i64);
+            if (dim < al->strides.size()) e = exprOf(al->strides[dim], DType::i64);
           } else {
             e = p_.exprs.constInt(1);
             for (size_t d = dim + 1; d < al->extents.size() && e.valid(); ++d) {

@@ -86,14 +86,8 @@ class Planner {
     plan_.steps.push_back(std::move(s));
   }
 
-  // Extents and dims are i64 at run time; i32 values are widened.
-  uint32_t operandI64(const Operand &o) {
-    if (o.isValue() && p_.value(o.value).dtype == DType::i32) {
-      // Widening is exact: an i32 expression's value is held sign-extended.
-      return operand(o, DType::i32);
-    }
-    return operand(o, DType::i64);
-  }
+  // Extents, strides and launch dims are i64 (the verifier sees to it).
+  uint32_t operandI64(const Operand &o) { return operand(o, DType::i64); }
 
   void step(const Free &n) {
     PlanStep s;

@@ -88,7 +88,9 @@ class Verifier {
     return true;
   }
 
-  // An integer scalar operand: i64/i32 value or integer literal (>= minLit).
+  // A size operand (extents, strides, launch dims): an i64 value or an
+  // integer literal (>= minLit). i32 values are refused: sizes are i64, and
+  // an i32 would leak its width into expressions built from it.
   void intOperand(const Operand &o, const std::string &what, int64_t minLit) {
     if (!use(o)) return;
     switch (o.kind) {
@@ -98,9 +100,9 @@ class Verifier {
       case Operand::Kind::Float: error(o.loc, what + " must be an integer, not a float literal"); return;
       case Operand::Kind::Value: {
         const Value &v = p_.value(o.value);
-        if (v.isTensor) error(o.loc, what + " must be an integer scalar; " + name(o.value) + " is a tensor");
-        else if (v.dtype != DType::i64 && v.dtype != DType::i32)
-          error(o.loc, what + " must be an integer scalar; " + name(o.value) + " is " + dtypeName(v.dtype));
+        if (v.isTensor) error(o.loc, what + " must be an i64 scalar; " + name(o.value) + " is a tensor");
+        else if (v.dtype != DType::i64)
+          error(o.loc, what + " must be an i64 scalar; " + name(o.value) + " is " + dtypeName(v.dtype));
         return;
       }
     }
@@ -112,10 +114,40 @@ class Verifier {
     if (ok) {
       ScalarOpType t = inferScalarOp(p_, n.op, n.a, n.b);
       if (!t.type) error(t.where, t.error);
-      else if (!p_.value(n.result).expr.valid())
+      else if (!meta && !literalsFit(n))
+        ;
+      else if ((n.op == OpCode::Div || n.op == OpCode::Mod || n.op == OpCode::CeilDiv) &&
+               n.b.kind == Operand::Kind::Int && n.b.i == 0)
+        error(n.b.loc, std::string("division by zero: the divisor of '") + opName(n.op) + "' is 0");
+      else if (!meta && !p_.value(n.result).expr.valid() && constant(n.a) && constant(n.b))
         error(stmt_->loc, "cannot evaluate " + name(n.result) + ": division by zero in a constant expression");
     }
     define(n.result);
+  }
+
+  // Whether an operand folded to a constant (a literal, or a value that did).
+  bool constant(const Operand &o) const {
+    if (!o.isValue()) return true;
+    ExprId e = p_.value(o.value).expr;
+    return e.valid() && p_.exprs[e].kind == Expr::Kind::Const;
+  }
+
+  // Integer literals must fit the type of the value they meet (i32, bool).
+  bool literalsFit(const ScalarOp &n) {
+    OperandType ta = operandType(p_, n.a), tb = operandType(p_, n.b);
+    DType t = !ta.isLiteral ? ta.dtype : tb.dtype;
+    if (ta.isLiteral && tb.isLiteral) return true;
+    for (const Operand *o : {&n.a, &n.b}) {
+      if (o->kind != Operand::Kind::Int) continue;
+      bool fits = t != DType::i32 && t != DType::Bool;
+      if (t == DType::i32) fits = o->i >= INT32_MIN && o->i <= INT32_MAX;
+      if (t == DType::Bool) fits = o->i == 0 || o->i == 1;
+      if (!fits) {
+        error(o->loc, "literal " + std::to_string(o->i) + " does not fit " + dtypeName(t));
+        return false;
+      }
+    }
+    return true;
   }
 
   void check(const Alloc &n) {

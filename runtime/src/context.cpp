@@ -313,8 +313,8 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
     if (!table || kernel >= table->kernels.size())
       return fail(HJ_ERR_INVALID_ARGUMENT, "hj_launch: kernel index %u is not in the kernel table", kernel);
     const hj::KernelEntry &k = table->kernels[kernel];
-    if (table->backend != ctx->backend->kind())
-      return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: the kernel table was made for another backend",
+    if (table->backend != ctx->backend->kind() || table->device != ctx->backend->deviceId())
+      return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: the kernel table was made for another backend or device",
                   k.name.c_str());
     static const char *what[] = {"grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z"};
     for (int i = 0; i < 6; ++i)
@@ -323,7 +323,7 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
                     "launch of @%s grid(%" PRId64 ", %" PRId64 ", %" PRId64 ") block(%" PRId64 ", %" PRId64
                     ", %" PRId64 "): %s is %" PRId64 ", expected 1 to 2147483647",
                     k.name.c_str(), dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], what[i], dims[i]);
-    if (dims[3] * dims[4] * dims[5] > 1024)
+    if (dims[3] > 1024 || dims[4] > 1024 || dims[5] > 1024 || dims[3] * dims[4] * dims[5] > 1024)
       return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: block(%" PRId64 ", %" PRId64 ", %" PRId64
                   ") has more than 1024 threads", k.name.c_str(), dims[3], dims[4], dims[5]);
     if (dims[6] < 0 || dims[6] > INT32_MAX)

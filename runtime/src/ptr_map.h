@@ -25,6 +25,7 @@ class PtrMap {
   }
 
   V *find(const void *key) const {
+    if (key == nullptr || key == tombstone()) return nullptr;
     size_t mask = slots_.size() - 1;
     for (size_t i = hash(key) & mask;; i = (i + 1) & mask) {
       const Slot &s = slots_[i];
@@ -35,6 +36,7 @@ class PtrMap {
 
   // Removes key and returns its value, or nullptr when absent.
   V *erase(const void *key) {
+    if (key == nullptr || key == tombstone()) return nullptr;
     size_t mask = slots_.size() - 1;
     for (size_t i = hash(key) & mask;; i = (i + 1) & mask) {
       Slot &s = slots_[i];

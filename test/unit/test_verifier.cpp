@@ -92,10 +92,26 @@ TEST_CASE("verifier: extents and launch dims of the wrong kind", "[verifier]") {
       "  free %f\n  free %g\n  return\n");
   REQUIRE(v.size() == 6);
   CHECK(v[1] == "7:18: extent 0 must be an integer, not a float literal");
-  CHECK(v[2] == "8:18: extent 0 must be an integer scalar; %x is a tensor");
+  CHECK(v[2] == "8:18: extent 0 must be an i64 scalar; %x is a tensor");
   CHECK(v[3] == "9:20: grid.x must be >= 1, got 0");
-  CHECK(v[4] == "9:35: block.x must be an integer scalar; %x is a tensor");
+  CHECK(v[4] == "9:35: block.x must be an i64 scalar; %x is a tensor");
   CHECK(v[5] == "9:50: smem must be >= 0, got -1");
+}
+
+TEST_CASE("verifier: sizes are i64, literals fit their type, constant zero divisors", "[verifier]") {
+  auto v = problems(
+      "  %g = alloc f32[%m]\n  %k = add %m, 4294967296\n  %n = size %x, 0\n  %d = div %n, 0\n  free %g\n  return\n",
+      "(%x: f32[?], %m: i32) -> ()");
+  REQUIRE(v.size() == 4);
+  CHECK(v[1] == "7:18: extent 0 must be an i64 scalar; %m is i32");
+  CHECK(v[2] == "8:16: literal 4294967296 does not fit i32");
+  CHECK(v[3] == "10:16: division by zero: the divisor of 'div' is 0");
+}
+
+TEST_CASE("verifier: a stride query past the strides given does not crash", "[verifier]") {
+  auto v = problems("  %b = alloc f32[4, 4] strides[1]\n  %s = stride %b, 1\n  free %b\n  return\n");
+  REQUIRE(v.size() == 2);
+  CHECK(v[1] == "7:3: alloc has 2 extents but 1 strides");
 }
 
 TEST_CASE("verifier: ill-typed scalar operations", "[verifier]") {
