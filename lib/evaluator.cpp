@@ -108,6 +108,9 @@ int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj
     }
   }
 
+  for (const PlanCheck &c : plan.checks)
+    if (regs[c.expr].i != c.value) return hj_fail(ctx, HJ_ERR_INVALID_ARGUMENT, c.message.c_str());
+
   // Buffers in allocation order (slot order); a freed buffer's entry is NULL.
   Scratch<void *, 32> slots(plan.numSlots);
   for (uint32_t i = 0; i < plan.numSlots; ++i) slots[i] = nullptr;

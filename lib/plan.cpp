@@ -127,9 +127,19 @@ class Planner {
   }
 
   void step(const Return &n) {
-    for (const Operand &o : n.values) {
-      const PlanStep &al = plan_.steps[allocs_.at(o.value.index)];
+    for (size_t i = 0; i < n.values.size(); ++i) {
+      const Operand &o = n.values[i];
+      PlanStep &al = plan_.steps[allocs_.at(o.value.index)];
+      al.flags |= HJ_ALLOC_OUTPUT;
       plan_.outputs.push_back({slotOf(o.value), al.dtype, al.sizes, al.strides});
+      const TensorType &declared = p_.results[i];
+      for (size_t d = 0; d < declared.dims.size(); ++d) {
+        const Expr &e = plan_.exprs[al.sizes[d]];
+        if (declared.dims[d] == kDynamic || e.kind == Expr::Kind::Const) continue;  // literals: the verifier's
+        plan_.checks.push_back({al.sizes[d], declared.dims[d],
+                                "output " + std::to_string(i) + " (%" + al.name + ") does not have the declared shape " +
+                                    toString(declared) + ": dim " + std::to_string(d) + " differs"});
+      }
     }
   }
 
@@ -184,6 +194,12 @@ std::string planFingerprint(const Plan &plan) {
     w.pod(e.a.index);
     w.pod(e.b.index);
     w.str(plan.exprNames[i]);
+  }
+  w.pod(static_cast<uint64_t>(plan.checks.size()));
+  for (const PlanCheck &c : plan.checks) {
+    w.pod(c.expr);
+    w.pod(c.value);
+    w.str(c.message);
   }
   w.pod(plan.numSlots);
   w.pod(static_cast<uint64_t>(plan.steps.size()));

@@ -272,6 +272,9 @@ class Verifier {
       if (i >= p_.results.size()) continue;
       const TensorType &rt = p_.results[i];
       const auto &al = std::get<Alloc>(p_.body[v.defIndex].node);
+      if (al.resetsToZero)
+        error(o.loc, "returns " + name(o.value) + ", which is resets_to_zero: a returned buffer holds results, "
+                     "which no kernel resets; drop resets_to_zero");
       if (v.dtype != rt.dtype || v.rank != rt.dims.size()) {
         error(o.loc, "returns " + name(o.value) + " of type " + dtypeName(v.dtype) + " rank " + std::to_string(v.rank) +
                          "; the signature declares " + toString(rt));

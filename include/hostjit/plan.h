@@ -58,12 +58,21 @@ struct PlanKernel {
   bool hasHost = false, hasCuda = false;
 };
 
+// A static dim of an output whose extent is computed: checked at run time,
+// after the expressions and before any runtime call.
+struct PlanCheck {
+  uint32_t expr = 0;
+  int64_t value = 0;
+  std::string message;
+};
+
 struct Plan {
   // Expressions in evaluation order: operands refer to earlier entries.
   std::vector<Expr> exprs;
   // For each expression, the value it computes ("%blocks"), for messages.
   std::vector<std::string> exprNames;
   uint32_t numSlots = 0;
+  std::vector<PlanCheck> checks;
   std::vector<PlanStep> steps;
   std::vector<PlanOutput> outputs;
   std::vector<PlanInput> inputs;

@@ -68,6 +68,8 @@ class Emitter {
                      b_.CreateConstInBoundsGEP2_64(paramsTy_, params_, 0, a));
     inputPtrs_.resize(plan_.inputs.size(), nullptr);
     emitExprs();
+    for (const PlanCheck &c : plan_.checks)
+      failIf(b_.CreateICmpNE(vals_[c.expr], b_.getInt64(c.value)), HJ_ERR_INVALID_ARGUMENT, c.message);
     for (const PlanStep &s : plan_.steps) {
       switch (s.kind) {
         case PlanStep::Kind::Alloc: emitAlloc(s); break;

@@ -230,7 +230,9 @@ int32_t hj_alloc(hj_context *ctx, const int64_t *sizes, const int64_t *strides, 
     uint64_t bytes = 0;
     if (int32_t st = bufferBytes(sizes, strides, rank, esize, name, &bytes)) return st;
     bool zero = flags & HJ_ALLOC_ZERO_INIT;
-    bool fromArena = zero && ((flags & HJ_ALLOC_RESETS_TO_ZERO) || ctx->reuseZeroed);
+    if ((flags & HJ_ALLOC_OUTPUT) && (flags & HJ_ALLOC_RESETS_TO_ZERO))
+      return fail(HJ_ERR_INVALID_ARGUMENT, "buffer %%%s: an output cannot be resets_to_zero", name);
+    bool fromArena = zero && !(flags & HJ_ALLOC_OUTPUT) && ((flags & HJ_ALLOC_RESETS_TO_ZERO) || ctx->reuseZeroed);
     Block *b = nullptr;
     size_t grew = 0;
     if (fromArena) {
@@ -450,10 +452,11 @@ static int64_t recordFormat(const hj_context *ctx, uint64_t index, char *buf, ui
   char tmp[256];
   switch (e.kind) {
     case HJ_REC_ALLOC:
-      std::snprintf(tmp, sizeof tmp, "alloc #%llu %%%s %s bytes=%llu%s%s", (unsigned long long)e.buffer,
+      std::snprintf(tmp, sizeof tmp, "alloc #%llu %%%s %s bytes=%llu%s%s%s", (unsigned long long)e.buffer,
                     c.name.c_str(), dtypeName(e.dtype), (unsigned long long)e.bytes,
                     (e.flags & HJ_ALLOC_ZERO_INIT) ? " zero_init" : "",
-                    (e.flags & HJ_ALLOC_RESETS_TO_ZERO) ? " resets_to_zero" : "");
+                    (e.flags & HJ_ALLOC_RESETS_TO_ZERO) ? " resets_to_zero" : "",
+                    (e.flags & HJ_ALLOC_OUTPUT) ? " output" : "");
       s = tmp;
       break;
     case HJ_REC_FREE:

@@ -170,3 +170,26 @@ func @main(%x: f32[?], %k: i64) -> (f32[?]) {
   REQUIRE(ok.status == 0);
   CHECK(ok.outputs[0].size(0) == 4);
 }
+
+TEST_CASE("parity: a computed extent that breaks a static output dim fails the same way", "[parity]") {
+  Program p = parseOk(R"(kernel @empty() {
+  host = "empty"
+}
+func @main(%x: f32[?]) -> (f32[4]) {
+  %n = size %x, 0
+  %y = alloc f32[%n]
+  launch @empty grid(1, 1, 1) block(1, 1, 1) smem(0) ()
+  return %y
+}
+)");
+  ParityArgs five{{{"x", {5}}}, {}};
+  SharedInputs in(p, five);
+  RunResult e = runOnce(p, in, false, 0, OptLevel::Light);
+  RunResult j = runOnce(p, in, true, 0, OptLevel::O0);
+  CHECK(e.error == "output 0 (%y) does not have the declared shape f32[4]: dim 0 differs");
+  CHECK(j.error == e.error);
+  CHECK(e.record.empty());
+  ParityArgs four{{{"x", {4}}}, {}};
+  SharedInputs in4(p, four);
+  CHECK(runOnce(p, in4, true, 0, OptLevel::O2).status == 0);
+}

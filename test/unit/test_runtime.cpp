@@ -174,6 +174,50 @@ TEST_CASE("point 5: reuse_zeroed_memory treats zero_init as resets_to_zero", "[r
   CHECK((*rt)->stats().arena_growths == 1);
 }
 
+TEST_CASE("point 5: outputs never come from the arena, even with reuse_zeroed_memory", "[runtime]") {
+  // Program a returns a zero_init output that its kernel fills; program b
+  // then takes a zero_init semaphore. Were the output taken from the arena,
+  // b's semaphore would land on a's results and start non-zero.
+  Program a = parseOk(R"(kernel @strided_fill(ptr<f32>, i64, i64, i64, i64) {
+  host = "strided_fill"
+}
+func @main() -> (f32[64]) {
+  %y = alloc f32[64] zero_init
+  launch @strided_fill grid(1, 1, 1) block(1, 1, 1) smem(0) (%y, 1, 64, 64, 1)
+  return %y
+}
+)");
+  Program b = parseOk(R"(kernel @count_and_reset(ptr<i32>, ptr<i32>) {
+  host = "count_and_reset"
+}
+func @main() -> (i32[1]) {
+  %sem = alloc i32[64] zero_init
+  %seen = alloc i32[1]
+  launch @count_and_reset grid(1, 1, 1) block(1, 1, 1) smem(0) (%sem, %seen)
+  free %sem
+  return %seen
+}
+)");
+  hj_options o = options();
+  o.reuse_zeroed_memory = 1;
+  auto rt = makeRuntime(o);
+  auto ea = Evaluator::create(a, rt);
+  auto eb = Evaluator::create(b, rt);
+  REQUIRE(ea);
+  REQUIRE(eb);
+  for (int call = 0; call < 3; ++call) {
+    REQUIRE(ea->run({}));  // the output is dropped at once
+    auto out = eb->run({});
+    REQUIRE(out);
+    auto seen = (*out)[0].toHost();
+    REQUIRE(seen);
+    CHECK(std::all_of(seen->begin(), seen->end(), [](unsigned char c) { return c == 0; }));
+  }
+  int32_t zero = 0;
+  REQUIRE(hj_arena_check_zero(rt->context(), &zero) == HJ_OK);
+  CHECK(zero == 1);
+}
+
 TEST_CASE("point 3: the arena reuses a region and grows once when it is too small", "[runtime]") {
   auto rt = Runtime::create(options());
   REQUIRE(rt);

@@ -108,6 +108,13 @@ TEST_CASE("verifier: sizes are i64, literals fit their type, constant zero divis
   CHECK(v[3] == "10:16: division by zero: the divisor of 'div' is 0");
 }
 
+TEST_CASE("verifier: a returned buffer cannot be resets_to_zero", "[verifier]") {
+  auto v = problems("  %y = alloc f32[4] zero_init resets_to_zero\n  return %y\n", "(%x: f32[?]) -> (f32[4])");
+  REQUIRE(v.size() == 2);
+  CHECK(v[1] == "8:10: returns %y, which is resets_to_zero: a returned buffer holds results, which no kernel resets; "
+                "drop resets_to_zero");
+}
+
 TEST_CASE("verifier: a stride query past the strides given does not crash", "[verifier]") {
   auto v = problems("  %b = alloc f32[4, 4] strides[1]\n  %s = stride %b, 1\n  free %b\n  return\n");
   REQUIRE(v.size() == 2);

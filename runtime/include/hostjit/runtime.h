@@ -31,7 +31,9 @@ typedef enum hj_dtype {
 /* hj_alloc flags (DESIGN.md, the allocation contract). */
 enum {
   HJ_ALLOC_ZERO_INIT = 1u,      /* reads as zero when the first kernel starts */
-  HJ_ALLOC_RESETS_TO_ZERO = 2u  /* the kernels leave it zero: arena, no memset */
+  HJ_ALLOC_RESETS_TO_ZERO = 2u, /* the kernels leave it zero: arena, no memset */
+  HJ_ALLOC_OUTPUT = 4u          /* returned to the caller: never from the arena, even
+                                   with reuse_zeroed_memory (its contents are results) */
 };
 
 typedef enum hj_backend_kind {
