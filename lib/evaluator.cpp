@@ -9,10 +9,12 @@ namespace hostjit {
 
 namespace {
 
-// A scalar register: integers (and bool) in i, floats in f.
+// A scalar register: integers (and bool) in i, f64 in f, f32 in f32 (kept
+// as a float so its bits travel unchanged, as in the JIT).
 union Reg {
   int64_t i;
   double f;
+  float f32;
 };
 
 // Small per-call arrays live on the stack; larger programs use the heap.
@@ -78,7 +80,8 @@ int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj
     Reg &r = regs[i];
     switch (e.kind) {
       case Expr::Kind::Const:
-        if (isFloat(e.type)) r.f = e.f;
+        if (e.type == DType::f32) r.f32 = static_cast<float>(e.f);
+        else if (isFloat(e.type)) r.f = e.f;
         else r.i = e.i;
         break;
       case Expr::Kind::InputSize: r.i = inputs[e.input]->shape[e.dim]; break;
@@ -88,7 +91,7 @@ int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj
         switch (e.type) {
           case DType::i64: r.i = v.i64; break;
           case DType::i32: r.i = v.i32; break;
-          case DType::f32: r.f = v.f32; break;
+          case DType::f32: std::memcpy(&r.f32, &v.f32, sizeof(float)); break;
           case DType::f64: r.f = v.f64; break;
           default: r.i = v.b != 0; break;
         }
@@ -96,7 +99,9 @@ int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj
       }
       case Expr::Kind::Binary: {
         DType t = plan.exprs[e.a.index].type;
-        if (isFloat(t)) {
+        if (t == DType::f32) {
+          evalF32Op(e.op, regs[e.a.index].f32, regs[e.b.index].f32, &r.f32, &r.i);
+        } else if (isFloat(t)) {
           evalFloatOp(e.op, t, regs[e.a.index].f, regs[e.b.index].f, &r.f, &r.i);
         } else if (ScalarError err = evalIntOp(e.op, t, regs[e.a.index].i, regs[e.b.index].i, &r.i);
                    err != ScalarError::None) {
@@ -156,11 +161,7 @@ int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj
                   std::memcpy(slot, &v, 4);
                   break;
                 }
-                case HJ_PARAM_F32: {
-                  float v = static_cast<float>(r.f);
-                  std::memcpy(slot, &v, 4);
-                  break;
-                }
+                case HJ_PARAM_F32: std::memcpy(slot, &r.f32, 4); break;
                 case HJ_PARAM_F64: std::memcpy(slot, &r.f, 8); break;
                 case HJ_PARAM_BOOL: {
                   uint8_t v = r.i != 0;

@@ -46,8 +46,8 @@ ScalarError evalIntOp(OpCode op, DType type, int64_t a, int64_t b, int64_t *out)
 }
 
 namespace {
-template <class T>
-void floatOp(OpCode op, T a, T b, double *f, int64_t *i) {
+template <class T, class Out>
+void floatOp(OpCode op, T a, T b, Out *f, int64_t *i) {
   switch (op) {
     case OpCode::Add: *f = static_cast<T>(a + b); return;
     case OpCode::Sub: *f = static_cast<T>(a - b); return;
@@ -67,9 +67,11 @@ void floatOp(OpCode op, T a, T b, double *f, int64_t *i) {
 }  // namespace
 
 void evalFloatOp(OpCode op, DType type, double a, double b, double *f, int64_t *i) {
-  if (type == DType::f32) floatOp<float>(op, static_cast<float>(a), static_cast<float>(b), f, i);
-  else floatOp<double>(op, a, b, f, i);
+  if (type == DType::f32) floatOp<float, double>(op, static_cast<float>(a), static_cast<float>(b), f, i);
+  else floatOp<double, double>(op, a, b, f, i);
 }
+
+void evalF32Op(OpCode op, float a, float b, float *f, int64_t *i) { floatOp<float, float>(op, a, b, f, i); }
 
 const char *scalarErrorText(ScalarError e) {
   switch (e) {

@@ -23,6 +23,9 @@ enum class ScalarError : uint8_t { None, DivisionByZero, Overflow };
 ScalarError evalIntOp(OpCode op, DType type, int64_t a, int64_t b, int64_t *out);
 // Arith ops on floats give a float (in *f); comparisons give bool (in *i).
 void evalFloatOp(OpCode op, DType type, double a, double b, double *f, int64_t *i);
+// f32 operations on floats themselves, so operands passed through unchanged
+// (min, max) keep their exact bits, NaN payloads included, as in the JIT.
+void evalF32Op(OpCode op, float a, float b, float *f, int64_t *i);
 // Wraps an int64 to the width of an integer scalar type.
 int64_t wrapTo(DType type, int64_t v);
 const char *scalarErrorText(ScalarError e);

@@ -489,13 +489,13 @@ static int64_t recordFormat(const hj_context *ctx, uint64_t index, char *buf, ui
               float f;
               uint32_t bits = uint32_t(a.value);
               std::memcpy(&f, &bits, 4);
-              std::snprintf(tmp, sizeof tmp, "f32 %.9g", f);
+              std::snprintf(tmp, sizeof tmp, "f32 %.9g [0x%08x]", f, bits);
               break;
             }
             case HJ_PARAM_F64: {
               double f;
               std::memcpy(&f, &a.value, 8);
-              std::snprintf(tmp, sizeof tmp, "f64 %.17g", f);
+              std::snprintf(tmp, sizeof tmp, "f64 %.17g [0x%016llx]", f, (unsigned long long)a.value);
               break;
             }
             default: std::snprintf(tmp, sizeof tmp, "bool %d", int(a.value & 1)); break;

@@ -2,6 +2,8 @@
 // repository: identical runtime records and bit-identical outputs, on
 // success and when a runtime call fails midway.
 #include "helpers.h"
+#include <cstring>
+
 #include "hostjit/parity.h"
 
 using namespace hostjit;
@@ -192,4 +194,28 @@ func @main(%x: f32[?]) -> (f32[4]) {
   ParityArgs four{{{"x", {4}}}, {}};
   SharedInputs in4(p, four);
   CHECK(runOnce(p, in4, true, 0, OptLevel::O2).status == 0);
+}
+
+TEST_CASE("parity: f32 scalars keep their bits (a signalling NaN stays signalling)", "[parity]") {
+  Program p = parseOk(R"(kernel @record_scalars(ptr<f64>, i64, i32, f32, f64, bool) {
+  host = "record_scalars"
+}
+func @main(%c: f32) -> (f64[12]) {
+  %m = max %c, %c
+  %y = alloc f64[12]
+  launch @record_scalars grid(1, 1, 1) block(1, 1, 1) smem(0) (%y, 1, 2, %m, 3.0, 1)
+  return %y
+}
+)");
+  SharedInputs in(p, ParityArgs{{}, {{"c", "1.0"}}});
+  uint32_t snan = 0x7F800001u;
+  std::memcpy(&in.scalars[0].value.f32, &snan, 4);
+  RunResult e = runOnce(p, in, false, 0, OptLevel::Light);
+  RunResult j = runOnce(p, in, true, 0, OptLevel::O2);
+  REQUIRE(e.status == 0);
+  REQUIRE(j.status == 0);
+  auto rec = compareRecords(e.record, j.record);
+  CHECK(!rec);
+  if (rec) WARN(*rec);
+  CHECK(e.record[1].find("f32 nan [0x7f800001]") != std::string::npos);
 }
