@@ -116,9 +116,12 @@ Expected<InputSet> InputSet::fromHost(const std::shared_ptr<Runtime> &rt, const 
   DLDevice dev = rt->device();
   for (size_t i = 0; i < plan.inputs.size(); ++i) {
     const PlanInput &in = plan.inputs[i];
-    size_t n = 1;
-    for (int64_t d : shapes[i]) n *= static_cast<size_t>(d);
-    size_t bytes = n * dtypeBytes(in.dtype);
+    size_t n = 1, bytes = 0;
+    bool overflow = false;
+    for (int64_t d : shapes[i]) overflow |= __builtin_mul_overflow(n, static_cast<size_t>(d), &n);
+    overflow |= __builtin_mul_overflow(n, dtypeBytes(in.dtype), &bytes);
+    if (overflow || bytes > (size_t{1} << 40))
+      return Error{HJ_ERR_INVALID_ARGUMENT, "input %" + in.name + ": the shape is too large (over 1 TiB)"};
     if (data[i].size() != bytes)
       return Error{HJ_ERR_INVALID_ARGUMENT, "input %" + in.name + ": " + std::to_string(data[i].size()) +
                                                 " bytes of data for " + std::to_string(bytes) + " bytes of shape"};
@@ -172,9 +175,13 @@ Expected<InputSet> InputSet::random(const std::shared_ptr<Runtime> &rt, const Pl
         shape.push_back(d);
       }
     }
-    size_t n = 1;
-    for (int64_t d : shape) n *= static_cast<size_t>(d);
-    std::vector<unsigned char> bytes(n * dtypeBytes(in.dtype));
+    size_t n = 1, total = 0;
+    bool overflow = false;
+    for (int64_t d : shape) overflow |= __builtin_mul_overflow(n, static_cast<size_t>(d), &n);
+    overflow |= __builtin_mul_overflow(n, dtypeBytes(in.dtype), &total);
+    if (overflow || total > (size_t{1} << 36))
+      return Error{HJ_ERR_INVALID_ARGUMENT, "input %" + in.name + ": the shape is too large to generate (over 64 GiB)"};
+    std::vector<unsigned char> bytes(total);
     fillRandom(in.dtype, bytes.data(), n, rng);
     dims.push_back(std::move(shape));
     data.push_back(std::move(bytes));

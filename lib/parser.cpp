@@ -178,7 +178,8 @@ class Parser {
         *slot = val.text;
         *cslot = ac;
       }
-      next();
+      k.closing.leading = peek().leadingComments;
+      k.closing.trailing = next().trailingComment;
     } catch (Failed) {
       skipToTopLevel();
     }
@@ -264,7 +265,8 @@ class Parser {
         body.back().comments.trailing = t_[pos_ - 1].trailingComment;
       }
     }
-    next();
+    b_.program().funcClosing.leading = peek().leadingComments;
+    b_.program().funcClosing.trailing = next().trailingComment;
   }
 
   Operand parseOperand() {

@@ -112,7 +112,10 @@ std::string print(const Program &p) {
     attr("cuda", k.cuda, k.cudaComments);
     attr("entry", k.entry, k.entryComments);
     attr("host", k.host, k.hostComments);
-    out += "}\n\n";
+    leading(out, k.closing, "  ");
+    out += "}";
+    endLine(out, k.closing);
+    out += "\n";
   }
   leading(out, p.funcComments, "");
   out += "func @" + p.funcName + "(";
@@ -134,7 +137,9 @@ std::string print(const Program &p) {
     out += "  " + printStmt(p, s);
     endLine(out, s.comments);
   }
-  out += "}\n";
+  leading(out, p.funcClosing, "  ");
+  out += "}";
+  endLine(out, p.funcClosing);
   for (const std::string &c : p.trailingComments) out += "//" + c + "\n";
   return out;
 }

@@ -1,6 +1,8 @@
 // hostjit.cpp - the command line: run, check, fmt and compile .hir programs.
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -86,11 +88,17 @@ Expected<std::vector<ScalarArg>> parseScalars(const Plan &plan, const std::map<s
                                                 ") needs a value: --scalar " + s.name + "=..."};
     const std::string &v = it->second;
     char *end = nullptr;
+    errno = 0;
     ScalarArg a;
     switch (s.dtype) {
       case DType::f32: a = ScalarArg::f32(std::strtof(v.c_str(), &end)); break;
       case DType::f64: a = ScalarArg::f64(std::strtod(v.c_str(), &end)); break;
-      case DType::i32: a = ScalarArg::i32(static_cast<int32_t>(std::strtol(v.c_str(), &end, 10))); break;
+      case DType::i32: {
+        long long x = std::strtoll(v.c_str(), &end, 10);
+        if (x < INT32_MIN || x > INT32_MAX) errno = ERANGE;
+        a = ScalarArg::i32(static_cast<int32_t>(x));
+        break;
+      }
       case DType::Bool:
         if (v != "true" && v != "false" && v != "1" && v != "0")
           return Error{HJ_ERR_INVALID_ARGUMENT, "--scalar " + s.name + ": expected true or false, got '" + v + "'"};
@@ -101,6 +109,8 @@ Expected<std::vector<ScalarArg>> parseScalars(const Plan &plan, const std::map<s
     }
     if (v.empty() || (end && *end))
       return Error{HJ_ERR_INVALID_ARGUMENT, "--scalar " + s.name + ": '" + v + "' is not a valid " + dtypeName(s.dtype)};
+    if (errno == ERANGE)
+      return Error{HJ_ERR_INVALID_ARGUMENT, "--scalar " + s.name + ": '" + v + "' is out of range for " + dtypeName(s.dtype)};
     out.push_back(a);
   }
   for (const auto &[name, value] : given) {

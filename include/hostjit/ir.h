@@ -128,6 +128,7 @@ struct Kernel {
   Loc loc;
   Comments comments;
   Comments cudaComments, entryComments, hostComments;
+  Comments closing;  // comments above and after the closing '}'
 };
 
 // One node of a scalar expression. Nodes are hash-consed: building the same
@@ -174,6 +175,8 @@ struct Program {
   std::shared_ptr<const std::string> source;  // the parsed text, for carets
   std::vector<Kernel> kernels;
   Comments funcComments;
+  Comments funcClosing;  // comments above and after the function's closing '}'
+
   std::vector<std::string> trailingComments;  // after the function
   std::string funcName = "main";
   Loc funcLoc;

@@ -93,6 +93,8 @@ Expected<llvm::SmallVector<char, 0>> emitCode(llvm::Module &m, llvm::TargetMachi
   return buf;
 }
 
+const char *codegenBuildId() { return "hostjit-codegen " __DATE__ " " __TIME__; }
+
 std::string moduleText(const llvm::Module &m) {
   std::string s;
   llvm::raw_string_ostream os(s);

@@ -29,5 +29,7 @@ void optimize(llvm::Module &m, llvm::TargetMachine &tm, OptLevel opt);
 // Emits an object file (asm=false) or assembly text.
 Expected<llvm::SmallVector<char, 0>> emitCode(llvm::Module &m, llvm::TargetMachine &tm, OptLevel opt, bool asmText);
 std::string moduleText(const llvm::Module &m);
+// Identifies this build of the pipelines (changes whenever codegen.cpp is rebuilt).
+const char *codegenBuildId();
 
 }  // namespace hostjit::jit

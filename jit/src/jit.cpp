@@ -76,11 +76,13 @@ Error llvmError(const char *what, llvm::Error e) {
 
 // The cache key: everything the object depends on. The module is a pure
 // function of the plan and the emitter, so the key hashes the plan's
-// fingerprint and the emitter's build id instead of printing the module
+// fingerprint and the build ids of the emitter, the pipelines and this file
+// (each changes when its file is rebuilt) instead of printing the module
 // (printing costs more than the whole rest of a warm compile).
 std::string hexKey(const std::string &fingerprint, OptLevel opt, const jit::HostTarget &t) {
   llvm::BLAKE3 h;
-  for (const std::string &part : {fingerprint, std::string(jit::emitterBuildId()), std::string(optLevelName(opt)),
+  for (const std::string &part : {fingerprint, std::string(jit::emitterBuildId()), std::string(jit::codegenBuildId()),
+                                  std::string("hostjit-jit " __DATE__ " " __TIME__), std::string(optLevelName(opt)),
                                   std::string(LLVM_VERSION_STRING), t.triple, t.cpu, t.features}) {
     h.update(llvm::StringRef(part));
     h.update(llvm::StringRef("\0", 1));

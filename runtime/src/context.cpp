@@ -127,7 +127,7 @@ int32_t checkZeroedOnFree(hj_context *ctx, Block *b) {
     return fail(HJ_ERR_NOT_ZEROED,
                 "HOSTJIT_CHECK_ZEROED: buffer %%%s (%s, %zu bytes, zero_init resets_to_zero) was not zero when "
                 "freed: byte %zu is 0x%02x; the last kernel given it was @%s, which must leave it zero",
-                b->name, dtypeName(b->dtype), b->bytes, i, host[i], b->lastKernel ? b->lastKernel : "(none)");
+                b->name, dtypeName(b->dtype), b->bytes, i, host[i], b->lastKernel[0] ? b->lastKernel : "(none)");
   }
   return HJ_OK;
 }
@@ -245,38 +245,53 @@ int32_t hj_alloc(hj_context *ctx, const int64_t *sizes, const int64_t *strides, 
     } else {
       if (int32_t st = ctx->pool.allocate(bytes, &b)) return st;
       b->region = nullptr;
-      b->lastKernel = nullptr;
+      b->lastKernel[0] = '\0';
     }
-    b->bytes = bytes;
-    b->flags = flags;
-    b->dtype = dtype;
-    b->id = ctx->nextBufferId++;
-    std::strncpy(b->name, name, sizeof b->name - 1);
-    b->name[sizeof b->name - 1] = '\0';
-    if (grew) {
-      ++ctx->stats.memsets;
-      if (ctx->recording) record(ctx, HJ_REC_MEMSET, nullptr, "arena").entry.bytes = grew;
-    }
-    if (ctx->recording) record(ctx, HJ_REC_ALLOC, b, b->name);
-    if (zero && !fromArena && bytes) {
-      if (int32_t st = ctx->backend->memsetZero(b->ptr, bytes)) {
+    // From here on the block is ours: give it back if anything fails or throws.
+    auto giveBack = [&] {
+      if (b->region) {
+        ctx->arena.release(b);
+        ctx->pool.recycle(b);
+      } else {
         ctx->pool.release(b);
-        return st;
       }
-      ++ctx->stats.memsets;
-      if (ctx->recording) record(ctx, HJ_REC_MEMSET, b, b->name);
-    } else if (!zero && ctx->fillNan && bytes) {
-      if (int32_t st = ctx->backend->fill(b->ptr, bytes, nanPattern(dtype), esize)) {
-        ctx->pool.release(b);
-        return st;
+    };
+    try {
+      b->bytes = bytes;
+      b->flags = flags;
+      b->dtype = dtype;
+      b->id = ctx->nextBufferId++;
+      std::strncpy(b->name, name, sizeof b->name - 1);
+      b->name[sizeof b->name - 1] = '\0';
+      if (grew) {
+        ++ctx->stats.memsets;
+        if (ctx->recording) record(ctx, HJ_REC_MEMSET, nullptr, "arena").entry.bytes = grew;
       }
-      ++ctx->stats.fills;
-      if (ctx->recording) record(ctx, HJ_REC_FILL, b, b->name);
+      if (ctx->recording) record(ctx, HJ_REC_ALLOC, b, b->name);
+      if (zero && !fromArena && bytes) {
+        if (int32_t st = ctx->backend->memsetZero(b->ptr, bytes)) {
+          giveBack();
+          return st;
+        }
+        ++ctx->stats.memsets;
+        if (ctx->recording) record(ctx, HJ_REC_MEMSET, b, b->name);
+      } else if (!zero && ctx->fillNan && bytes) {
+        if (int32_t st = ctx->backend->fill(b->ptr, bytes, nanPattern(dtype), esize)) {
+          giveBack();
+          return st;
+        }
+        ++ctx->stats.fills;
+        if (ctx->recording) record(ctx, HJ_REC_FILL, b, b->name);
+      }
+      ctx->live.insert(b->ptr, b);
+      ++ctx->stats.allocs;
+      ctx->stats.live_bytes += bytes;
+      if (ctx->stats.live_bytes > ctx->stats.peak_bytes) ctx->stats.peak_bytes = ctx->stats.live_bytes;
+    } catch (...) {
+      ctx->live.erase(b->ptr);
+      giveBack();
+      throw;
     }
-    ctx->live.insert(b->ptr, b);
-    ++ctx->stats.allocs;
-    ctx->stats.live_bytes += bytes;
-    if (ctx->stats.live_bytes > ctx->stats.peak_bytes) ctx->stats.peak_bytes = ctx->stats.live_bytes;
     *out = b->ptr;
     return HJ_OK;
   });
@@ -286,9 +301,14 @@ int32_t hj_free(hj_context *ctx, void *ptr) {
   return guarded([&]() -> int32_t {
     Block *b = ctx->live.erase(ptr);
     if (!b) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_free: %p is not a live buffer of this context", ptr);
-    if (ctx->recording) record(ctx, HJ_REC_FREE, b, b->name);
     int32_t st = HJ_OK;
-    if (b->region && ctx->checkZeroed && b->bytes) st = checkZeroedOnFree(ctx, b);
+    try {
+      if (ctx->recording) record(ctx, HJ_REC_FREE, b, b->name);
+      if (b->region && ctx->checkZeroed && b->bytes) st = checkZeroedOnFree(ctx, b);
+    } catch (...) {
+      releaseBlock(ctx, b);  // released even when the check cannot run
+      throw;
+    }
     releaseBlock(ctx, b);
     return st;
   });
@@ -346,7 +366,10 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
           if (Block *b = ctx->live.find(p)) {
             a.is_buffer = 1;
             a.value = b->id;
-            if (b->region) b->lastKernel = k.name.c_str();
+            if (b->region) {
+              std::strncpy(b->lastKernel, k.name.c_str(), sizeof b->lastKernel - 1);
+              b->lastKernel[sizeof b->lastKernel - 1] = '\0';
+            }
           }
         }
         if (c) c->args.push_back(a);

@@ -10,7 +10,8 @@
 namespace hj {
 
 // Sets the calling thread's last error (printf-style) and returns `status`.
-int32_t fail(int32_t status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// Never throws: without memory for the message, hj_last_error() says so.
+int32_t fail(int32_t status, const char *fmt, ...) noexcept __attribute__((format(printf, 2, 3)));
 
 // Aborts the process with file and line: for broken internal invariants only.
 [[noreturn]] void invariantFailed(const char *file, int line, const char *what);

@@ -34,7 +34,7 @@ struct Block {
   uint32_t flags = 0;
   uint32_t dtype = 0;
   ArenaRegion *region = nullptr;  // non-null for arena buffers
-  const char *lastKernel = nullptr;  // HOSTJIT_CHECK_ZEROED: last kernel given this buffer
+  char lastKernel[40] = {};  // HOSTJIT_CHECK_ZEROED: last kernel given this buffer (a copy: tables may go first)
   char name[40] = {};
 };
 

@@ -77,15 +77,20 @@ class PtrMap {
       if (slots_[i].key == nullptr || slots_[i].key == tombstone()) return i;
     (void)key;
   }
+  // Rehashes into a larger table; if allocating it throws, the map is unchanged.
   void grow() {
-    std::vector<Slot> old;
-    old.swap(slots_);
-    size_t n = old.size();
+    size_t n = slots_.size();
     while (size_ * 4 >= n) n *= 2;  // keep load low after rehash
-    slots_.assign(n, Slot{});
-    used_ = size_ = 0;
-    for (const Slot &s : old)
-      if (s.key && s.key != tombstone()) insert(s.key, s.value);
+    std::vector<Slot> fresh(n);
+    size_t mask = n - 1;
+    for (const Slot &s : slots_) {
+      if (!s.key || s.key == tombstone()) continue;
+      size_t i = hash(s.key) & mask;
+      while (fresh[i].key) i = (i + 1) & mask;
+      fresh[i] = s;
+    }
+    slots_.swap(fresh);
+    used_ = size_;
   }
 
   std::vector<Slot> slots_;

@@ -27,20 +27,24 @@ TEST_CASE("comments and literals survive formatting", "[text]") {
 kernel @k(ptr<f32>, f32, f64) {  // on the header
   // above host
   host = "copy"  // after host
-}
+  // before the kernel's end
+}  // after the kernel
 
 func @main(%x: f32[?], %s: f32) -> () {  // signature
   // before the launch
   launch @k grid(1, 1, 1) block(1, 1, 1) smem(0) (%x, %s, 0.1)  // trailing
   return
-}
+  // before the function's end
+}  // after the function
 // at the end
 )");
   std::string text = print(p);
   for (const char *want : {"// leading comment\nkernel @k(ptr<f32>, f32, f64) {  // on the header\n",
                            "  // above host\n  host = \"copy\"  // after host\n",
                            "func @main(%x: f32[?], %s: f32) -> () {  // signature\n",
-                           "  // before the launch\n  launch @k", "(%x, %s, 0.1)  // trailing\n", "}\n// at the end\n"})
+                           "  // before the launch\n  launch @k", "(%x, %s, 0.1)  // trailing\n",
+                           "  // before the kernel's end\n}  // after the kernel\n",
+                           "  // before the function's end\n}  // after the function\n// at the end\n"})
     CHECK(text.find(want) != std::string::npos);
 }
 
