@@ -139,12 +139,18 @@ int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj
       case PlanStep::Kind::Launch: {
         int64_t dims[7];
         for (int d = 0; d < 7; ++d) dims[d] = regs[s.dims[d]].i;
-        Scratch<uint64_t, 32> values(s.args.size());
+        // One 8-byte word per argument, 1 + 2 * rank for a tensor struct.
+        size_t words = 0;
+        for (const PlanArg &arg : s.args) words += 1 + arg.dims.size();
+        Scratch<uint64_t, 64> values(words);
         Scratch<void *, 32> params(s.args.size());
+        size_t word = 0;
         for (size_t a = 0; a < s.args.size(); ++a) {
           const PlanArg &arg = s.args[a];
-          void *slot = &values[a];
+          void *slot = &values[word];
           params[a] = slot;
+          for (size_t d = 0; d < arg.dims.size(); ++d) std::memcpy(&values[word + 1 + d], &regs[arg.dims[d]].i, 8);
+          word += 1 + arg.dims.size();
           switch (arg.kind) {
             case PlanArg::Kind::Input: {
               const DLTensor *t = inputs[arg.index];

@@ -1,4 +1,5 @@
 // parser.cpp - parses .hir text into a Program through the ProgramBuilder.
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -142,6 +143,20 @@ class Parser {
             DType d = parseDTypeTok(false);
             expectPunct(">");
             params.push_back({true, d});
+          } else if (isIdent("tensor")) {
+            next();
+            expectPunct("<");
+            DType d = parseDTypeTok(false);
+            expectPunct(",");
+            if (peek().kind != Tok::Int) fail("a rank (0 to 8)");
+            const Token &r = next();
+            if (r.i < 0 || r.i > static_cast<int64_t>(kMaxRank)) error(r.loc, "a tensor rank must be 0 to 8");
+            expectPunct(">");
+            ParamType pt;
+            pt.dtype = d;
+            pt.isStruct = true;
+            pt.rank = static_cast<uint32_t>(std::clamp<int64_t>(r.i, 0, kMaxRank));
+            params.push_back(pt);
           } else {
             params.push_back({false, parseDTypeTok(true)});
           }

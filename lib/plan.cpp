@@ -117,6 +117,7 @@ class Planner {
           pa.kind = PlanArg::Kind::Buffer;
           pa.index = slotOf(a.value);
         }
+        if (k.params[i].isStruct) pa.dims = structDims(v);
       } else {
         pa.kind = PlanArg::Kind::Expr;
         pa.index = operand(a, k.params[i].dtype);
@@ -124,6 +125,35 @@ class Planner {
       s.args.push_back(pa);
     }
     plan_.steps.push_back(std::move(s));
+  }
+
+  // The sizes, then the strides (elements), of a tensor passed as a struct.
+  std::vector<uint32_t> structDims(const Value &v) {
+    std::vector<uint32_t> sizes, strides;
+    if (v.def == Value::Def::TensorInput) {
+      for (uint32_t d = 0; d < v.rank; ++d) {
+        int64_t fixed = v.inputDims[d];
+        sizes.push_back(use(fixed == kDynamic ? table_.inputSize(v.defIndex, d) : table_.constInt(fixed)));
+        strides.push_back(use(table_.inputStride(v.defIndex, d)));
+      }
+    } else {
+      const auto &al = std::get<Alloc>(p_.body[v.defIndex].node);
+      for (const Operand &o : al.extents) sizes.push_back(operandI64(o));
+      if (!al.strides.empty()) {
+        for (const Operand &o : al.strides) strides.push_back(operandI64(o));
+      } else {
+        ExprId s = table_.constInt(1);
+        std::vector<ExprId> rev;
+        for (size_t d = al.extents.size(); d-- > 0;) {
+          rev.push_back(s);
+          ExprId e = al.extents[d].isValue() ? p_.value(al.extents[d].value).expr : table_.constInt(al.extents[d].i);
+          s = table_.binary(OpCode::Mul, s, e, nullptr);
+        }
+        for (size_t d = rev.size(); d-- > 0;) strides.push_back(use(rev[d]));
+      }
+    }
+    sizes.insert(sizes.end(), strides.begin(), strides.end());
+    return sizes;
   }
 
   void step(const Return &n) {
@@ -218,6 +248,7 @@ std::string planFingerprint(const Plan &plan) {
       w.pod(static_cast<uint8_t>(a.kind));
       w.pod(a.index);
       w.pod(a.param);
+      w.vec(a.dims);
     }
   }
   w.pod(static_cast<uint64_t>(plan.outputs.size()));

@@ -47,11 +47,13 @@ std::string toString(const TensorType &t) {
 }
 
 std::string toString(const ParamType &t) {
+  if (t.isStruct) return std::string("tensor<") + dtypeName(t.dtype) + ", " + std::to_string(t.rank) + ">";
   return t.isPointer ? std::string("ptr<") + dtypeName(t.dtype) + ">" : dtypeName(t.dtype);
 }
 
 int32_t paramKind(const ParamType &t) {
   if (t.isPointer) return HJ_PARAM_PTR;
+  if (t.isStruct) return HJ_PARAM_TENSOR | static_cast<int32_t>(t.rank << 8);
   switch (t.dtype) {
     case DType::i32: return HJ_PARAM_I32;
     case DType::i64: return HJ_PARAM_I64;

@@ -45,7 +45,7 @@ class Verifier {
       if (!k.cuda && !k.host)
         d_.error(k.loc, "kernel @" + k.name + " has no implementation: give 'host' and/or 'cuda' with 'entry'");
       for (const ParamType &pt : k.params)
-        if (!pt.isPointer && !isScalarType(pt.dtype))
+        if (!pt.isTensor() && !isScalarType(pt.dtype))
           d_.error(k.loc, "kernel @" + k.name + ": parameter type " + toString(pt) + " is not a scalar type");
     }
   }
@@ -218,11 +218,14 @@ class Verifier {
       const ParamType &pt = k.params[i];
       std::string what = "argument " + std::to_string(i + 1) + " of @" + k.name;
       OperandType t = operandType(p_, a);
-      if (pt.isPointer) {
+      if (pt.isTensor()) {
         if (!t.isTensor) error(a.loc, what + " must be a " + dtypeName(pt.dtype) + " tensor (" + toString(pt) + ")");
         else if (t.dtype != pt.dtype)
           error(a.loc, what + " must be a " + dtypeName(pt.dtype) + " tensor (" + toString(pt) + "); " +
                            name(a.value) + " is " + dtypeName(t.dtype));
+        else if (pt.isStruct && p_.value(a.value).rank != pt.rank)
+          error(a.loc, what + " must have rank " + std::to_string(pt.rank) + " (" + toString(pt) + "); " +
+                           name(a.value) + " has rank " + std::to_string(p_.value(a.value).rank));
         continue;
       }
       if (t.isTensor) {

@@ -18,6 +18,7 @@ struct PlanArg {
   enum class Kind : uint8_t { Input, Buffer, Expr } kind = Kind::Expr;
   uint32_t index = 0;  // tensor input, buffer slot or plan expression
   int32_t param = 0;   // hj_param_kind
+  std::vector<uint32_t> dims;  // tensor structs: plan expressions of the sizes, then the strides
 };
 
 struct PlanStep {

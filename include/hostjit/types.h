@@ -38,11 +38,16 @@ struct TensorType {
   bool operator==(const TensorType &) const = default;
 };
 
-// A kernel parameter: a tensor's data pointer (`ptr<f32>`) or a scalar.
+// A kernel parameter: a tensor's data pointer (`ptr<f32>`), a tensor struct
+// (`tensor<f32, 2>`: data pointer, sizes, strides, as nvFuser kernels take
+// them; see HJ_PARAM_TENSOR) or a scalar.
 struct ParamType {
   bool isPointer = false;
   DType dtype = DType::f32;
+  bool isStruct = false;  // tensor<dtype, rank>
+  uint32_t rank = 0;
   bool operator==(const ParamType &) const = default;
+  bool isTensor() const { return isPointer || isStruct; }
 };
 
 std::string toString(const TensorType &t);

@@ -47,24 +47,26 @@ class Emitter {
         b_.CreateStore(llvm::ConstantPointerNull::get(b_.getPtrTy()), slots_[s.slot]);
       }
     // Scratch shared by all calls (each runtime call reads it before it
-    // returns): extents, launch dims, and one 8-byte slot per kernel argument
-    // whose address is stored in `params` once.
+    // returns): extents, launch dims, and one slot per kernel argument whose
+    // address is stored in `params` once. A slot is one 8-byte word, or
+    // 1 + 2 * rank words when the program passes tensor structs.
     size_t maxRank = 1, maxArgs = 1;
     for (const PlanStep &s : plan_.steps) {
       maxRank = std::max({maxRank, s.sizes.size(), s.strides.size()});
       maxArgs = std::max(maxArgs, s.args.size());
+      for (const PlanArg &a : s.args) slotWords_ = std::max(slotWords_, 1 + a.dims.size());
     }
     sizesTy_ = llvm::ArrayType::get(i64_, maxRank);
     sizes_ = b_.CreateAlloca(sizesTy_, nullptr, "sizes");
     strides_ = b_.CreateAlloca(sizesTy_, nullptr, "strides");
     dimsTy_ = llvm::ArrayType::get(i64_, 7);
     dims_ = b_.CreateAlloca(dimsTy_, nullptr, "dims");
-    argsTy_ = llvm::ArrayType::get(i64_, maxArgs);
+    argsTy_ = llvm::ArrayType::get(i64_, maxArgs * slotWords_);
     args_ = b_.CreateAlloca(argsTy_, nullptr, "args");
     paramsTy_ = llvm::ArrayType::get(ptr_, maxArgs);
     params_ = b_.CreateAlloca(paramsTy_, nullptr, "params");
     for (size_t a = 0; a < maxArgs; ++a)
-      b_.CreateStore(b_.CreateConstInBoundsGEP2_64(argsTy_, args_, 0, a),
+      b_.CreateStore(b_.CreateConstInBoundsGEP2_64(argsTy_, args_, 0, a * slotWords_),
                      b_.CreateConstInBoundsGEP2_64(paramsTy_, params_, 0, a));
     inputPtrs_.resize(plan_.inputs.size(), nullptr);
     emitExprs();
@@ -309,7 +311,9 @@ class Emitter {
         }
       }
       // Each value sits at the start of its 8-byte slot, as its type.
-      b_.CreateStore(v, b_.CreateConstInBoundsGEP2_64(argsTy_, args_, 0, a));
+      b_.CreateStore(v, b_.CreateConstInBoundsGEP2_64(argsTy_, args_, 0, a * slotWords_));
+      for (size_t d = 0; d < arg.dims.size(); ++d)  // a tensor struct's sizes, then strides
+        b_.CreateStore(vals_[arg.dims[d]], b_.CreateConstInBoundsGEP2_64(argsTy_, args_, 0, a * slotWords_ + 1 + d));
     }
     check(b_.CreateCall(rt_.hj_launch, {ctx_, table_, b_.getInt32(s.kernel), dims_, params_}, "st"));
   }
@@ -341,6 +345,7 @@ class Emitter {
   llvm::AllocaInst *sizes_ = nullptr, *strides_ = nullptr, *dims_ = nullptr, *args_ = nullptr, *params_ = nullptr;
   llvm::AllocaInst *buffers_ = nullptr;
   std::vector<Value *> slots_;
+  size_t slotWords_ = 1;  // 8-byte words per argument slot
   std::vector<uint32_t> heldSizes_, heldStrides_, heldDims_;  // expression each scratch element holds
   std::vector<Value *> inputPtrs_, vals_;
   BasicBlock *cleanup_ = nullptr;

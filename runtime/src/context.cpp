@@ -53,6 +53,7 @@ uint64_t nanPattern(uint32_t dtype) {
 }
 
 uint32_t paramBytes(int32_t kind) {
+  if ((kind & 0xff) == HJ_PARAM_TENSOR) return hj_param_rank(kind) <= 8 ? 8 + 16 * hj_param_rank(kind) : 0;
   switch (kind) {
     case HJ_PARAM_PTR: return sizeof(void *);
     case HJ_PARAM_I32: return 4;
@@ -359,9 +360,16 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
         std::memcpy(c->entry.dims, dims, sizeof c->entry.dims);
       }
       for (size_t i = 0; i < k.params.size(); ++i) {
-        hj_record_arg a{k.params[i], 0, 0, 0};
-        std::memcpy(&a.value, params[i], paramBytes(k.params[i]));
-        if (k.params[i] == HJ_PARAM_PTR) {
+        int32_t kind = k.params[i];
+        bool tensor = (kind & 0xff) == HJ_PARAM_TENSOR;
+        hj_record_arg a{kind, 0, 0, 0, nullptr};
+        std::memcpy(&a.value, params[i], tensor ? sizeof(void *) : paramBytes(kind));
+        if (tensor && c) {
+          const auto *dims = reinterpret_cast<const int64_t *>(static_cast<const char *>(params[i]) + sizeof(void *));
+          a.offset = c->dims.size();  // fixed up to a pointer once all args are in
+          c->dims.insert(c->dims.end(), dims, dims + 2 * hj_param_rank(kind));
+        }
+        if (kind == HJ_PARAM_PTR || tensor) {
           void *p = *static_cast<void **>(params[i]);
           if (Block *b = ctx->live.find(p)) {
             a.is_buffer = 1;
@@ -374,6 +382,12 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
         }
         if (c) c->args.push_back(a);
       }
+      if (c)
+        for (hj_record_arg &a : c->args)
+          if ((a.kind & 0xff) == HJ_PARAM_TENSOR) {
+            a.dims = c->dims.data() + a.offset;
+            a.offset = 0;
+          }
     }
     hj_dim3 grid{uint32_t(dims[0]), uint32_t(dims[1]), uint32_t(dims[2])};
     hj_dim3 block{uint32_t(dims[3]), uint32_t(dims[4]), uint32_t(dims[5])};
@@ -503,6 +517,8 @@ static int64_t recordFormat(const hj_context *ctx, uint64_t index, char *buf, ui
         if (i) s += ", ";
         if (a.is_buffer) {
           std::snprintf(tmp, sizeof tmp, "#%llu", (unsigned long long)a.value);
+        } else if ((a.kind & 0xff) == HJ_PARAM_TENSOR) {
+          std::snprintf(tmp, sizeof tmp, "ptr 0x%llx", (unsigned long long)a.value);
         } else {
           switch (a.kind) {
             case HJ_PARAM_PTR: std::snprintf(tmp, sizeof tmp, "ptr 0x%llx", (unsigned long long)a.value); break;
@@ -525,6 +541,14 @@ static int64_t recordFormat(const hj_context *ctx, uint64_t index, char *buf, ui
           }
         }
         s += tmp;
+        if ((a.kind & 0xff) == HJ_PARAM_TENSOR) {
+          uint32_t rank = hj_param_rank(a.kind);
+          s += " sizes[";
+          for (uint32_t d = 0; d < rank; ++d) s += (d ? ", " : "") + std::to_string(a.dims[d]);
+          s += "] strides[";
+          for (uint32_t d = 0; d < rank; ++d) s += (d ? ", " : "") + std::to_string(a.dims[rank + d]);
+          s += "]";
+        }
       }
       s += ")";
       break;

@@ -16,6 +16,7 @@ struct RecordedCall {
   hj_record_entry entry{};
   std::string name;
   std::vector<hj_record_arg> args;
+  std::vector<int64_t> dims;  // tensor-struct sizes and strides, args[i].dims point here
 };
 
 }  // namespace hj

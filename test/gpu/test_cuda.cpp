@@ -3,6 +3,7 @@
 #define CATCH_CONFIG_EXTERNAL_INTERFACES
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "hostjit/evaluator.h"
@@ -203,4 +204,41 @@ func @main(%x: f32[?]) -> (f32[1]) {
   CHECK(out.error().message.find("@grid_sum") != std::string::npos);
   CHECK(out.error().message.find("CUDA_ERROR_") != std::string::npos);
   CHECK(rt->stats().live_bytes == 0);
+}
+
+TEST_CASE("tensor-struct arguments reach a CUDA kernel with their sizes and strides", "[cuda]") {
+  Program p = load(sourceDir() + "/test/gpu/programs/tensor_struct.hir");
+  for (bool useJit : {false, true}) {
+    auto rt = cudaRuntime();
+    std::optional<Evaluator> ev;
+    std::unique_ptr<CompiledProgram> cp;
+    if (useJit) {
+      CompileOptions co;
+      co.useCache = false;
+      auto c = jit().compile(p, rt, co);
+      REQUIRE(c);
+      cp = std::move(*c);
+    } else {
+      auto e = Evaluator::create(p, rt);
+      REQUIRE(e);
+      ev.emplace(std::move(*e));
+    }
+    auto plan = makePlan(p);
+    REQUIRE(plan);
+    auto inputs = InputSet::random(rt, *plan, {{"x", {6, 4}}}, 9);
+    REQUIRE(inputs);
+    auto out = useJit ? cp->run(inputs->span()) : ev->run(inputs->span());
+    REQUIRE(out);
+    auto values = [&](size_t i) {
+      auto h = (*out)[i].toHost();
+      REQUIRE(h);
+      std::vector<int64_t> v(6);
+      std::memcpy(v.data(), h->data(), 48);
+      return v;
+    };
+    float last;
+    std::memcpy(&last, inputs->hostData(0).data() + 23 * 4, 4);
+    CHECK(values(0) == std::vector<int64_t>{1, 6, 4, 4, 1, static_cast<int64_t>(1000 * last)});
+    CHECK(values(1) == std::vector<int64_t>{1, 4, 6, 1, 4, 0});
+  }
 }

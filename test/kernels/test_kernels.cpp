@@ -66,3 +66,25 @@ void strided_fill(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
 }
 
 }  // extern "C"
+
+extern "C" {
+
+// describe_tensor(tensor<f32, 2> t, ptr<i64> out): writes what the struct
+// holds: out = {data != NULL, size0, size1, stride0, stride1, 1000 * last}
+// where last is the element at (size0 - 1, size1 - 1) read through the strides.
+void describe_tensor(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  struct Tensor2 {
+    const float *data;
+    int64_t size[2], stride[2];
+  };
+  Tensor2 t;
+  std::memcpy(&t, p[0], sizeof t);
+  int64_t *out = arg<int64_t *>(p, 1);
+  out[0] = t.data != nullptr;
+  out[1] = t.size[0], out[2] = t.size[1], out[3] = t.stride[0], out[4] = t.stride[1];
+  out[5] = t.size[0] && t.size[1]
+               ? static_cast<int64_t>(1000 * t.data[(t.size[0] - 1) * t.stride[0] + (t.size[1] - 1) * t.stride[1]])
+               : 0;
+}
+
+}  // extern "C"

@@ -390,3 +390,35 @@ TEST_CASE("point 8: an error midway frees everything, the same way in eval and j
     CHECK(zero == 1);
   }
 }
+
+TEST_CASE("tensor-struct parameters carry the data pointer, sizes and strides", "[runtime]") {
+  Diagnostics d;
+  Program p = parseFile(programPath("test/programs/tensor_struct.hir"), d);
+  REQUIRE(d.empty());
+  for (bool jit : {false, true}) {
+    auto rt = makeRuntime();
+    auto plan = makePlan(p);
+    REQUIRE(plan);
+    auto inputs = InputSet::random(rt, *plan, {{"x", {6, 4}}}, 9);
+    REQUIRE(inputs);
+    std::unique_ptr<CompiledProgram> cp;
+    std::optional<Evaluator> ev;
+    if (jit) cp = std::move(*sharedJit().compile(p, rt, noCache()));
+    else ev.emplace(std::move(*Evaluator::create(p, rt)));
+    auto out = jit ? cp->run(inputs->span()) : ev->run(inputs->span());
+    REQUIRE(out);
+    auto values = [&](size_t i) {
+      auto h = (*out)[i].toHost();
+      REQUIRE(h);
+      std::vector<int64_t> v(6);
+      std::memcpy(v.data(), h->data(), 48);
+      return v;
+    };
+    float last;
+    std::memcpy(&last, inputs->hostData(0).data() + 23 * 4, 4);
+    CHECK(values(0) == std::vector<int64_t>{1, 6, 4, 4, 1, static_cast<int64_t>(1000 * last)});
+    CHECK(values(1) == std::vector<int64_t>{1, 4, 6, 1, 4, 3006000});  // transposed: element (3, 5)
+    CHECK(values(2) == std::vector<int64_t>{1, 6, 8, 1, 0, 5001000});  // expanded dim: stride 0
+    CHECK(values(3) == std::vector<int64_t>{1, 6, 4, 4, 1, 5004000});  // contiguous strides computed
+  }
+}

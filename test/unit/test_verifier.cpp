@@ -108,6 +108,26 @@ TEST_CASE("verifier: sizes are i64, literals fit their type, constant zero divis
   CHECK(v[3] == "10:16: division by zero: the divisor of 'div' is 0");
 }
 
+TEST_CASE("verifier: a tensor-struct argument must have the declared dtype and rank", "[verifier]") {
+  std::string text = R"(kernel @k(tensor<f32, 2>) {
+  host = "empty"
+}
+func @main(%x: f32[?], %y: f32[?, ?]) -> () {
+  launch @k grid(1, 1, 1) block(1, 1, 1) smem(0) (%x)
+  launch @k grid(1, 1, 1) block(1, 1, 1) smem(0) (%y)
+  return
+}
+)";
+  Diagnostics pd;
+  Program p = parse(text, "t.hir", pd);
+  REQUIRE(pd.empty());
+  Diagnostics vd = verify(p);
+  REQUIRE(vd.size() == 1);
+  CHECK(vd.list()[0].message == "argument 1 of @k must have rank 2 (tensor<f32, 2>); %x has rank 1");
+  CHECK(vd.list()[0].loc.line == 5);
+  CHECK(print(p).find("kernel @k(tensor<f32, 2>) {") == 0);
+}
+
 TEST_CASE("verifier: a returned buffer cannot be resets_to_zero", "[verifier]") {
   auto v = problems("  %y = alloc f32[4] zero_init resets_to_zero\n  return %y\n", "(%x: f32[?]) -> (f32[4])");
   REQUIRE(v.size() == 2);

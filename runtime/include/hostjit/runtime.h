@@ -49,8 +49,15 @@ typedef enum hj_param_kind {
   HJ_PARAM_I64 = 2,
   HJ_PARAM_F32 = 3,
   HJ_PARAM_F64 = 4,
-  HJ_PARAM_BOOL = 5 /* one byte, 0 or 1 */
+  HJ_PARAM_BOOL = 5, /* one byte, 0 or 1 */
+  /* A tensor struct, as nvFuser kernels take: { T *data; int64_t sizes[rank];
+   * int64_t strides[rank]; } (strides in elements), 8 + 16 * rank bytes. The
+   * kind is written HJ_PARAM_TENSOR | rank << 8 (rank 0 to 8). */
+  HJ_PARAM_TENSOR = 6
 } hj_param_kind;
+
+/* The rank of a tensor-struct parameter kind. */
+static inline uint32_t hj_param_rank(int32_t kind) { return (uint32_t)kind >> 8; }
 
 typedef struct hj_dim3 {
   uint32_t x, y, z;
@@ -123,9 +130,10 @@ typedef enum hj_record_kind {
  * buffer id (so records from two contexts compare), anything else by value. */
 typedef struct hj_record_arg {
   int32_t kind;      /* hj_param_kind */
-  int32_t is_buffer; /* 1: value is a buffer id plus byte offset in `offset` */
-  uint64_t value;    /* buffer id, or the argument's bits */
+  int32_t is_buffer; /* 1: value is a buffer id (pointers and tensor structs) */
+  uint64_t value;    /* buffer id, or the argument's bits (a tensor struct's data pointer) */
   uint64_t offset;
+  const int64_t *dims; /* tensor structs: rank sizes, then rank strides; else NULL */
 } hj_record_arg;
 
 typedef struct hj_record_entry {
