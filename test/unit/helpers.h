@@ -125,10 +125,39 @@ inline Jit &sharedJit() {
   return *slot;
 }
 
-inline CompileOptions noCache() {
+inline CompileOptions noCache(OptLevel opt = OptLevel::O2) {
   CompileOptions o;
   o.useCache = false;
+  o.opt = opt;
   return o;
 }
+
+// A program made runnable by the evaluator or by the JIT (the shared Jit,
+// no cache), behind one run() so tests treat both paths alike.
+class Runner {
+ public:
+  Runner(const Program &p, const std::shared_ptr<Runtime> &rt, bool jit, OptLevel opt = OptLevel::O2) {
+    if (jit) {
+      auto c = sharedJit().compile(p, rt, noCache(opt));
+      INFO((c ? "" : c.error().message));
+      REQUIRE(c);
+      cp_ = std::move(*c);
+    } else {
+      auto e = Evaluator::create(p, rt);
+      INFO((e ? "" : e.error().message));
+      REQUIRE(e);
+      ev_.emplace(std::move(*e));
+    }
+  }
+  Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> inputs = {},
+                                    std::span<const ScalarArg> scalars = {}) {
+    return cp_ ? cp_->run(inputs, scalars) : ev_->run(inputs, scalars);
+  }
+  const Plan &plan() const { return cp_ ? cp_->plan() : ev_->plan(); }
+
+ private:
+  std::unique_ptr<CompiledProgram> cp_;
+  std::optional<Evaluator> ev_;
+};
 
 }  // namespace hostjit::test

@@ -46,21 +46,9 @@ RunResult runOnce(const Program &p, const SharedInputs &in, bool jit, uint64_t l
   const InputSet *inputs = &*in.set;
   const std::vector<ScalarArg> &scalars = in.scalars;
   RunResult r;
-  std::unique_ptr<CompiledProgram> cp;
-  std::optional<Evaluator> ev;
-  if (jit) {
-    CompileOptions co = noCache();
-    co.opt = opt;
-    auto c = sharedJit().compile(p, rt, co);
-    REQUIRE(c);
-    cp = std::move(*c);
-  } else {
-    auto e = Evaluator::create(p, rt);
-    REQUIRE(e);
-    ev.emplace(std::move(*e));
-  }
+  Runner runner(p, rt, jit, opt);
   hj_record_enable(rt->context(), 1);
-  auto out = jit ? cp->run(inputs->span(), scalars) : ev->run(inputs->span(), scalars);
+  auto out = runner.run(inputs->span(), scalars);
   r.record = rt->recordLines();
   if (out) r.outputs = std::move(*out);
   else r.status = out.error().status, r.error = out.error().message;

@@ -41,19 +41,9 @@ std::shared_ptr<Runtime> runProgram(const std::string &file, const ParityArgs &a
   auto inputs = InputSet::random(rt, *plan, args.shapes, 7);
   REQUIRE(inputs);
   auto scalars = scalarArgs(*plan, args.scalars);
-  std::unique_ptr<CompiledProgram> cp;
-  std::optional<Evaluator> ev;
-  if (jit) {
-    auto c = sharedJit().compile(p, rt, noCache());
-    REQUIRE(c);
-    cp = std::move(*c);
-  } else {
-    auto e = Evaluator::create(p, rt);
-    REQUIRE(e);
-    ev.emplace(std::move(*e));
-  }
+  Runner runner(p, rt, jit);
   for (int i = 0; i < calls; ++i) {
-    auto out = jit ? cp->run(inputs->span(), scalars) : ev->run(inputs->span(), scalars);
+    auto out = runner.run(inputs->span(), scalars);
     if (!out) {
       if (error) *error = out.error().message;
       break;
@@ -122,12 +112,9 @@ func @main() -> (i32[1], f32[8]) {
   o.fill_nan = 1;
   for (bool jit : {false, true}) {
     auto rt = makeRuntime(o);
-    std::unique_ptr<CompiledProgram> cp;
-    std::optional<Evaluator> ev;
-    if (jit) cp = std::move(*sharedJit().compile(p, rt, noCache()));
-    else ev.emplace(std::move(*Evaluator::create(p, rt)));
+    Runner runner(p, rt, jit);
     for (int call = 0; call < 10; ++call) {
-      auto out = jit ? cp->run({}) : ev->run({});
+      auto out = runner.run();
       REQUIRE(out);
       auto seen = (*out)[0].toHost();
       auto y = (*out)[1].toHost();
@@ -254,11 +241,8 @@ func @main() -> () {
     hj_options o = options();
     o.check_zeroed = 1;
     auto rt = makeRuntime(o);
-    std::unique_ptr<CompiledProgram> cp;
-    std::optional<Evaluator> ev;
-    if (jit) cp = std::move(*sharedJit().compile(p, rt, noCache()));
-    else ev.emplace(std::move(*Evaluator::create(p, rt)));
-    auto out = jit ? cp->run({}) : ev->run({});
+    Runner runner(p, rt, jit);
+    auto out = runner.run();
     REQUIRE(!out);
     CHECK(out.error().status == HJ_ERR_NOT_ZEROED);
     CHECK(out.error().message ==
@@ -401,11 +385,8 @@ TEST_CASE("tensor-struct parameters carry the data pointer, sizes and strides", 
     REQUIRE(plan);
     auto inputs = InputSet::random(rt, *plan, {{"x", {6, 4}}}, 9);
     REQUIRE(inputs);
-    std::unique_ptr<CompiledProgram> cp;
-    std::optional<Evaluator> ev;
-    if (jit) cp = std::move(*sharedJit().compile(p, rt, noCache()));
-    else ev.emplace(std::move(*Evaluator::create(p, rt)));
-    auto out = jit ? cp->run(inputs->span()) : ev->run(inputs->span());
+    Runner runner(p, rt, jit);
+    auto out = runner.run(inputs->span());
     REQUIRE(out);
     auto values = [&](size_t i) {
       auto h = (*out)[i].toHost();
