@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "hostjit/scalar_semantics.h"
+#include "hostjit/scratch.h"
 
 namespace hostjit {
 
@@ -15,20 +16,6 @@ union Reg {
   int64_t i;
   double f;
   float f32;
-};
-
-// Small per-call arrays live on the stack; larger programs use the heap.
-template <class T, size_t N>
-class Scratch {
- public:
-  explicit Scratch(size_t n) : p_(n <= N ? small_ : (heap_ = std::make_unique<T[]>(n)).get()) {}
-  T &operator[](size_t i) { return p_[i]; }
-  T *data() { return p_; }
-
- private:
-  T small_[N];
-  std::unique_ptr<T[]> heap_;
-  T *p_;
 };
 
 int64_t inputStride(const DLTensor *t, uint32_t dim) {

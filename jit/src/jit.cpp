@@ -10,6 +10,7 @@
 #include "codegen.h"
 #include "emit.h"
 #include "hostjit/evaluator.h"
+#include "hostjit/scratch.h"
 #include "hostjit/text.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
@@ -256,14 +257,12 @@ Expected<std::vector<Tensor>> CompiledProgram::run(std::span<const DLTensor *con
   const Plan &plan = *plan_;
   auto ok = checkArguments(plan, inputs.data(), inputs.size(), scalars.data(), scalars.size(), rt_->device());
   if (!ok) return ok.error();
-  hj_value sv[64];
-  std::vector<hj_value> big;
-  hj_value *slots = sv;
-  if (scalars.size() > std::size(sv)) slots = (big.resize(scalars.size()), big.data());
-  packScalars(scalars, slots);
-  std::vector<void *> outData(plan.outputs.size());
-  std::vector<int64_t> outDims(outputDimSlots(plan) + 1);
-  if (int32_t st = call(rt_->context(), inputs.data(), slots, outData.data(), outDims.data())) return runtimeError(st);
+  Scratch<hj_value, 16> slots(scalars.size());
+  packScalars(scalars, slots.data());
+  Scratch<void *, 16> outData(plan.outputs.size());
+  Scratch<int64_t, 64> outDims(outputDimSlots(plan));
+  if (int32_t st = call(rt_->context(), inputs.data(), slots.data(), outData.data(), outDims.data()))
+    return runtimeError(st);
   return makeOutputs(rt_, plan, outData.data(), outDims.data());
 }
 
