@@ -40,12 +40,13 @@ class Emitter {
     // NULL, so the one error path frees exactly the live ones.
     buffersTy_ = llvm::ArrayType::get(ptr_, std::max<uint32_t>(plan_.numSlots, 1));
     buffers_ = b_.CreateAlloca(buffersTy_, nullptr, "buffers");
+    // One memset, not a store per buffer: hundreds of stores in one block
+    // make machine scheduling quadratic.
+    b_.CreateMemSet(buffers_, b_.getInt8(0), b_.getInt64(8 * std::max<uint32_t>(plan_.numSlots, 1)), llvm::MaybeAlign(8));
     slots_.resize(plan_.numSlots, nullptr);
     for (const PlanStep &s : plan_.steps)
-      if (s.kind == PlanStep::Kind::Alloc && !slots_[s.slot]) {
+      if (s.kind == PlanStep::Kind::Alloc && !slots_[s.slot])
         slots_[s.slot] = b_.CreateConstInBoundsGEP2_64(buffersTy_, buffers_, 0, s.slot, s.name + ".ptr");
-        b_.CreateStore(llvm::ConstantPointerNull::get(b_.getPtrTy()), slots_[s.slot]);
-      }
     // Scratch shared by all calls (each runtime call reads it before it
     // returns): extents, launch dims, and one slot per kernel argument whose
     // address is stored in `params` once. A slot is one 8-byte word, or
