@@ -165,7 +165,7 @@ class Planner {
       const TensorType &declared = p_.results[i];
       for (size_t d = 0; d < declared.dims.size(); ++d) {
         const Expr &e = plan_.exprs[al.sizes[d]];
-        if (declared.dims[d] == kDynamic || e.kind == Expr::Kind::Const) continue;  // literals: the verifier's
+        if (declared.dims[d] == kDynamic || e.kind == Expr::Kind::Const) continue;  // constants: the verifier's
         plan_.checks.push_back({al.sizes[d], declared.dims[d],
                                 "output " + std::to_string(i) + " (%" + al.name + ") does not have the declared shape " +
                                     toString(declared) + ": dim " + std::to_string(d) + " differs"});

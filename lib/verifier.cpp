@@ -283,10 +283,17 @@ class Verifier {
                          "; the signature declares " + toString(rt));
         continue;
       }
-      for (size_t d = 0; d < rt.dims.size(); ++d)
-        if (rt.dims[d] != kDynamic && al.extents[d].kind == Operand::Kind::Int && al.extents[d].i != rt.dims[d])
+      for (size_t d = 0; d < rt.dims.size(); ++d) {
+        // Extents known when the program is built (literals, or values that
+        // fold to constants) are checked here; the others at run time.
+        const Operand &x = al.extents[d];
+        std::optional<int64_t> known;
+        if (x.kind == Operand::Kind::Int) known = x.i;
+        else if (x.isValue() && constant(x)) known = p_.exprs[p_.value(x.value).expr].i;
+        if (rt.dims[d] != kDynamic && known && *known != rt.dims[d])
           error(o.loc, "returns " + name(o.value) + " whose dim " + std::to_string(d) + " is " +
-                           std::to_string(al.extents[d].i) + "; the signature declares " + toString(rt));
+                           std::to_string(*known) + "; the signature declares " + toString(rt));
+      }
     }
   }
 

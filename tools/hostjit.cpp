@@ -1,6 +1,7 @@
 // hostjit.cpp - the command line: run, check, fmt and compile .hir programs.
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -109,7 +110,10 @@ Expected<std::vector<ScalarArg>> parseScalars(const Plan &plan, const std::map<s
     }
     if (v.empty() || (end && *end))
       return Error{HJ_ERR_INVALID_ARGUMENT, "--scalar " + s.name + ": '" + v + "' is not a valid " + dtypeName(s.dtype)};
-    if (errno == ERANGE)
+    bool overflowed = errno == ERANGE && (s.dtype == DType::f32   ? std::isinf(a.value.f32)
+                                          : s.dtype == DType::f64 ? std::isinf(a.value.f64)
+                                                                  : true);
+    if (overflowed)
       return Error{HJ_ERR_INVALID_ARGUMENT, "--scalar " + s.name + ": '" + v + "' is out of range for " + dtypeName(s.dtype)};
     out.push_back(a);
   }

@@ -318,7 +318,12 @@ int32_t hj_free(hj_context *ctx, void *ptr) {
 void hj_free_on_error(hj_context *ctx, void *ptr) {
   guarded([&] {
     if (Block *b = ctx->live.erase(ptr)) {
-      if (ctx->recording) record(ctx, HJ_REC_FREE, b, b->name);
+      try {
+        if (ctx->recording) record(ctx, HJ_REC_FREE, b, b->name);
+      } catch (...) {
+        releaseBlock(ctx, b);  // the buffer is released even if the record cannot grow
+        throw;
+      }
       releaseBlock(ctx, b);
     }
     return HJ_OK;
@@ -353,9 +358,14 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
       return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: smem is %" PRId64 ", expected 0 to 2147483647",
                   k.name.c_str(), dims[6]);
     if (ctx->recording || ctx->checkZeroed) {
+      // Built aside and appended whole, so running out of memory half-way
+      // leaves no half-made entry in the record.
+      hj::RecordedCall call;
       hj::RecordedCall *c = nullptr;
       if (ctx->recording) {
-        c = &record(ctx, HJ_REC_LAUNCH, nullptr, k.name.c_str());
+        c = &call;
+        c->entry.kind = HJ_REC_LAUNCH;
+        c->name = k.name;
         c->entry.kernel = kernel;
         std::memcpy(c->entry.dims, dims, sizeof c->entry.dims);
       }
@@ -382,12 +392,14 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
         }
         if (c) c->args.push_back(a);
       }
-      if (c)
+      if (c) {
         for (hj_record_arg &a : c->args)
           if ((a.kind & 0xff) == HJ_PARAM_TENSOR) {
-            a.dims = c->dims.data() + a.offset;
+            a.dims = c->dims.data() + a.offset;  // the heap block moves with the vector
             a.offset = 0;
           }
+        ctx->record.push_back(std::move(call));
+      }
     }
     hj_dim3 grid{uint32_t(dims[0]), uint32_t(dims[1]), uint32_t(dims[2])};
     hj_dim3 block{uint32_t(dims[3]), uint32_t(dims[4]), uint32_t(dims[5])};

@@ -108,6 +108,32 @@ struct CudaModules {
   }
 };
 
+// Makes a context current for one backend call. When the caller had another
+// context current (an application using CUDA itself, maybe on another
+// device), it is made current again at the end; when none was, ours stays,
+// so later calls find it current and switch nothing.
+class CurrentContext {
+ public:
+  CurrentContext(const Driver &d, CUcontext ctx) : d_(d) {
+    if (d.cuCtxGetCurrent(&prev_) != CUDA_SUCCESS) prev_ = nullptr;
+    if (prev_ == ctx) return;
+    result_ = d.cuCtxSetCurrent(ctx);
+    restore_ = result_ == CUDA_SUCCESS && prev_ != nullptr;
+  }
+  ~CurrentContext() {
+    if (restore_) d_.cuCtxSetCurrent(prev_);
+  }
+  CurrentContext(const CurrentContext &) = delete;
+  CurrentContext &operator=(const CurrentContext &) = delete;
+  CUresult result() const { return result_; }
+
+ private:
+  const Driver &d_;
+  CUcontext prev_ = nullptr;
+  CUresult result_ = CUDA_SUCCESS;
+  bool restore_ = false;
+};
+
 class CudaBackend final : public Backend {
  public:
   CudaBackend(const Driver &d, std::shared_ptr<CudaModules> modules, int32_t ordinal, int ccMajor, int ccMinor)
@@ -115,7 +141,8 @@ class CudaBackend final : public Backend {
         ccMinor_(ccMinor) {}
 
   ~CudaBackend() override {
-    if (ownStream_ && stream_ && setCurrent() == CUDA_SUCCESS) {
+    CurrentContext cc(d_, ctx_);
+    if (ownStream_ && stream_ && cc.result() == CUDA_SUCCESS) {
       d_.cuStreamSynchronize(stream_);
       d_.cuStreamDestroy_v2(stream_);
     }
@@ -125,10 +152,19 @@ class CudaBackend final : public Backend {
   // the legacy default stream.
   int32_t init(void *stream) {
     if (stream) {
+      CUcontext owner = nullptr;
+      if (CUresult r = d_.cuStreamGetCtx(static_cast<CUstream>(stream), &owner))
+        return driverError("cuStreamGetCtx (the stream given in hj_options)", r);
+      if (owner != ctx_)
+        return fail(HJ_ERR_INVALID_ARGUMENT,
+                    "the stream given in hj_options belongs to another CUDA context than the primary context of "
+                    "device %d, which hostjit uses",
+                    ordinal_);
       stream_ = static_cast<CUstream>(stream);
       return HJ_OK;
     }
-    if (CUresult r = setCurrent()) return driverError("cuCtxSetCurrent", r);
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
     if (CUresult r = d_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING)) {
       stream_ = nullptr;
       return driverError("cuStreamCreate", r);
@@ -143,7 +179,8 @@ class CudaBackend final : public Backend {
   int32_t deviceId() const override { return ordinal_; }
 
   int32_t allocate(size_t bytes, void **out) override {
-    if (CUresult r = setCurrent()) return driverError("cuCtxSetCurrent", r);
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
     CUdeviceptr p = 0;
     CUresult r = d_.cuMemAlloc_v2(&p, bytes ? bytes : 1);
     if (r == CUDA_ERROR_OUT_OF_MEMORY)
@@ -159,14 +196,17 @@ class CudaBackend final : public Backend {
   // Cannot fail (and sets no error): queued kernels may still use the memory,
   // so the stream is drained first.
   void release(void *ptr) override {
-    if (!ptr || setCurrent() != CUDA_SUCCESS) return;
+    if (!ptr) return;
+    CurrentContext cc(d_, ctx_);
+    if (cc.result() != CUDA_SUCCESS) return;
     d_.cuStreamSynchronize(stream_);
     d_.cuMemFree_v2(dptr(ptr));
   }
 
   int32_t memsetZero(void *ptr, size_t bytes) override {
     if (bytes == 0) return HJ_OK;
-    if (CUresult r = setCurrent()) return driverError("cuCtxSetCurrent", r);
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
     if (CUresult r = d_.cuMemsetD8Async(dptr(ptr), 0, bytes, stream_)) return driverError("cuMemsetD8Async", r);
     return HJ_OK;
   }
@@ -174,7 +214,8 @@ class CudaBackend final : public Backend {
   int32_t fill(void *ptr, size_t bytes, uint64_t pattern, unsigned width) override {
     size_t n = width ? bytes / width : 0;
     if (n == 0) return HJ_OK;
-    if (CUresult r = setCurrent()) return driverError("cuCtxSetCurrent", r);
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
     CUdeviceptr p = dptr(ptr);
     CUresult r = CUDA_SUCCESS;
     const char *what = "cuMemsetD32Async";
@@ -208,7 +249,8 @@ class CudaBackend final : public Backend {
 
   int32_t launch(const KernelEntry &kernel, const hj_dim3 &grid, const hj_dim3 &block, uint32_t smem,
                  void **params) override {
-    if (CUresult r = setCurrent()) return driverError("cuCtxSetCurrent", r);
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
     auto f = static_cast<CUfunction>(kernel.function);
     if (smem > kDefaultSharedLimit) {
       if (int32_t st = allowSharedMemory(kernel, f, smem)) return st;
@@ -226,7 +268,8 @@ class CudaBackend final : public Backend {
   // kernels and before later ones) and are complete when these return.
   int32_t copyToHost(void *dst, const void *src, size_t bytes) override {
     if (bytes == 0) return HJ_OK;
-    if (CUresult r = setCurrent()) return driverError("cuCtxSetCurrent", r);
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
     if (CUresult r = d_.cuMemcpyDtoHAsync_v2(dst, dptr(src), bytes, stream_)) return driverError("cuMemcpyDtoHAsync", r);
     if (CUresult r = d_.cuStreamSynchronize(stream_)) return driverError("cuStreamSynchronize", r);
     return HJ_OK;
@@ -234,14 +277,16 @@ class CudaBackend final : public Backend {
 
   int32_t copyFromHost(void *dst, const void *src, size_t bytes) override {
     if (bytes == 0) return HJ_OK;
-    if (CUresult r = setCurrent()) return driverError("cuCtxSetCurrent", r);
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
     if (CUresult r = d_.cuMemcpyHtoDAsync_v2(dptr(dst), src, bytes, stream_)) return driverError("cuMemcpyHtoDAsync", r);
     if (CUresult r = d_.cuStreamSynchronize(stream_)) return driverError("cuStreamSynchronize", r);
     return HJ_OK;
   }
 
   int32_t synchronize() override {
-    if (CUresult r = setCurrent()) return driverError("cuCtxSetCurrent", r);
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
     if (CUresult r = d_.cuStreamSynchronize(stream_)) return driverError("cuStreamSynchronize", r);
     return HJ_OK;
   }
@@ -253,7 +298,8 @@ class CudaBackend final : public Backend {
     if (!desc.cuda_source || !desc.cuda_entry)
       return fail(HJ_ERR_NOT_FOUND, "kernel @%s has no CUDA source (give it `cuda = ...` and `entry = ...`)", name);
     const char *path = desc.cuda_path ? desc.cuda_path : "<source>";
-    if (CUresult r = setCurrent()) return driverError("cuCtxSetCurrent", r);
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
     CudaImage image;
     if (int32_t st = compileCudaKernel(desc, ccMajor_, ccMinor_, /*fresh=*/false, image)) return st;
     auto slot = modules_->modules.emplace(image.key, nullptr);
@@ -294,29 +340,20 @@ class CudaBackend final : public Backend {
  private:
   static constexpr uint32_t kDefaultSharedLimit = 48u << 10;  // bytes without opting in
 
-  // Makes the backend's context current on the calling thread (cheap when it
-  // already is). Sets no error.
-  CUresult setCurrent() {
-    CUcontext cur = nullptr;
-    if (d_.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == ctx_) return CUDA_SUCCESS;
-    return d_.cuCtxSetCurrent(ctx_);
-  }
-
   int32_t driverError(const char *what, CUresult r) {
     return fail(HJ_ERR_BACKEND, "%s failed on CUDA device %d: %s", what, ordinal_, describe(d_, r).c_str());
   }
 
-  // Opts a kernel in to more than 48 KiB of dynamic shared memory.
+  // Opts a kernel in to more than 48 KiB of dynamic shared memory. Done at
+  // every such launch (a cheap driver call): a cache keyed by CUfunction
+  // could outlive the module, and tables are shared between contexts.
   int32_t allowSharedMemory(const KernelEntry &kernel, CUfunction f, uint32_t smem) {
-    uint32_t &allowed = sharedAllowed_[f];
-    if (allowed >= smem) return HJ_OK;
     CUresult r = d_.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem));
     if (r != CUDA_SUCCESS)
       return fail(HJ_ERR_BACKEND,
                   "cannot give @%s %u bytes of dynamic shared memory on CUDA device %d "
                   "(cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)): %s",
                   kernel.name.c_str(), smem, ordinal_, describe(d_, r).c_str());
-    allowed = smem;
     return HJ_OK;
   }
 
@@ -327,7 +364,6 @@ class CudaBackend final : public Backend {
   int ccMajor_, ccMinor_;
   CUstream stream_ = nullptr;
   bool ownStream_ = false;
-  std::unordered_map<CUfunction, uint32_t> sharedAllowed_;
 };
 
 }  // namespace

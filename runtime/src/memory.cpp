@@ -68,7 +68,14 @@ int32_t Pool::allocate(size_t bytes, Block **out) {
   return HJ_OK;
 }
 
-void Pool::release(Block *block) { cached_[block->capacity].push_back(block); }
+void Pool::release(Block *block) {
+  try {
+    cached_[block->capacity].push_back(block);
+  } catch (...) {  // no host memory to cache it: hand it straight back
+    memory_.release(block->ptr, block->capacity);
+    delete block;
+  }
+}
 
 void Pool::emptyCache() {
   for (auto &[size, blocks] : cached_) {

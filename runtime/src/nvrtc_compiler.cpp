@@ -1,6 +1,7 @@
 // nvrtc_compiler.cpp - CUDA kernel compilation with NVRTC (dlopen'd) and its in-memory and on-disk caches.
 #include "nvrtc_compiler.h"
 
+#include <algorithm>
 #include <unistd.h>
 
 #include <atomic>
@@ -105,7 +106,8 @@ struct Nvrtc {
 Nvrtc loadNvrtc() {
   Nvrtc nv;
   const std::string soname = "libnvrtc.so." + std::to_string(CUDA_VERSION / 1000);
-  std::vector<std::string> candidates = {soname, "libnvrtc.so"};
+  // CUDA 11.2 to 11.8 name it libnvrtc.so.11.2.
+  std::vector<std::string> candidates = {soname, soname + ".2", "libnvrtc.so"};
   if (const char *home = std::getenv("CUDA_HOME"); home && *home) candidates.push_back(std::string(home) + "/lib64/" + soname);
   candidates.push_back("/usr/local/cuda/lib64/" + soname);
   void *lib = nullptr;
@@ -255,16 +257,17 @@ int32_t compileCudaKernel(const hj_kernel_desc &desc, int ccMajor, int ccMinor, 
   const Nvrtc &nv = nvrtc();
   if (nv.status != HJ_OK) return fail(nv.status, "cannot compile kernel @%s: %s", name, nv.error.c_str());
 
-  // The device's exact architecture as a cubin; a device newer than this
-  // NVRTC knows gets PTX for the newest architecture it knows (the driver
-  // compiles that).
+  // The device's exact architecture as a cubin. An architecture this NVRTC
+  // does not list (newer than all it knows, or between two it knows) gets
+  // PTX for the newest listed architecture below it (the driver compiles that).
   int arch = ccMajor * 10 + ccMinor;
   bool ptx = false;
   int target = arch;
   if (!nv.archs.empty()) {
-    if (arch > nv.archs.back()) {
+    bool listed = std::find(nv.archs.begin(), nv.archs.end(), arch) != nv.archs.end();
+    if (!listed && arch > nv.archs.front()) {
       ptx = true;
-      target = nv.archs.back();
+      target = *(std::upper_bound(nv.archs.begin(), nv.archs.end(), arch) - 1);
     } else if (arch < nv.archs.front()) {
       return fail(HJ_ERR_BACKEND,
                   "cannot compile kernel @%s: the device has compute capability %d.%d, but NVRTC %d.%d supports "

@@ -2,6 +2,8 @@
 // references, evaluator/JIT parity, the allocation contract, CHECK_ZEROED.
 #define CATCH_CONFIG_EXTERNAL_INTERFACES
 #include <catch2/catch.hpp>
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -241,4 +243,52 @@ TEST_CASE("tensor-struct arguments reach a CUDA kernel with their sizes and stri
     CHECK(values(0) == std::vector<int64_t>{1, 6, 4, 4, 1, static_cast<int64_t>(1000 * last)});
     CHECK(values(1) == std::vector<int64_t>{1, 4, 6, 1, 4, 0});
   }
+}
+
+TEST_CASE("the caller's CUDA context stays current, and a foreign stream is refused", "[cuda]") {
+  // The application's own context (not the primary one hostjit uses).
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  REQUIRE(lib);
+  using CtxCreate = int (*)(void **, unsigned, int);
+  using CtxGet = int (*)(void **);
+  using CtxSet = int (*)(void *);
+  using CtxDestroy = int (*)(void *);
+  using StreamCreate = int (*)(void **, unsigned);
+  using StreamDestroy = int (*)(void *);
+  auto ctxCreate = reinterpret_cast<CtxCreate>(dlsym(lib, "cuCtxCreate_v2"));
+  auto ctxGet = reinterpret_cast<CtxGet>(dlsym(lib, "cuCtxGetCurrent"));
+  auto ctxSet = reinterpret_cast<CtxSet>(dlsym(lib, "cuCtxSetCurrent"));
+  auto ctxDestroy = reinterpret_cast<CtxDestroy>(dlsym(lib, "cuCtxDestroy_v2"));
+  auto streamCreate = reinterpret_cast<StreamCreate>(dlsym(lib, "cuStreamCreate"));
+  auto streamDestroy = reinterpret_cast<StreamDestroy>(dlsym(lib, "cuStreamDestroy_v2"));
+  REQUIRE((ctxCreate && ctxGet && ctxSet && ctxDestroy && streamCreate && streamDestroy));
+  void *mine = nullptr;
+  REQUIRE(ctxCreate(&mine, 0, 0) == 0);  // also makes it current
+  void *foreignStream = nullptr;
+  REQUIRE(streamCreate(&foreignStream, 1) == 0);
+
+  Program p = load(kExamples + "/grid_sum.hir");
+  {
+    auto rt = cudaRuntime();
+    auto ev = Evaluator::create(p, rt);
+    REQUIRE(ev);
+    auto inputs = InputSet::random(rt, ev->plan(), {{"x", {64, 64}}}, 3);
+    REQUIRE(inputs);
+    REQUIRE(ctxSet(mine) == 0);
+    auto out = ev->run(inputs->span());
+    REQUIRE(out);
+    void *current = nullptr;
+    REQUIRE(ctxGet(&current) == 0);
+    CHECK(current == mine);  // hostjit put the application's context back
+  }
+  hj_options o;
+  hj_options_init(&o);
+  o.backend = HJ_BACKEND_CUDA;
+  o.stream = foreignStream;
+  hj_context *ctx = nullptr;
+  CHECK(hj_context_create(&o, &ctx) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()).find("belongs to another CUDA context") != std::string::npos);
+  REQUIRE(ctxSet(mine) == 0);
+  streamDestroy(foreignStream);
+  ctxDestroy(mine);
 }

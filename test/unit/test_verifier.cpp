@@ -128,6 +128,12 @@ func @main(%x: f32[?], %y: f32[?, ?]) -> () {
   CHECK(print(p).find("kernel @k(tensor<f32, 2>) {") == 0);
 }
 
+TEST_CASE("verifier: an extent that folds to a constant must match a static output dim", "[verifier]") {
+  auto v = problems("  %n = size %x, 0\n  %y = alloc f32[%n]\n  return %y\n", "(%x: f32[3]) -> (f32[4])");
+  REQUIRE(v.size() == 2);
+  CHECK(v[1] == "9:10: returns %y whose dim 0 is 3; the signature declares f32[4]");
+}
+
 TEST_CASE("verifier: a returned buffer cannot be resets_to_zero", "[verifier]") {
   auto v = problems("  %y = alloc f32[4] zero_init resets_to_zero\n  return %y\n", "(%x: f32[?]) -> (f32[4])");
   REQUIRE(v.size() == 2);
