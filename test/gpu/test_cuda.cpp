@@ -64,6 +64,31 @@ std::string sourceDir() {
 }
 const std::string kExamples = sourceDir() + "/examples";
 
+// A program run by the evaluator or by the JIT (no cache), behind one run().
+class Runner {
+ public:
+  Runner(const Program &p, const std::shared_ptr<Runtime> &rt, bool useJit) {
+    if (useJit) {
+      CompileOptions co;
+      co.useCache = false;
+      auto c = jit().compile(p, rt, co);
+      REQUIRE(c);
+      cp_ = std::move(*c);
+    } else {
+      auto e = Evaluator::create(p, rt);
+      REQUIRE(e);
+      ev_.emplace(std::move(*e));
+    }
+  }
+  Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> inputs = {}) {
+    return cp_ ? cp_->run(inputs) : ev_->run(inputs);
+  }
+
+ private:
+  std::unique_ptr<CompiledProgram> cp_;
+  std::optional<Evaluator> ev_;
+};
+
 }  // namespace
 
 CATCH_REGISTER_LISTENER(JitTeardown)
@@ -152,20 +177,8 @@ TEST_CASE("HOSTJIT_CHECK_ZEROED catches a CUDA kernel that leaves its semaphore 
   Program p = load(sourceDir() + "/test/gpu/programs/leaves_nonzero.hir");
   for (bool useJit : {false, true}) {
     auto rt = cudaRuntime(1);
-    std::optional<Evaluator> ev;
-    std::unique_ptr<CompiledProgram> cp;
-    if (useJit) {
-      CompileOptions co;
-      co.useCache = false;
-      auto c = jit().compile(p, rt, co);
-      REQUIRE(c);
-      cp = std::move(*c);
-    } else {
-      auto e = Evaluator::create(p, rt);
-      REQUIRE(e);
-      ev.emplace(std::move(*e));
-    }
-    auto out = useJit ? cp->run({}) : ev->run({});
+    Runner runner(p, rt, useJit);
+    auto out = runner.run();
     REQUIRE(!out);
     CHECK(out.error().status == HJ_ERR_NOT_ZEROED);
     CHECK(out.error().message.find("buffer %sem (i32, 8 bytes, zero_init resets_to_zero) was not zero when freed") !=
@@ -212,24 +225,12 @@ TEST_CASE("tensor-struct arguments reach a CUDA kernel with their sizes and stri
   Program p = load(sourceDir() + "/test/gpu/programs/tensor_struct.hir");
   for (bool useJit : {false, true}) {
     auto rt = cudaRuntime();
-    std::optional<Evaluator> ev;
-    std::unique_ptr<CompiledProgram> cp;
-    if (useJit) {
-      CompileOptions co;
-      co.useCache = false;
-      auto c = jit().compile(p, rt, co);
-      REQUIRE(c);
-      cp = std::move(*c);
-    } else {
-      auto e = Evaluator::create(p, rt);
-      REQUIRE(e);
-      ev.emplace(std::move(*e));
-    }
+    Runner runner(p, rt, useJit);
     auto plan = makePlan(p);
     REQUIRE(plan);
     auto inputs = InputSet::random(rt, *plan, {{"x", {6, 4}}}, 9);
     REQUIRE(inputs);
-    auto out = useJit ? cp->run(inputs->span()) : ev->run(inputs->span());
+    auto out = runner.run(inputs->span());
     REQUIRE(out);
     auto values = [&](size_t i) {
       auto h = (*out)[i].toHost();

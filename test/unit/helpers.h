@@ -50,14 +50,19 @@ inline std::shared_ptr<Runtime> makeRuntime(hj_options o) {
   return *rt;
 }
 
-inline std::shared_ptr<Runtime> makeRuntime() {
+// Host-backend options with every debug mode off whatever the environment
+// says, and an optional memory limit.
+inline hj_options testOptions(uint64_t memoryLimit = 0) {
   hj_options o;
   hj_options_init(&o);
+  o.memory_limit = memoryLimit;
   o.check_zeroed = 0;
   o.fill_nan = 0;
   o.reuse_zeroed_memory = 0;
-  return makeRuntime(o);
+  return o;
 }
+
+inline std::shared_ptr<Runtime> makeRuntime() { return makeRuntime(testOptions()); }
 
 // The `// parity: --input x=f32[..] --scalar k=3` lines of a program.
 struct ParityArgs {

@@ -36,13 +36,7 @@ struct SharedInputs {
 };
 
 RunResult runOnce(const Program &p, const SharedInputs &in, bool jit, uint64_t limit, OptLevel opt) {
-  hj_options o;
-  hj_options_init(&o);
-  o.memory_limit = limit;
-  o.check_zeroed = 0;
-  o.fill_nan = 0;
-  o.reuse_zeroed_memory = 0;
-  auto rt = makeRuntime(o);
+  auto rt = makeRuntime(testOptions(limit));
   const InputSet *inputs = &*in.set;
   const std::vector<ScalarArg> &scalars = in.scalars;
   RunResult r;

@@ -51,11 +51,8 @@ TEST_CASE("mutated programs are reported or run, never crash", "[robustness]") {
   for (const std::string &f : allHirFiles()) sources.push_back(readFile(f));
   // HOSTJIT_FILL_NAN: buffers a mutated kernel never writes hold the same
   // pattern in both runs, so outputs compare bit for bit.
-  hj_options o;
-  hj_options_init(&o);
+  hj_options o = testOptions();
   o.fill_nan = 1;
-  o.check_zeroed = 0;
-  o.reuse_zeroed_memory = 0;
   auto rt = makeRuntime(o);
   // Real kernels trust their arguments as GPU kernels do, and a mutated
   // launch can make them write out of bounds: every kernel does nothing here.

@@ -11,16 +11,6 @@ using namespace hostjit::test;
 
 namespace {
 
-hj_options options(uint64_t limit = 0) {
-  hj_options o;
-  hj_options_init(&o);
-  o.memory_limit = limit;
-  o.check_zeroed = 0;
-  o.fill_nan = 0;
-  o.reuse_zeroed_memory = 0;
-  return o;
-}
-
 void *alloc1d(hj_context *ctx, int64_t n, uint32_t dtype, uint32_t flags, const char *name = "b") {
   void *p = nullptr;
   REQUIRE(hj_alloc(ctx, &n, nullptr, 1, dtype, flags, name, &p) == HJ_OK);
@@ -55,7 +45,7 @@ std::shared_ptr<Runtime> runProgram(const std::string &file, const ParityArgs &a
 }  // namespace
 
 TEST_CASE("point 1: plain buffers are cached by size and reused", "[runtime]") {
-  auto rt = Runtime::create(options());
+  auto rt = Runtime::create(testOptions());
   REQUIRE(rt);
   hj_context *ctx = (*rt)->context();
   void *a = alloc1d(ctx, 1000, HJ_DTYPE_f32, 0);
@@ -71,7 +61,7 @@ TEST_CASE("point 1: plain buffers are cached by size and reused", "[runtime]") {
 }
 
 TEST_CASE("point 1: out of memory releases cached blocks, retries once, then fails clearly", "[runtime]") {
-  auto rt = Runtime::create(options(8192));
+  auto rt = Runtime::create(testOptions(8192));
   REQUIRE(rt);
   hj_context *ctx = (*rt)->context();
   void *a = alloc1d(ctx, 1024, HJ_DTYPE_f32, 0);  // 4096 bytes
@@ -108,7 +98,7 @@ func @main() -> (i32[1], f32[8]) {
   return %seen, %y
 }
 )");
-  hj_options o = options();
+  hj_options o = testOptions();
   o.fill_nan = 1;
   for (bool jit : {false, true}) {
     auto rt = makeRuntime(o);
@@ -129,7 +119,7 @@ func @main() -> (i32[1], f32[8]) {
 
 TEST_CASE("points 2 and 3: resets_to_zero buffers cause one memset over 100 calls", "[runtime]") {
   for (bool jit : {false, true}) {
-    auto rt = runProgram(programPath("examples/grid_sum.hir"), {{{"x", {100, 37}}}, {}}, jit, 100, options());
+    auto rt = runProgram(programPath("examples/grid_sum.hir"), {{{"x", {100, 37}}}, {}}, jit, 100, testOptions());
     hj_stats s = rt->stats();
     INFO((jit ? "jit" : "eval"));
     CHECK(s.launches == 100);
@@ -142,7 +132,7 @@ TEST_CASE("points 2 and 3: resets_to_zero buffers cause one memset over 100 call
 TEST_CASE("point 4: zero_init alone causes one memset per call", "[runtime]") {
   for (bool jit : {false, true}) {
     auto rt = runProgram(programPath("examples/pipeline.hir"), {{{"x", {5, 300}}}, {{"alpha", "0.5"}}}, jit, 100,
-                         options());
+                         testOptions());
     hj_stats s = rt->stats();
     CHECK(s.memsets == 100);
     CHECK(s.arena_growths == 0);
@@ -151,7 +141,7 @@ TEST_CASE("point 4: zero_init alone causes one memset per call", "[runtime]") {
 }
 
 TEST_CASE("point 5: reuse_zeroed_memory treats zero_init as resets_to_zero", "[runtime]") {
-  hj_options o = options();
+  hj_options o = testOptions();
   o.reuse_zeroed_memory = 1;
   auto rt = Runtime::create(o);
   REQUIRE(rt);
@@ -185,7 +175,7 @@ func @main() -> (i32[1]) {
   return %seen
 }
 )");
-  hj_options o = options();
+  hj_options o = testOptions();
   o.reuse_zeroed_memory = 1;
   auto rt = makeRuntime(o);
   auto ea = Evaluator::create(a, rt);
@@ -206,7 +196,7 @@ func @main() -> (i32[1]) {
 }
 
 TEST_CASE("point 3: the arena reuses a region and grows once when it is too small", "[runtime]") {
-  auto rt = Runtime::create(options());
+  auto rt = Runtime::create(testOptions());
   REQUIRE(rt);
   hj_context *ctx = (*rt)->context();
   uint32_t z = HJ_ALLOC_ZERO_INIT | HJ_ALLOC_RESETS_TO_ZERO;
@@ -238,7 +228,7 @@ func @main() -> () {
 )";
   Program p = parseOk(text);
   for (bool jit : {false, true}) {
-    hj_options o = options();
+    hj_options o = testOptions();
     o.check_zeroed = 1;
     auto rt = makeRuntime(o);
     Runner runner(p, rt, jit);
@@ -256,7 +246,7 @@ func @main() -> () {
 }
 
 TEST_CASE("point 6: HOSTJIT_FILL_NAN fills plain buffers with a pattern per dtype", "[runtime]") {
-  hj_options o = options();
+  hj_options o = testOptions();
   o.fill_nan = 1;
   auto rt = Runtime::create(o);
   REQUIRE(rt);
@@ -303,7 +293,7 @@ func @main() -> (f32[4]) {
   return %y
 }
 )");
-  hj_options o = options();
+  hj_options o = testOptions();
   o.fill_nan = 1;
   auto rt = makeRuntime(o);
   auto ev = Evaluator::create(p, rt);
@@ -318,7 +308,7 @@ func @main() -> (f32[4]) {
 }
 
 TEST_CASE("point 7: an expanded dim allocates the unexpanded size", "[runtime]") {
-  auto rt = Runtime::create(options());
+  auto rt = Runtime::create(testOptions());
   REQUIRE(rt);
   hj_context *ctx = (*rt)->context();
   hj_record_enable(ctx, 1);
@@ -331,7 +321,7 @@ TEST_CASE("point 7: an expanded dim allocates the unexpanded size", "[runtime]")
 }
 
 TEST_CASE("runtime errors name what was wrong", "[runtime]") {
-  auto rt = Runtime::create(options());
+  auto rt = Runtime::create(testOptions());
   REQUIRE(rt);
   hj_context *ctx = (*rt)->context();
   int dummy;
@@ -362,8 +352,8 @@ TEST_CASE("point 8: an error midway frees everything, the same way in eval and j
   std::string file = programPath("examples/pipeline.hir");
   ParityArgs args{{{"x", {8, 300}}}, {{"alpha", "2.0"}}};
   std::string errEval, errJit;
-  auto rtEval = runProgram(file, args, false, 1, options(12288), &errEval);
-  auto rtJit = runProgram(file, args, true, 1, options(12288), &errJit);
+  auto rtEval = runProgram(file, args, false, 1, testOptions(12288), &errEval);
+  auto rtJit = runProgram(file, args, true, 1, testOptions(12288), &errJit);
   CHECK(errEval.find("out of device memory") != std::string::npos);
   CHECK(errEval == errJit);
   for (auto &rt : {rtEval, rtJit}) {
