@@ -156,6 +156,17 @@ std::optional<KernelId> Program::findKernel(std::string_view name) const {
   return std::nullopt;
 }
 
+ValueId Program::rootOf(ValueId v) const {
+  for (int guard = 0; guard < 1 << 20; ++guard) {
+    const Value &val = value(v);
+    if (!val.isTensor || val.def != Value::Def::Stmt || val.defIndex >= body.size()) return v;
+    const auto *view = std::get_if<View>(&body[val.defIndex].node);
+    if (!view || !view->base.isValue() || view->base.value.index >= values.size() || view->base.value == v) return v;
+    v = view->base.value;
+  }
+  return v;
+}
+
 OperandType operandType(const Program &p, const Operand &o) {
   switch (o.kind) {
     case Operand::Kind::Value: {
@@ -315,15 +326,18 @@ ValueId ProgramBuilder::op(std::string name, OpCode op, Operand a, Operand b, Lo
         if (op == OpCode::Size && fixed != kDynamic) e = p_.exprs.constInt(fixed);
         else e = op == OpCode::Size ? p_.exprs.inputSize(tv.defIndex, dim) : p_.exprs.inputStride(tv.defIndex, dim);
       } else if (tv.def == Value::Def::Stmt && tv.defIndex < p_.body.size()) {
-        if (const auto *al = std::get_if<Alloc>(&p_.body[tv.defIndex].node)) {
+        const std::vector<Operand> *extents = nullptr, *strides = nullptr;
+        if (const auto *al = std::get_if<Alloc>(&p_.body[tv.defIndex].node)) extents = &al->extents, strides = &al->strides;
+        if (const auto *vw = std::get_if<View>(&p_.body[tv.defIndex].node)) extents = &vw->extents, strides = &vw->strides;
+        if (extents) {
           if (op == OpCode::Size) {
-            if (dim < al->extents.size()) e = exprOf(al->extents[dim], DType::i64);
-          } else if (!al->strides.empty()) {
-            if (dim < al->strides.size()) e = exprOf(al->strides[dim], DType::i64);
+            if (dim < extents->size()) e = exprOf((*extents)[dim], DType::i64);
+          } else if (!strides->empty()) {
+            if (dim < strides->size()) e = exprOf((*strides)[dim], DType::i64);
           } else {
             e = p_.exprs.constInt(1);
-            for (size_t d = dim + 1; d < al->extents.size() && e.valid(); ++d) {
-              ExprId x = exprOf(al->extents[d], DType::i64);
+            for (size_t d = dim + 1; d < extents->size() && e.valid(); ++d) {
+              ExprId x = exprOf((*extents)[d], DType::i64);
               e = x.valid() ? p_.exprs.binary(OpCode::Mul, e, x, nullptr) : ExprId{};
             }
           }
@@ -358,6 +372,22 @@ ValueId ProgramBuilder::alloc(std::string name, DType dtype, std::vector<Operand
                         stmtIndex, loc);
   Stmt s;
   s.node = Alloc{id, dtype, std::move(extents), std::move(strides), zeroInit, resetsToZero};
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
+  return id;
+}
+
+ValueId ProgramBuilder::view(std::string name, Operand base, std::vector<Operand> extents,
+                             std::vector<Operand> strides, Loc loc) {
+  checkOperand(base);
+  for (const Operand &o : extents) checkOperand(o);
+  for (const Operand &o : strides) checkOperand(o);
+  DType dtype = base.isValue() ? p_.values[base.value.index].dtype : DType::f32;
+  uint32_t stmtIndex = static_cast<uint32_t>(p_.body.size());
+  ValueId id = newValue(std::move(name), true, dtype, static_cast<uint32_t>(extents.size()), Value::Def::Stmt,
+                        stmtIndex, loc);
+  Stmt s;
+  s.node = View{id, base, std::move(extents), std::move(strides)};
   s.loc = loc;
   p_.body.push_back(std::move(s));
   return id;

@@ -175,7 +175,7 @@ class Parser {
         const Token &at = peek();
         Comments ac;
         ac.leading = at.leadingComments;
-        std::string key = expectIdent("an attribute (cuda, entry or host)");
+        std::string key = expectIdent("an attribute (cuda, entry, host or nvrtc_options)");
         expectPunct("=");
         if (peek().kind != Tok::String) fail("a string");
         const Token &val = next();
@@ -185,8 +185,9 @@ class Parser {
         if (key == "cuda") slot = &k.cuda, cslot = &k.cudaComments;
         else if (key == "entry") slot = &k.entry, cslot = &k.entryComments;
         else if (key == "host") slot = &k.host, cslot = &k.hostComments;
+        else if (key == "nvrtc_options") slot = &k.nvrtcOptions, cslot = &k.nvrtcOptionsComments;
         if (!slot) {
-          error(at.loc, "unknown kernel attribute '" + key + "'; expected cuda, entry or host");
+          error(at.loc, "unknown kernel attribute '" + key + "'; expected cuda, entry, host or nvrtc_options");
           continue;
         }
         if (*slot) error(at.loc, "attribute '" + key + "' given twice");
@@ -338,7 +339,7 @@ class Parser {
       const Token &name = next();
       expectPunct("=");
       const Token &opTok = peek();
-      std::string word = expectIdent("an operation (size, stride, add, ..., alloc)");
+      std::string word = expectIdent("an operation (size, stride, add, ..., alloc, view)");
       if (word == "alloc") {
         DType d = parseDTypeTok(false);
         expectPunct("[");
@@ -359,6 +360,21 @@ class Parser {
           else error(f.loc, "unknown alloc flag '" + f.text + "'; expected zero_init or resets_to_zero");
         }
         define(name, b_.alloc(name.text, d, std::move(extents), std::move(strides), zi, rtz, name.loc));
+        return;
+      }
+      if (word == "view") {
+        Operand base = parseOperand();
+        expectPunct("[");
+        auto extents = parseOperandList("]");
+        expectPunct("]");
+        std::vector<Operand> strides;
+        if (isIdent("strides") && peek().loc.line == name.loc.line) {
+          next();
+          expectPunct("[");
+          strides = parseOperandList("]");
+          expectPunct("]");
+        }
+        define(name, b_.view(name.text, base, std::move(extents), std::move(strides), name.loc));
         return;
       }
       auto op = parseOp(word);

@@ -28,6 +28,7 @@ class Planner {
       pk.hasCuda = k.cuda.has_value();
       if (k.cuda) pk.cudaPath = (dir / *k.cuda).lexically_normal().string();
       pk.entry = k.entry.value_or("");
+      pk.nvrtcOptions = k.nvrtcOptions.value_or("");
       plan_.kernels.push_back(std::move(pk));
     }
     for (const Value &v : p_.values)
@@ -71,6 +72,7 @@ class Planner {
   }
 
   void step(const ScalarOp &) {}
+  void step(const View &) {}  // no runtime call: launches pass the root's memory
   void step(const std::monostate &) {}
 
   void step(const Alloc &n) {
@@ -110,12 +112,13 @@ class Planner {
       pa.param = paramKind(k.params[i]);
       if (a.isValue() && p_.value(a.value).isTensor) {
         const Value &v = p_.value(a.value);
-        if (v.def == Value::Def::TensorInput) {
+        ValueId root = p_.rootOf(a.value);  // a view passes its root's memory
+        if (p_.value(root).def == Value::Def::TensorInput) {
           pa.kind = PlanArg::Kind::Input;
-          pa.index = v.defIndex;
+          pa.index = p_.value(root).defIndex;
         } else {
           pa.kind = PlanArg::Kind::Buffer;
-          pa.index = slotOf(a.value);
+          pa.index = slotOf(root);
         }
         if (k.params[i].isStruct) pa.dims = structDims(v);
       } else {
@@ -137,16 +140,19 @@ class Planner {
         strides.push_back(use(table_.inputStride(v.defIndex, d)));
       }
     } else {
-      const auto &al = std::get<Alloc>(p_.body[v.defIndex].node);
-      for (const Operand &o : al.extents) sizes.push_back(operandI64(o));
-      if (!al.strides.empty()) {
-        for (const Operand &o : al.strides) strides.push_back(operandI64(o));
+      const Stmt &def = p_.body[v.defIndex];
+      const auto *vw = std::get_if<View>(&def.node);
+      const std::vector<Operand> &extents = vw ? vw->extents : std::get<Alloc>(def.node).extents;
+      const std::vector<Operand> &given = vw ? vw->strides : std::get<Alloc>(def.node).strides;
+      for (const Operand &o : extents) sizes.push_back(operandI64(o));
+      if (!given.empty()) {
+        for (const Operand &o : given) strides.push_back(operandI64(o));
       } else {
         ExprId s = table_.constInt(1);
         std::vector<ExprId> rev;
-        for (size_t d = al.extents.size(); d-- > 0;) {
+        for (size_t d = extents.size(); d-- > 0;) {
           rev.push_back(s);
-          ExprId e = al.extents[d].isValue() ? p_.value(al.extents[d].value).expr : table_.constInt(al.extents[d].i);
+          ExprId e = extents[d].isValue() ? p_.value(extents[d].value).expr : table_.constInt(extents[d].i);
           s = table_.binary(OpCode::Mul, s, e, nullptr);
         }
         for (size_t d = rev.size(); d-- > 0;) strides.push_back(use(rev[d]));

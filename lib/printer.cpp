@@ -77,6 +77,10 @@ std::string printStmt(const Program &p, const Stmt &s) {
           if (n.zeroInit) r += " zero_init";
           if (n.resetsToZero) r += " resets_to_zero";
           return r;
+        } else if constexpr (std::is_same_v<T, View>) {
+          std::string r = "%" + p.value(n.result).name + " = view " + printOperand(p, n.base) + "[" + list(p, n.extents) + "]";
+          if (!n.strides.empty()) r += " strides[" + list(p, n.strides) + "]";
+          return r;
         } else if constexpr (std::is_same_v<T, Free>) {
           return "free " + printOperand(p, n.tensor);
         } else if constexpr (std::is_same_v<T, Launch>) {
@@ -112,6 +116,7 @@ std::string print(const Program &p) {
     attr("cuda", k.cuda, k.cudaComments);
     attr("entry", k.entry, k.entryComments);
     attr("host", k.host, k.hostComments);
+    attr("nvrtc_options", k.nvrtcOptions, k.nvrtcOptionsComments);
     leading(out, k.closing, "  ");
     out += "}";
     endLine(out, k.closing);

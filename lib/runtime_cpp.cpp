@@ -69,6 +69,7 @@ Expected<std::shared_ptr<KernelTable>> KernelTable::load(const std::shared_ptr<R
       d.cuda_source = sources[i].c_str();
       d.cuda_path = k.cudaPath.c_str();
       d.cuda_entry = k.entry.c_str();
+      d.nvrtc_options = k.nvrtcOptions.empty() ? nullptr : k.nvrtcOptions.c_str();
     }
   }
   hj_kernel_table *t = nullptr;

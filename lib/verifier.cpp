@@ -85,6 +85,12 @@ class Verifier {
       error(o.loc, "use of " + name(o.value) + " after it was freed" + at(*freedAt_[o.value.index]));
       return false;
     }
+    ValueId root = p_.rootOf(o.value);
+    if (!metadataOnly && root != o.value && freedAt_[root.index]) {
+      error(o.loc, "use of view " + name(o.value) + " after its buffer " + name(root) + " was freed" +
+                       at(*freedAt_[root.index]));
+      return false;
+    }
     return true;
   }
 
@@ -164,7 +170,27 @@ class Verifier {
     allocs_.push_back(n.result);
   }
 
-  bool isAllocated(ValueId v) const { return p_.value(v).isTensor && p_.value(v).def == Value::Def::Stmt; }
+  void check(const View &n) {
+    if (n.extents.size() > kMaxRank)
+      error(stmt_->loc, "view of rank " + std::to_string(n.extents.size()) + "; the limit is 8");
+    if (!n.base.isValue() || (defined_[n.base.value.index] && !p_.value(n.base.value).isTensor)) {
+      error(n.base.loc, "view expects a tensor to view");
+    } else {
+      use(n.base);
+    }
+    for (size_t i = 0; i < n.extents.size(); ++i) intOperand(n.extents[i], "extent " + std::to_string(i), 0);
+    if (!n.strides.empty() && n.strides.size() != n.extents.size())
+      error(stmt_->loc, "view has " + std::to_string(n.extents.size()) + " extents but " +
+                            std::to_string(n.strides.size()) + " strides");
+    for (size_t i = 0; i < n.strides.size(); ++i) intOperand(n.strides[i], "stride " + std::to_string(i), 0);
+    define(n.result);
+  }
+
+  bool isAllocated(ValueId v) const {
+    const Value &val = p_.value(v);
+    return val.isTensor && val.def == Value::Def::Stmt && val.defIndex < p_.body.size() &&
+           std::holds_alternative<Alloc>(p_.body[val.defIndex].node);
+  }
 
   void check(const Free &n) {
     if (!n.tensor.isValue()) {
@@ -182,6 +208,12 @@ class Verifier {
     }
     if (p_.value(v).def == Value::Def::TensorInput) {
       error(n.tensor.loc, "cannot free function input " + name(v) + "; inputs belong to the caller");
+      return;
+    }
+    if (!isAllocated(v)) {
+      ValueId root = p_.rootOf(v);
+      error(n.tensor.loc, "cannot free view " + name(v) + "; a view owns no memory" +
+                              (root != v ? " (free its buffer " + name(root) + " instead)" : ""));
       return;
     }
     if (freedAt_[v.index]) {
@@ -266,7 +298,8 @@ class Verifier {
       }
       const Value &v = p_.value(o.value);
       if (!isAllocated(o.value)) {
-        error(o.loc, "returns " + name(o.value) + "; only buffers allocated by the function can be returned");
+        error(o.loc, "returns " + name(o.value) + "; only buffers allocated by the function can be returned" +
+                         std::string(p_.rootOf(o.value) != o.value ? " (it is a view)" : ""));
         continue;
       }
       for (size_t j = 0; j < i; ++j)

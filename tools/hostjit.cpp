@@ -1,4 +1,4 @@
-// hostjit.cpp - the command line: run, check, fmt and compile .hir programs.
+// hostjit.cpp - the command line: run, check, fmt, compile and lower .hir programs and fusion JSON.
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -6,6 +6,8 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -13,6 +15,9 @@
 #include <vector>
 
 #include "hostjit/evaluator.h"
+#include "hostjit/fusion.h"
+#include "hostjit/kernel_executor.h"
+#include "hostjit/lowering.h"
 #include "hostjit/host_data.h"
 #include "hostjit/jit.h"
 #include "hostjit/parity.h"
@@ -26,20 +31,22 @@ namespace {
 constexpr int kOk = 0, kUserError = 1, kInternalError = 2;
 
 const char *kUsage = R"(usage:
-  hostjit run FILE.hir [options]     run a program on generated inputs
+  hostjit run FILE.hir|FUSION.json [options]   run a program (or a fusion, lowered) on generated inputs
   hostjit check FILE.hir...          parse and verify
   hostjit fmt FILE.hir               print the canonical text
   hostjit compile FILE.hir (--emit-llvm [--optimized] | --emit-asm) [--opt O0|light|O2 (default O2)]
+  hostjit lower FUSION.json [-o OUT.hir]   lower a segmented fusion to Host IR text
 
 run options:
   --input NAME=DTYPE[D0,D1,...]  shape of a tensor input (needed for dynamic dims)
   --scalar NAME=VALUE            value of a scalar input
   --seed N                       seed of the random non-zero inputs (default 1)
   --backend host|cuda|auto       (default host)
-  --mode eval|jit|both           (default jit)
+  --mode eval|jit|both|executor|all   (default jit); executor (fusions only): segment by
+                                 segment through KernelExecutor, no Host IR; all: every mode
   --opt O0|light|O2              JIT optimisation level (default O2)
   --repeat N                     calls to time (default 1)
-  --check-parity                 run eval and jit with call recording; compare records and outputs
+  --check-parity                 run every mode with call recording; compare records and outputs
   --stats json|text              print the runtime counters
   --host-kernels LIB.so          load host kernels from a shared library (repeatable)
   --no-cache                     do not use the JIT object cache
@@ -56,7 +63,19 @@ int fromError(const Error &e) {
   return e.status == HJ_ERR_INTERNAL ? kInternalError : kUserError;
 }
 
-bool loadProgram(const std::string &path, Program *out) {
+bool isFusionFile(const std::string &path) { return std::filesystem::path(path).extension() == ".json"; }
+
+// A .hir program, or a fusion JSON lowered to one (then *fusion holds it).
+bool loadProgram(const std::string &path, Program *out, std::optional<Fusion> *fusion = nullptr) {
+  if (isFusionFile(path)) {
+    auto f = loadFusionJson(path);
+    if (!f) return fromError(f.error()), false;
+    auto p = lowerFusion(*f);
+    if (!p) return fromError(p.error()), false;
+    *out = std::move(*p);
+    if (fusion) *fusion = std::move(*f);
+    return true;
+  }
   Diagnostics d;
   *out = parseFile(path, d);
   if (!d.empty()) {
@@ -72,7 +91,7 @@ struct RunOptions {
   std::map<std::string, std::string> scalars;
   uint64_t seed = 1;
   int32_t backend = HJ_BACKEND_HOST;
-  bool eval = false, jit = true;
+  bool eval = false, jit = true, executor = false;
   OptLevel opt = OptLevel::O2;
   int repeat = 1;
   bool parity = false, printRecord = false, cache = true;
@@ -211,36 +230,50 @@ Expected<std::shared_ptr<Runtime>> makeRuntime(const RunOptions &o) {
 
 int cmdRun(const RunOptions &o) {
   Program p;
-  if (!loadProgram(o.file, &p)) return kUserError;
+  std::optional<Fusion> fusion;
+  if (!loadProgram(o.file, &p, &fusion)) return kUserError;
   auto plan = makePlan(p);
   if (!plan) return fromError(plan.error());
   auto scalars = parseScalars(*plan, o.scalars);
   if (!scalars) return fromError(scalars.error());
-  bool doEval = o.eval || o.parity, doJit = o.jit || o.parity;
+  if (o.executor && !fusion) return userError("--mode executor runs a fusion (.json); " + o.file + " is a program");
+  bool doEval = o.eval || o.parity, doJit = o.jit || o.parity, doExec = o.executor || (o.parity && fusion);
 
   auto rtEval = makeRuntime(o);
   if (!rtEval) return fromError(rtEval.error());
-  auto rtJit = makeRuntime(o);
-  if (!rtJit) return fromError(rtJit.error());
   std::printf("backend: %s\n", hj_context_backend((*rtEval)->context()) == HJ_BACKEND_CUDA ? "cuda" : "host");
   auto inputs = InputSet::random(*rtEval, *plan, o.shapes, o.seed);
   if (!inputs) return fromError(inputs.error());
 
-  std::vector<Tensor> outEval, outJit;
-  std::vector<std::string> recEval, recJit;
-  Timing tEval, tJit;
+  struct ModeResult {
+    const char *name;
+    std::shared_ptr<Runtime> rt;
+    std::vector<Tensor> out;
+    std::vector<std::string> record;
+  };
+  std::vector<ModeResult> results;
   nlohmann::json stats;
+  // Runs one mode on its own runtime and keeps its first outputs and record.
+  auto mode = [&](const char *name, std::shared_ptr<Runtime> rt, auto &&call) {
+    ModeResult r{name, rt, {}, {}};
+    Timing t;
+    int rc = runMode(name, *rt, o, call, &r.out, &r.record, &t);
+    if (rc) return rc;
+    printOutputs(name, r.out);
+    t.print(name);
+    results.push_back(std::move(r));
+    return kOk;
+  };
   if (doEval) {
     auto ev = Evaluator::create(p, *rtEval);
     if (!ev) return fromError(ev.error());
-    int rc = runMode("eval", **rtEval, o, [&] { return ev->run(inputs->span(), *scalars); }, &outEval, &recEval, &tEval);
-    if (rc) return rc;
-    printOutputs("eval", outEval);
-    tEval.print("eval");
-    stats["eval"] = statsJson((*rtEval)->stats());
+    if (int rc = mode("eval", *rtEval, [&] { return ev->run(inputs->span(), *scalars); })) return rc;
   }
   std::unique_ptr<Jit> jit;
+  std::unique_ptr<CompiledProgram> compiled;
   if (doJit) {
+    auto rtJit = makeRuntime(o);
+    if (!rtJit) return fromError(rtJit.error());
     auto j = Jit::create();
     if (!j) return fromError(j.error());
     jit = std::move(*j);
@@ -251,48 +284,75 @@ int cmdRun(const RunOptions &o) {
     auto cp = jit->compile(p, *rtJit, co);
     auto t1 = std::chrono::steady_clock::now();
     if (!cp) return fromError(cp.error());
+    compiled = std::move(*cp);
     std::printf("jit: compiled in %.3f ms (%s, %s)\n", std::chrono::duration<double, std::milli>(t1 - t0).count(),
-                optLevelName(o.opt), (*cp)->fromCache() ? "from the object cache" : "codegen");
-    int rc = runMode("jit", **rtJit, o, [&] { return (*cp)->run(inputs->span(), *scalars); }, &outJit, &recJit, &tJit);
-    if (rc == kOk) {
-      printOutputs("jit", outJit);
-      tJit.print("jit");
-      stats["jit"] = statsJson((*rtJit)->stats());
-    }
-    if (rc) return rc;
+                optLevelName(o.opt), compiled->fromCache() ? "from the object cache" : "codegen");
+    if (int rc = mode("jit", *rtJit, [&] { return compiled->run(inputs->span(), *scalars); })) return rc;
   }
-  if (o.printRecord) {
-    for (const std::string &l : (doJit ? recJit : recEval)) std::printf("  %s\n", l.c_str());
+  if (doExec) {
+    auto rtExec = makeRuntime(o);
+    if (!rtExec) return fromError(rtExec.error());
+    auto fe = FusionExecutor::create(*fusion, *rtExec);
+    if (!fe) return fromError(fe.error());
+    if (int rc = mode("executor", *rtExec, [&] { return fe->run(inputs->span(), *scalars); })) return rc;
+  }
+  if (o.printRecord && !results.empty()) {
+    for (const std::string &l : results.back().record) std::printf("  %s\n", l.c_str());
   }
   int rc = kOk;
-  if (doEval && doJit) {
-    if (auto diff = compareOutputs(outEval, outJit)) {
-      std::fprintf(stderr, "hostjit: outputs of eval and jit differ: %s\n", diff->c_str());
+  for (size_t i = 1; i < results.size(); ++i) {
+    const ModeResult &a = results[0], &b = results[i];
+    if (auto diff = compareOutputs(a.out, b.out)) {
+      std::fprintf(stderr, "hostjit: outputs of %s and %s differ: %s\n", a.name, b.name, diff->c_str());
       rc = kUserError;
     } else {
-      std::printf("outputs: eval and jit are bit-identical\n");
+      std::printf("outputs: %s and %s are bit-identical\n", a.name, b.name);
     }
     if (o.parity) {
-      if (auto diff = compareRecords(recEval, recJit)) {
+      if (auto diff = compareRecords(a.record, b.record, a.name, b.name)) {
         std::fprintf(stderr, "hostjit: parity check failed: %s\n", diff->c_str());
         rc = kUserError;
       } else {
-        std::printf("parity: %zu runtime calls, records identical\n", recEval.size());
+        std::printf("parity: %s and %s: %zu runtime calls, records identical\n", a.name, b.name, a.record.size());
       }
     }
   }
-  outEval.clear();
-  outJit.clear();
-  if (doEval) stats["eval"] = statsJson((*rtEval)->stats());
-  if (doJit) stats["jit"] = statsJson((*rtJit)->stats());
+  for (ModeResult &r : results) {
+    r.out.clear();
+    stats[r.name] = statsJson(r.rt->stats());
+  }
   if (o.stats == "json") std::printf("%s\n", stats.dump(2).c_str());
   else if (o.stats == "text")
-    for (auto &[mode, s] : stats.items()) {
-      std::printf("%s stats:", mode.c_str());
+    for (auto &[m, s] : stats.items()) {
+      std::printf("%s stats:", m.c_str());
       for (auto &[k, v] : s.items()) std::printf(" %s=%s", k.c_str(), v.dump().c_str());
       std::printf("\n");
     }
   return rc;
+}
+
+// Writes the lowered program of a fusion; with `out`, CUDA paths are made
+// relative to the output file's directory.
+int cmdLower(const std::string &file, const std::string &out) {
+  if (!isFusionFile(file)) return userError("lower takes a fusion (.json), got " + file);
+  Program p;
+  if (!loadProgram(file, &p)) return kUserError;
+  p.funcComments.leading.insert(p.funcComments.leading.begin(),
+                                " Lowered by hostjit from " + std::filesystem::path(file).filename().string() + ".");
+  if (out.empty()) {
+    std::fputs(print(p).c_str(), stdout);
+    return kOk;
+  }
+  namespace fs = std::filesystem;
+  fs::path from = fs::absolute(fs::path(file)).parent_path(), to = fs::absolute(fs::path(out)).parent_path();
+  for (Kernel &k : p.kernels)
+    if (k.cuda && fs::path(*k.cuda).is_relative())
+      k.cuda = (from / *k.cuda).lexically_normal().lexically_relative(to).string();
+  std::ofstream f(out, std::ios::binary | std::ios::trunc);
+  f << print(p);
+  f.close();
+  if (!f) return userError("cannot write " + out);
+  return kOk;
 }
 
 int cmdCheck(const std::vector<std::string> &files) {
@@ -337,7 +397,8 @@ int realMain(int argc, char **argv) {
   std::vector<std::string> args(argv + 2, argv + argc);
   std::vector<std::string> files;
   RunOptions o;
-  bool emitLlvm = false, emitAsm = false, optimized = false;
+  bool emitLlvm = false, emitAsm = false, optimized = false, allModes = false;
+  std::string outFile;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
     auto value = [&](std::string *out) {
@@ -346,7 +407,7 @@ int realMain(int argc, char **argv) {
       return true;
     };
     std::string v;
-    if (a.rfind("--", 0) != 0) {
+    if (a.rfind("-", 0) != 0 || a == "-") {
       files.push_back(a);
     } else if (a == "--input") {
       if (!value(&v)) return userError("--input needs NAME=DTYPE[dims]");
@@ -371,10 +432,12 @@ int realMain(int argc, char **argv) {
       else return userError("--backend " + v + ": expected host, cuda or auto");
     } else if (a == "--mode") {
       if (!value(&v)) return userError("--mode needs eval, jit or both");
-      if (v == "eval") o.eval = true, o.jit = false;
-      else if (v == "jit") o.eval = false, o.jit = true;
-      else if (v == "both") o.eval = o.jit = true;
-      else return userError("--mode " + v + ": expected eval, jit or both");
+      o.eval = v == "eval" || v == "both" || v == "all";
+      o.jit = v == "jit" || v == "both" || v == "all";
+      o.executor = v == "executor";
+      if (!o.eval && !o.jit && !o.executor)
+        return userError("--mode " + v + ": expected eval, jit, both, executor or all");
+      allModes = v == "all";
     } else if (a == "--opt") {
       if (!value(&v) || !parseOptLevel(v, &o.opt)) return userError("--opt expects O0, light or O2");
     } else if (a == "--repeat") {
@@ -392,6 +455,8 @@ int realMain(int argc, char **argv) {
     } else if (a == "--host-kernels") {
       if (!value(&v)) return userError("--host-kernels needs a shared library path");
       o.hostLibs.push_back(v);
+    } else if (a == "-o") {
+      if (!value(&outFile)) return userError("-o needs a file name");
     } else if (a == "--emit-llvm") {
       emitLlvm = true;
     } else if (a == "--emit-asm") {
@@ -406,9 +471,11 @@ int realMain(int argc, char **argv) {
     if (files.empty()) return userError("check needs at least one FILE.hir");
     return cmdCheck(files);
   }
-  if (files.size() != 1) return userError(cmd + " needs exactly one FILE.hir");
+  if (files.size() != 1) return userError(cmd + (cmd == "lower" ? " needs exactly one FUSION.json" : " needs exactly one FILE.hir"));
+  if (cmd == "lower") return cmdLower(files[0], outFile);
   if (cmd == "run") {
     o.file = files[0];
+    o.executor |= allModes && isFusionFile(o.file);
     return cmdRun(o);
   }
   if (cmd == "fmt") return cmdFmt(files[0]);
@@ -416,7 +483,7 @@ int realMain(int argc, char **argv) {
     if (emitLlvm == emitAsm) return userError("compile needs one of --emit-llvm or --emit-asm");
     return cmdCompile(files[0], emitLlvm, emitAsm, optimized, o.opt);
   }
-  return userError("unknown command '" + cmd + "' (expected run, check, fmt or compile)");
+  return userError("unknown command '" + cmd + "' (expected run, check, fmt, compile or lower)");
 }
 
 }  // namespace

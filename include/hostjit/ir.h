@@ -90,6 +90,17 @@ struct Alloc {
   bool zeroInit = false;
   bool resetsToZero = false;
 };
+// A view of another tensor's memory (a permute, a reshape, a broadcast): the
+// same data pointer with its own extents and strides (elements; empty:
+// contiguous). A view owns nothing: it is never freed, never returned, and
+// may be used only while the buffer it views (its root) is live. No runtime
+// call is made for it.
+struct View {
+  ValueId result;
+  Operand base;
+  std::vector<Operand> extents;
+  std::vector<Operand> strides;
+};
 struct Free {
   Operand tensor;
 };
@@ -125,9 +136,11 @@ struct Kernel {
   std::string name;  // without '@'
   std::vector<ParamType> params;
   std::optional<std::string> cuda, entry, host;
+  // Extra NVRTC options for the CUDA source, split at white space.
+  std::optional<std::string> nvrtcOptions;
   Loc loc;
   Comments comments;
-  Comments cudaComments, entryComments, hostComments;
+  Comments cudaComments, entryComments, hostComments, nvrtcOptionsComments;
   Comments closing;  // comments above and after the closing '}'
 };
 
@@ -189,6 +202,9 @@ struct Program {
 
   const Value &value(ValueId id) const { return values[id.index]; }
   const Kernel &kernel(KernelId id) const { return kernels[id.index]; }
+  // The input or buffer whose memory a tensor value uses: itself, or for a
+  // view the root of its base.
+  ValueId rootOf(ValueId v) const;
   std::optional<KernelId> findKernel(std::string_view name) const;
 };
 
@@ -218,6 +234,9 @@ class ProgramBuilder {
   ValueId op(std::string name, OpCode op, Operand a, Operand b, Loc loc = {});
   ValueId alloc(std::string name, DType dtype, std::vector<Operand> extents, std::vector<Operand> strides = {},
                 bool zeroInit = false, bool resetsToZero = false, Loc loc = {});
+  // `%name = view base[extents] strides[...]`: the dtype is the base's.
+  ValueId view(std::string name, Operand base, std::vector<Operand> extents, std::vector<Operand> strides = {},
+               Loc loc = {});
   void free(Operand tensor, Loc loc = {});
   void launch(KernelId kernel, std::array<Operand, 3> grid, std::array<Operand, 3> block, Operand smem,
               std::vector<Operand> args, Loc loc = {});

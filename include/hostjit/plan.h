@@ -56,6 +56,7 @@ struct PlanKernel {
   std::string name;
   std::vector<int32_t> params;  // hj_param_kind
   std::string host, cudaPath, entry;  // empty when absent; cudaPath resolved against the program's file
+  std::string nvrtcOptions;           // extra NVRTC options (white-space separated), "" when none
   bool hasHost = false, hasCuda = false;
 };
 

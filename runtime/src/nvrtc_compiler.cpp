@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cuda_sources.h"
 #include "error.h"
 
 namespace hj {
@@ -101,6 +102,7 @@ struct Nvrtc {
   std::vector<int> archs;  // the sm_XY numbers it can compile for, ascending
   int32_t status = HJ_OK;
   std::string error;       // why it could not be loaded
+  std::string libDir;      // the directory it was loaded from, "" if unknown
 };
 
 Nvrtc loadNvrtc() {
@@ -135,6 +137,9 @@ Nvrtc loadNvrtc() {
 #include "nvrtc_functions.def"
 #undef HJ_NVRTC_FN
   // The library stays loaded for the life of the process.
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(nv.nvrtcVersion), &info) && info.dli_fname)
+    nv.libDir = std::filesystem::path(info.dli_fname).parent_path().string();
   if (nv.nvrtcVersion(&nv.major, &nv.minor) != NVRTC_SUCCESS) {
     nv.status = HJ_ERR_BACKEND;
     nv.error = "nvrtcVersion failed";
@@ -210,12 +215,18 @@ struct ProgramGuard {
 };
 
 // Runs NVRTC; on success `image` holds the cubin (or PTX).
-int32_t runNvrtc(const Nvrtc &nv, const hj_kernel_desc &desc, const std::vector<std::string> &options, bool ptx,
-                 std::string &image) {
+int32_t runNvrtc(const Nvrtc &nv, const hj_kernel_desc &desc, const std::vector<std::string> &options,
+                 const CudaCompileInputs &inputs, bool ptx, std::string &image) {
   const char *name = desc.name ? desc.name : "?";
   const char *path = desc.cuda_path ? desc.cuda_path : "<source>";
   ProgramGuard g{nv};
-  nvrtcResult r = nv.nvrtcCreateProgram(&g.prog, desc.cuda_source, path, 0, nullptr, nullptr);
+  std::vector<const char *> headerText, headerNames;
+  for (const auto &[name, text] : inputs.headers) {
+    headerNames.push_back(name.c_str());
+    headerText.push_back(text.c_str());
+  }
+  nvrtcResult r = nv.nvrtcCreateProgram(&g.prog, desc.cuda_source, path, static_cast<int>(headerText.size()),
+                                        headerText.data(), headerNames.data());
   if (r != NVRTC_SUCCESS) {
     g.prog = nullptr;
     return fail(HJ_ERR_BACKEND, "NVRTC could not create a program for kernel @%s (%s): %s", name, path,
@@ -277,10 +288,14 @@ int32_t compileCudaKernel(const hj_kernel_desc &desc, int ccMajor, int ccMinor, 
   }
   std::vector<std::string> options = {(ptx ? "-arch=compute_" : "-arch=sm_") + std::to_string(target), "--std=c++17",
                                       "-default-device"};
+  CudaCompileInputs inputs = cudaCompileInputs(desc, nv.libDir);
+  options.insert(options.end(), inputs.options.begin(), inputs.options.end());
 
-  std::string material = "hostjit cuda image v1\nnvrtc " + std::to_string(nv.major) + "." + std::to_string(nv.minor) +
+  std::string material = "hostjit cuda image v2\nnvrtc " + std::to_string(nv.major) + "." + std::to_string(nv.minor) +
                          "\n" + (ptx ? "ptx" : "cubin") + "\n";
   for (const std::string &o : options) material += o + "\n";
+  for (const auto &[name, text] : inputs.headers) material += "header " + name + "\n" + text + "\n";
+  material += inputs.dependencies;
   material += '\n';
   material += desc.cuda_source;
   out.key = hashHex128(material);
@@ -300,7 +315,7 @@ int32_t compileCudaKernel(const hj_kernel_desc &desc, int ccMajor, int ccMinor, 
   if (!fresh && !file.empty()) data = readCacheFile(file, ptx);
   if (!data) {
     std::string image;
-    if (int32_t st = runNvrtc(nv, desc, options, ptx, image)) return st;
+    if (int32_t st = runNvrtc(nv, desc, options, inputs, ptx, image)) return st;
     data = std::make_shared<const std::string>(std::move(image));
     out.compiled = true;
     if (!file.empty()) writeCacheFile(dir, file, *data);

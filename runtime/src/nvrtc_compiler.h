@@ -18,9 +18,11 @@ struct CudaImage {
 };
 
 // Compiles desc.cuda_source for compute capability ccMajor.ccMinor, or finds
-// it in the caches. The key covers the source text, the NVRTC options (the
-// architecture among them) and the NVRTC version; not the entry point, so
-// the kernels of one source file share one image. `fresh` skips both caches
+// it in the caches. NVRTC gets the include directories, built-in headers and
+// extra options of cuda_sources.h. The key covers the source text, every
+// file it includes (contents), the NVRTC options (the architecture among
+// them) and the NVRTC version; not the entry point, so the kernels of one
+// source file share one image. `fresh` skips both caches
 // and replaces their entries (used when the driver refused a cached image).
 // Errors: HJ_ERR_INVALID_ARGUMENT with NVRTC's log when the source does not
 // compile; HJ_ERR_NOT_FOUND when NVRTC cannot be loaded; HJ_ERR_BACKEND else.

@@ -98,6 +98,7 @@ typedef struct hj_kernel_desc {
   const char *cuda_source; /* CUDA backend: the source text */
   const char *cuda_path;   /* CUDA backend: the source file, for messages */
   const char *cuda_entry;  /* CUDA backend: extern "C" entry point */
+  const char *nvrtc_options; /* CUDA backend: extra NVRTC options, separated by white space */
   uint32_t num_params;
   const int32_t *params;   /* hj_param_kind of each parameter */
 } hj_kernel_desc;

@@ -1,0 +1,248 @@
+// fusion_json.cpp - reads a Fusion from JSON (docs/fusion-json.md), naming the JSON path of every bad field.
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "hostjit/fusion.h"
+
+namespace hostjit {
+
+namespace {
+
+using nlohmann::json;
+
+// Thrown inside the reader only; parseFusionJson turns it into an Error.
+struct Bad {
+  std::string message;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  Fusion fusion(const json &j) {
+    Fusion f;
+    f.file = file_;
+    object(j, "", {"name", "inputs", "outputs", "kernels", "segments"});
+    if (j.contains("name")) f.name = string(j["name"], "name");
+    for (size_t i = 0; const json &x : array(j, "inputs", "")) f.inputs.push_back(input(x, at("inputs", i++)));
+    for (size_t i = 0; const json &x : array(j, "outputs", "")) f.outputs.push_back(string(x, at("outputs", i++)));
+    if (j.contains("kernels"))
+      for (size_t i = 0; const json &x : array(j, "kernels", "")) f.kernels.push_back(kernel(x, at("kernels", i++)));
+    for (size_t i = 0; const json &x : array(j, "segments", "")) f.segments.push_back(segment(x, at("segments", i++)));
+    return f;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string &path, const std::string &msg) const {
+    throw Bad{(path.empty() ? std::string("the top level") : path) + ": " + msg};
+  }
+  static std::string at(const std::string &field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
+  static std::string join(const std::string &path, const std::string &key) { return path.empty() ? key : path + "." + key; }
+  static std::string kindOf(const json &j) { return j.type_name(); }
+
+  void object(const json &j, const std::string &path, std::initializer_list<const char *> keys) const {
+    if (!j.is_object()) fail(path, "expected an object, got " + kindOf(j));
+    for (const auto &[k, v] : j.items()) {
+      bool known = false;
+      std::string list;
+      for (const char *key : keys) {
+        known |= k == key;
+        list += (list.empty() ? "" : ", ") + std::string(key);
+      }
+      if (!known) fail(join(path, k), "unknown field (expected one of: " + list + ")");
+    }
+  }
+
+  const json &field(const json &j, const std::string &key, const std::string &path, const char *what) const {
+    if (!j.contains(key)) fail(path, "missing '" + key + "' (" + what + ")");
+    return j[key];
+  }
+
+  const json &array(const json &j, const std::string &key, const std::string &path) const {
+    const json &a = field(j, key, path, "an array");
+    if (!a.is_array()) fail(join(path, key), "expected an array, got " + kindOf(a));
+    return a;
+  }
+
+  std::string string(const json &j, const std::string &path) const {
+    if (!j.is_string()) fail(path, "expected a string, got " + kindOf(j));
+    return j.get<std::string>();
+  }
+
+  bool boolean(const json &j, const std::string &key, const std::string &path) const {
+    if (!j.contains(key)) return false;
+    if (!j[key].is_boolean()) fail(join(path, key), "expected true or false, got " + kindOf(j[key]));
+    return j[key].get<bool>();
+  }
+
+  DType dtype(const json &j, const std::string &path) const {
+    std::string s = string(j, path);
+    auto d = parseDType(s);
+    if (!d) fail(path, "unknown dtype '" + s + "' (expected f16, bf16, f32, f64, i8, i16, i32, i64, u8, u32, u64 or bool)");
+    return *d;
+  }
+
+  SizeExpr expr(const json &j, const std::string &path) const {
+    if (j.is_number_integer()) {
+      if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) fail(path, "integer does not fit i64");
+      return SizeExpr::integer(j.get<int64_t>());
+    }
+    if (j.is_number_float()) return SizeExpr::floating(j.get<double>());
+    if (!j.is_string()) fail(path, "expected an expression (a string such as \"ceildiv(size(x, 0), 256)\", or a number), got " + kindOf(j));
+    auto e = SizeExpr::parse(j.get<std::string>());
+    if (!e) fail(path, "in '" + j.get<std::string>() + "': " + e.error().message);
+    return *e;
+  }
+
+  std::vector<SizeExpr> exprs(const json &j, const std::string &key, const std::string &path) const {
+    std::vector<SizeExpr> out;
+    for (size_t i = 0; const json &x : array(j, key, path)) out.push_back(expr(x, at(join(path, key), i++)));
+    return out;
+  }
+
+  std::array<SizeExpr, 3> triple(const json &j, const std::string &key, const std::string &path) const {
+    std::string p = join(path, key);
+    const json &a = field(j, key, path, "an array of 3 expressions: x, y, z");
+    if (!a.is_array() || a.size() != 3) fail(p, "expected an array of 3 expressions (x, y, z)");
+    return {expr(a[0], at(p, 0)), expr(a[1], at(p, 1)), expr(a[2], at(p, 2))};
+  }
+
+  FusionInput input(const json &j, const std::string &path) const {
+    object(j, path, {"name", "dtype", "dims"});
+    FusionInput in;
+    in.name = string(field(j, "name", path, "a string"), join(path, "name"));
+    in.dtype = dtype(field(j, "dtype", path, "a dtype such as \"f32\""), join(path, "dtype"));
+    in.isTensor = j.contains("dims");
+    if (in.isTensor) {
+      for (size_t i = 0; const json &d : array(j, "dims", path)) {
+        std::string p = at(join(path, "dims"), i++);
+        if (d.is_string() && d.get<std::string>() == "?") in.dims.push_back(kDynamic);
+        else if (d.is_number_integer() && d.get<int64_t>() >= 0) in.dims.push_back(d.get<int64_t>());
+        else fail(p, "expected \"?\" or an integer >= 0, got " + d.dump());
+      }
+    }
+    return in;
+  }
+
+  ParamType param(const json &j, const std::string &path) const {
+    std::string s = string(j, path), t;
+    for (char c : s)
+      if (c != ' ') t += c;
+    auto bad = [&] {
+      fail(path, "'" + s + "' is not a parameter type (expected ptr<dtype>, tensor<dtype, rank> or a scalar type)");
+    };
+    ParamType pt;
+    if (t.rfind("ptr<", 0) == 0 && t.back() == '>') {
+      auto d = parseDType(t.substr(4, t.size() - 5));
+      if (!d) bad();
+      pt.isPointer = true;
+      pt.dtype = *d;
+    } else if (t.rfind("tensor<", 0) == 0 && t.back() == '>') {
+      size_t comma = t.find(',');
+      if (comma == std::string::npos) bad();
+      auto d = parseDType(t.substr(7, comma - 7));
+      std::string r = t.substr(comma + 1, t.size() - comma - 2);
+      if (!d || r.empty() || r.size() > 1 || r[0] < '0' || r[0] > '8') bad();
+      pt.isStruct = true;
+      pt.dtype = *d;
+      pt.rank = static_cast<uint32_t>(r[0] - '0');
+    } else {
+      auto d = parseDType(t);
+      if (!d) bad();
+      pt.dtype = *d;
+    }
+    return pt;
+  }
+
+  FusionKernel kernel(const json &j, const std::string &path) const {
+    object(j, path, {"name", "params", "cuda", "entry", "host", "nvrtc_options"});
+    FusionKernel k;
+    k.name = string(field(j, "name", path, "a string"), join(path, "name"));
+    for (size_t i = 0; const json &x : array(j, "params", path)) k.params.push_back(param(x, at(join(path, "params"), i++)));
+    auto opt = [&](const char *key) -> std::optional<std::string> {
+      if (!j.contains(key)) return std::nullopt;
+      return string(j[key], join(path, key));
+    };
+    k.cuda = opt("cuda");
+    k.entry = opt("entry");
+    k.host = opt("host");
+    k.nvrtcOptions = opt("nvrtc_options");
+    return k;
+  }
+
+  TensorSpec tensor(const json &j, const std::string &path, bool summary) const {
+    if (summary) object(j, path, {"name", "dtype", "extents", "strides", "zero_init", "resets_to_zero", "alias_of"});
+    else object(j, path, {"name", "dtype", "extents", "strides", "alias_of"});
+    TensorSpec t;
+    t.name = string(field(j, "name", path, "a string"), join(path, "name"));
+    bool alias = j.contains("alias_of");
+    if (alias) t.aliasOf = string(j["alias_of"], join(path, "alias_of"));
+    // A summary alias needs no dtype or extents: it has no buffer.
+    if (!(summary && alias) || j.contains("dtype")) t.dtype = dtype(field(j, "dtype", path, "a dtype such as \"f32\""), join(path, "dtype"));
+    if (!(summary && alias) || j.contains("extents")) t.extents = exprs(j, "extents", path);
+    if (j.contains("strides")) t.strides = exprs(j, "strides", path);
+    t.zeroInit = boolean(j, "zero_init", path);
+    t.resetsToZero = boolean(j, "resets_to_zero", path);
+    return t;
+  }
+
+  Segment segment(const json &j, const std::string &path) const {
+    object(j, path, {"name", "kernel", "inputs", "outputs", "summary", "scalars", "launch"});
+    Segment s;
+    if (j.contains("name")) s.name = string(j["name"], join(path, "name"));
+    if (j.contains("kernel")) s.kernel = string(j["kernel"], join(path, "kernel"));
+    for (size_t i = 0; const json &x : array(j, "inputs", path)) s.inputs.push_back(string(x, at(join(path, "inputs"), i++)));
+    for (size_t i = 0; const json &x : array(j, "outputs", path))
+      s.outputs.push_back(tensor(x, at(join(path, "outputs"), i++), false));
+    if (j.contains("summary"))
+      for (size_t i = 0; const json &x : array(j, "summary", path))
+        s.summary.push_back(tensor(x, at(join(path, "summary"), i++), true));
+    if (j.contains("scalars")) s.scalars = exprs(j, "scalars", path);
+    if (j.contains("launch")) {
+      std::string lp = join(path, "launch");
+      const json &l = j["launch"];
+      object(l, lp, {"grid", "block", "smem"});
+      s.grid = triple(l, "grid", lp);
+      s.block = triple(l, "block", lp);
+      s.smem = l.contains("smem") ? expr(l["smem"], join(lp, "smem")) : SizeExpr::integer(0);
+    } else if (s.kernel) {
+      fail(path, "missing 'launch' ({\"grid\": [x, y, z], \"block\": [x, y, z], \"smem\": bytes}) for kernel '" + *s.kernel + "'");
+    }
+    return s;
+  }
+
+  std::string file_;
+};
+
+}  // namespace
+
+Expected<Fusion> parseFusionJson(std::string_view text, const std::string &filename) {
+  std::string prefix = filename.empty() ? std::string() : filename + ": ";
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error &e) {
+    std::string m = e.what();
+    if (auto k = m.find("] "); k != std::string::npos) m = m.substr(k + 2);
+    return Error{HJ_ERR_INVALID_ARGUMENT, prefix + "not valid JSON: " + m};
+  }
+  try {
+    return Reader(filename).fusion(j);
+  } catch (const Bad &b) {
+    return Error{HJ_ERR_INVALID_ARGUMENT, prefix + b.message};
+  } catch (const json::exception &e) {
+    return Error{HJ_ERR_INVALID_ARGUMENT, prefix + e.what()};
+  }
+}
+
+Expected<Fusion> loadFusionJson(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{HJ_ERR_NOT_FOUND, path + ": cannot read the file"};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parseFusionJson(ss.str(), path);
+}
+
+}  // namespace hostjit
