@@ -83,7 +83,15 @@ class KernelExecutor {
 // allocates nothing.
 class FusionExecutor {
  public:
-  static Expected<FusionExecutor> create(const Fusion &f, std::shared_ptr<Runtime> rt);
+  struct Options {
+    // Allocate each segment's intermediates here (hj_alloc, the summary's
+    // flags, at the point the fallback would) and hand them to
+    // KernelExecutor::run, as a Host IR runtime does; the runtime calls are
+    // the same as the fallback's.
+    bool supplyIntermediates = false;
+  };
+  static Expected<FusionExecutor> create(const Fusion &f, std::shared_ptr<Runtime> rt, Options options);
+  static Expected<FusionExecutor> create(const Fusion &f, std::shared_ptr<Runtime> rt) { return create(f, rt, Options{}); }
   // Checks the arguments (as Evaluator::run does) and returns the outputs.
   Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars = {});
   // The signature (inputs, scalars, kernels), for making inputs.
@@ -95,6 +103,7 @@ class FusionExecutor {
   std::shared_ptr<Runtime> rt_;
   std::shared_ptr<const Plan> signature_;
   std::vector<KernelExecutor> segments_;
+  Options options_;
 };
 
 }  // namespace hostjit

@@ -152,6 +152,11 @@ class Analyzer {
       case SizeExpr::Kind::Binary: {
         auto ta = type(seg, e.lhs(), path, visible), tb = type(seg, e.rhs(), path, visible);
         if (!ta || !tb) return std::nullopt;
+        if (e.op() == OpCode::Div || e.op() == OpCode::Mod || e.op() == OpCode::CeilDiv)
+          if (auto d = foldLiterals(e.rhs()); d && d->kind == Operand::Kind::Int && d->i == 0) {
+            error(path, "division by zero in '" + e.str() + "'");
+            return std::nullopt;
+          }
         bool intOnly = opClass(e.op()) == OpClass::IntArith;
         ExprType r;
         if (ta->isLiteral && tb->isLiteral) {

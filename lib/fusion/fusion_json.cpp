@@ -1,4 +1,5 @@
 // fusion_json.cpp - reads a Fusion from JSON (docs/fusion-json.md), naming the JSON path of every bad field.
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -224,9 +225,16 @@ Expected<Fusion> parseFusionJson(std::string_view text, const std::string &filen
   try {
     j = json::parse(text);
   } catch (const json::parse_error &e) {
-    std::string m = e.what();
+    // "[json.exception.parse_error.101] parse error at line 3, column 5: why"
+    // becomes "file:3:5: not valid JSON: why".
+    std::string m = e.what(), where;
     if (auto k = m.find("] "); k != std::string::npos) m = m.substr(k + 2);
-    return Error{HJ_ERR_INVALID_ARGUMENT, prefix + "not valid JSON: " + m};
+    unsigned line = 0, col = 0;
+    if (auto k = m.find(" at line "); k != std::string::npos && std::sscanf(m.c_str() + k, " at line %u, column %u", &line, &col) == 2) {
+      where = filename + ":" + std::to_string(line) + ":" + std::to_string(col) + ": ";
+      if (auto c = m.find(": ", k); c != std::string::npos) m = m.substr(c + 2);
+    }
+    return Error{HJ_ERR_INVALID_ARGUMENT, (where.empty() ? prefix : where) + "not valid JSON: " + m};
   }
   try {
     return Reader(filename).fusion(j);

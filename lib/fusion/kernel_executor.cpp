@@ -380,8 +380,9 @@ Expected<bool> KernelExecutor::run(Runtime &rt, std::span<const DLTensor *const>
   return true;
 }
 
-Expected<FusionExecutor> FusionExecutor::create(const Fusion &f, std::shared_ptr<Runtime> rt) {
+Expected<FusionExecutor> FusionExecutor::create(const Fusion &f, std::shared_ptr<Runtime> rt, Options options) {
   FusionExecutor fe;
+  fe.options_ = options;
   fe.f_ = std::make_shared<const Fusion>(f);
   auto a = fusion::analyzeFusion(*fe.f_);
   if (!a) return a.error();
@@ -470,8 +471,29 @@ Expected<std::vector<Tensor>> FusionExecutor::run(std::span<const DLTensor *cons
     }
     std::vector<const DLTensor *> outs;
     for (const TensorSpec &o : s.outputs) outs.push_back(&tensors.at(o.name).t);
-    auto r = segments_[i].run(*rt_, segmentInputs(s), scalars, outs);
+    std::vector<Held> mids;
+    std::vector<const DLTensor *> midPtrs;
+    size_t firstMid = live.size();
+    if (options_.supplyIntermediates && a_->segments[i].kernel >= 0) {
+      mids.resize(calls[i].intermediates.size());
+      for (size_t k = 0; k < mids.size(); ++k) {
+        const BufferSpec &b = calls[i].intermediates[k];
+        void *p = nullptr;
+        int32_t st = hj_alloc(ctx, b.sizes.data(), b.strides.empty() ? nullptr : b.strides.data(),
+                              static_cast<uint32_t>(b.sizes.size()), static_cast<uint32_t>(b.dtype), b.flags, b.name.c_str(), &p);
+        if (st) return fail(runtimeError(st));
+        live.push_back(p);
+        bind(mids[k], p, b.dtype, dev, b.sizes, effectiveStrides(b));
+        midPtrs.push_back(&mids[k].t);
+      }
+    }
+    auto r = segments_[i].run(*rt_, segmentInputs(s), scalars, outs, midPtrs);
     if (!r) return fail(r.error());
+    for (size_t k = firstMid; k < live.size(); ++k) {
+      void *p = live[k];
+      live[k] = nullptr;
+      if (int32_t st = hj_free(ctx, p)) return fail(runtimeError(st));
+    }
     for (const std::string &n : a_->segments[i].frees) {
       void *p = live[slot.at(n)];
       live[slot.at(n)] = nullptr;  // released even when hj_free reports an error

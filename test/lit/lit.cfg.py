@@ -4,13 +4,14 @@ import lit.formats
 
 config.name = "hostjit"
 config.test_format = lit.formats.ShTest(execute_external=True)
-config.suffixes = [".hir"]
+config.suffixes = [".hir", ".test"]
 config.test_source_root = config.source_dir
 config.test_exec_root = config.exec_root
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "inputs", "Output"]
 config.substitutions.append(("%hostjit", config.hostjit))
 config.substitutions.append(("%examples", config.examples_dir))
 config.substitutions.append(("%test_kernels", config.test_kernels))
+config.substitutions.append(("%fusion_kernels", config.fusion_kernels))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("not ", "! "))
 for var in ["HOSTJIT_CACHE_DIR", "HOME"]:
