@@ -13,55 +13,14 @@
 #include "hostjit/jit.h"
 #include "hostjit/parity.h"
 #include "hostjit/text.h"
+#include "gpu_helpers.h"
 #include "reference.h"
 
 using namespace hostjit;
+using namespace hostjit::gputest;
 
 namespace {
 
-std::unique_ptr<Jit> &jitSlot() {
-  static std::unique_ptr<Jit> j;
-  return j;
-}
-Jit &jit() {
-  if (!jitSlot()) {
-    auto j = Jit::create();
-    REQUIRE(j);
-    jitSlot() = std::move(*j);
-  }
-  return *jitSlot();
-}
-struct JitTeardown : Catch::TestEventListenerBase {
-  using TestEventListenerBase::TestEventListenerBase;
-  void testRunEnded(const Catch::TestRunStats &) override { jitSlot().reset(); }
-};
-
-std::shared_ptr<Runtime> cudaRuntime(int32_t checkZeroed = 0) {
-  hj_options o;
-  hj_options_init(&o);
-  o.backend = HJ_BACKEND_CUDA;
-  o.check_zeroed = checkZeroed;
-  o.fill_nan = 0;
-  o.reuse_zeroed_memory = 0;
-  auto rt = Runtime::create(o);
-  REQUIRE(rt);
-  return *rt;
-}
-
-Program load(const std::string &file) {
-  Diagnostics d;
-  Program p = parseFile(file, d);
-  INFO(d.format(file, p.source));
-  REQUIRE(d.empty());
-  return p;
-}
-
-// The source tree: $HOSTJIT_SOURCE_DIR when set (the tests run on another
-// machine than the one that built them), else where they were built from.
-std::string sourceDir() {
-  const char *env = std::getenv("HOSTJIT_SOURCE_DIR");
-  return env && *env ? env : HOSTJIT_SOURCE_DIR;
-}
 const std::string kExamples = sourceDir() + "/examples";
 
 // A program run by the evaluator or by the JIT (no cache), behind one run().

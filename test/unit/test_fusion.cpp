@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "common/fusion_cases.h"
 #include "fusions/reference.h"
 #include "helpers.h"
 #include "hostjit/fusion.h"
@@ -22,12 +23,7 @@ std::string examplePath(const std::string &name) {
   return std::string(HOSTJIT_SOURCE_DIR) + "/examples/fusions/" + name + ".json";
 }
 
-Fusion loadExample(const std::string &name) {
-  auto f = loadFusionJson(examplePath(name));
-  INFO((f ? "" : f.error().message));
-  REQUIRE(f);
-  return *f;
-}
+Fusion loadExample(const std::string &name) { return loadExampleFusion(HOSTJIT_SOURCE_DIR, name); }
 
 // A host runtime with the example fusions' kernels (and the test kernels).
 std::shared_ptr<Runtime> fusionRuntime(hj_options o = testOptions()) {
@@ -36,113 +32,16 @@ std::shared_ptr<Runtime> fusionRuntime(hj_options o = testOptions()) {
   return rt;
 }
 
-struct Case {
-  std::map<std::string, std::vector<int64_t>> shapes;
-  std::map<std::string, std::string> scalars;
-};
-
-// Each example at a few sizes, odd ones and size 1 among them.
-std::vector<Case> casesOf(const std::string &name) {
-  if (name == "alias_reduce")
-    return {{{{"x", {37, 300}}}, {}}, {{{"x", {1, 1}}}, {}}, {{{"x", {5, 513}}}, {}}, {{{"x", {256, 3}}}, {}}};
-  if (name == "splitk")
-    return {{{{"a", {70, 300}}, {"b", {300, 45}}}, {{"splits", "4"}}},
-            {{{"a", {1, 7}}, {"b", {7, 3}}}, {{"splits", "3"}}},
-            {{{"a", {33, 65}}, {"b", {65, 17}}}, {{"splits", "5"}}}};
-  if (name == "chain")
-    return {{{{"x", {33, 16}}}, {{"alpha", "0.5"}}},
-            {{{"x", {1, 16}}}, {{"alpha", "-2"}}},
-            {{{"x", {1000, 16}}}, {{"alpha", "1.25"}}}};
-  return {{{{"x", {7}}}, {{"k", "3"}, {"beta", "1.5"}}},
-          {{{"x", {1}}}, {{"k", "1"}, {"beta", "-0.5"}}},
-          {{{"x", {300}}}, {{"k", "5"}, {"beta", "0.25"}}}};
-}
-
-const char *kExamples[] = {"alias_reduce", "splitk", "chain", "scalars"};
-
-std::vector<float> floats(const std::vector<unsigned char> &bytes) {
-  std::vector<float> v(bytes.size() / 4);
-  std::memcpy(v.data(), bytes.data(), bytes.size());
-  return v;
-}
-
-std::vector<float> hostOf(const Tensor &t) {
-  auto h = t.toHost();
-  REQUIRE(h);
-  return floats(*h);
-}
-
-// Relative error against the sum of magnitudes of what was added, so sums
-// that nearly cancel are judged fairly.
-void requireClose(const std::vector<float> &got, const std::vector<float> &want, const char *what) {
-  INFO(what);
-  REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("element " << i << ": " << got[i] << " vs " << want[i]);
-    REQUIRE(std::isfinite(got[i]));
-    REQUIRE(std::fabs(got[i] - want[i]) <= 1e-4 * (1.0 + std::fabs(want[i])) * 64);
-  }
-}
-
-// Checks an example's outputs against its CPU reference.
+using Case = FusionCase;
+std::vector<Case> casesOf(const std::string &name) { return fusionCases(name); }
 void checkReference(const std::string &name, const Case &c, const InputSet &in, const std::vector<Tensor> &out) {
-  if (name == "alias_reduce") {
-    auto x = floats(in.hostData(0));
-    requireClose(hostOf(out[0]), ref::aliasReduceReference(x, c.shapes.at("x")[0], c.shapes.at("x")[1]), "y");
-  } else if (name == "splitk") {
-    auto a = floats(in.hostData(0)), b = floats(in.hostData(1));
-    requireClose(hostOf(out[0]),
-                 ref::splitkReference(a, b, c.shapes.at("a")[0], c.shapes.at("a")[1], c.shapes.at("b")[1]), "c");
-  } else if (name == "chain") {
-    auto r = ref::chainReference(floats(in.hostData(0)), c.shapes.at("x")[0], std::stof(c.scalars.at("alpha")));
-    requireClose(hostOf(out[0]), r.t, "t");
-    requireClose(hostOf(out[1]), r.y, "y");
-  } else {
-    auto r = ref::scalarsReference(floats(in.hostData(0)), c.shapes.at("x")[0], std::stoll(c.scalars.at("k")),
-                                   std::stof(c.scalars.at("beta")));
-    requireClose(hostOf(out[0]), r.z, "z");
-  }
+  checkFusionReference(name, c, in, out);
 }
+const auto &kExamples = exampleFusions();
 
-// The four paths, each on its own runtime, behind one run().
-enum class Path { Evaluator, Jit, Fallback, Supplied };
-const char *pathName(Path p) {
-  switch (p) {
-    case Path::Evaluator: return "evaluator";
-    case Path::Jit: return "jit";
-    case Path::Fallback: return "executor (fallback)";
-    case Path::Supplied: return "executor (caller-given intermediates)";
-  }
-  return "?";
-}
-const Path kPaths[] = {Path::Evaluator, Path::Jit, Path::Fallback, Path::Supplied};
-
-class PathRunner {
- public:
-  PathRunner(const Fusion &f, Path path, hj_options o = testOptions()) : rt_(fusionRuntime(o)) {
-    if (path == Path::Evaluator || path == Path::Jit) {
-      auto p = lowerFusion(f);
-      INFO((p ? "" : p.error().message));
-      REQUIRE(p);
-      runner_.emplace(*p, rt_, path == Path::Jit);
-    } else {
-      FusionExecutor::Options opts;
-      opts.supplyIntermediates = path == Path::Supplied;
-      auto e = FusionExecutor::create(f, rt_, opts);
-      INFO((e ? "" : e.error().message));
-      REQUIRE(e);
-      exec_.emplace(std::move(*e));
-    }
-  }
-  Expected<std::vector<Tensor>> run(const InputSet &in, const std::vector<ScalarArg> &s) {
-    return runner_ ? runner_->run(in.span(), s) : exec_->run(in.span(), s);
-  }
-  const std::shared_ptr<Runtime> &rt() const { return rt_; }
-
- private:
-  std::shared_ptr<Runtime> rt_;
-  std::optional<Runner> runner_;
-  std::optional<FusionExecutor> exec_;
+// A path on a host runtime of its own.
+struct HostPath : PathRunner {
+  HostPath(const Fusion &f, Path path, hj_options o = testOptions()) : PathRunner(f, path, fusionRuntime(o), sharedJit()) {}
 };
 
 // Inputs for a case, made once and shared by the paths compared.
@@ -265,7 +164,7 @@ TEST_CASE("fusion: JSON errors name the field's path and what was expected", "[f
 }
 
 TEST_CASE("fusion: every example lowers to a program that verifies, prints and parses back", "[fusion]") {
-  for (const char *name : kExamples) {
+  for (const std::string &name : kExamples) {
     Fusion f = loadExample(name);
     REQUIRE(checkFusion(f));
     auto p = lowerFusion(f);
@@ -280,7 +179,7 @@ TEST_CASE("fusion: every example lowers to a program that verifies, prints and p
 }
 
 TEST_CASE("fusion: the lowering keeps every flag of every summary entry (review: flags dropped)", "[fusion]") {
-  for (const char *name : kExamples) {
+  for (const std::string &name : kExamples) {
     Fusion f = loadExample(name);
     auto p = lowerFusion(f);
     REQUIRE(p);
@@ -308,7 +207,7 @@ TEST_CASE("fusion: the lowering keeps every flag of every summary entry (review:
   o.fill_nan = 1;
   Case c = casesOf("splitk")[0];
   CaseInputs in(f, c);
-  PathRunner r(f, Path::Jit, o);
+  HostPath r(f, Path::Jit, o);
   auto out = r.run(*in.set, in.scalars);
   REQUIRE(out);
   auto host = hostOf((*out)[0]);
@@ -316,7 +215,7 @@ TEST_CASE("fusion: the lowering keeps every flag of every summary entry (review:
 }
 
 TEST_CASE("fusion: evaluator, JIT, executor fallback and executor with given intermediates agree", "[fusion]") {
-  for (const char *name : kExamples) {
+  for (const std::string &name : kExamples) {
     Fusion f = loadExample(name);
     for (const Case &c : casesOf(name)) {
       CaseInputs in(f, c);
@@ -324,7 +223,7 @@ TEST_CASE("fusion: evaluator, JIT, executor fallback and executor with given int
       std::vector<Tensor> firstOut;
       for (Path path : kPaths) {
         INFO(name << " on " << pathName(path));
-        PathRunner r(f, path);
+        HostPath r(f, path);
         hj_record_enable(r.rt()->context(), 1);
         auto out = r.run(*in.set, in.scalars);
         INFO((out ? "" : out.error().message));
@@ -352,7 +251,7 @@ TEST_CASE("fusion: the executor's fallback allocates every intermediate with its
   Fusion f = loadExample("alias_reduce");
   Case c = casesOf("alias_reduce")[0];
   CaseInputs in(f, c);
-  PathRunner r(f, Path::Fallback);
+  HostPath r(f, Path::Fallback);
   hj_record_enable(r.rt()->context(), 1);
   auto out = r.run(*in.set, in.scalars);
   REQUIRE(out);
@@ -366,11 +265,11 @@ TEST_CASE("fusion: the executor's fallback allocates every intermediate with its
 }
 
 TEST_CASE("fusion: the JIT passes intermediates like the evaluator (review: JIT path not covered)", "[fusion]") {
-  for (const char *name : kExamples) {
+  for (const std::string &name : kExamples) {
     Fusion f = loadExample(name);
     Case c = casesOf(name).back();
     CaseInputs in(f, c);
-    PathRunner ev(f, Path::Evaluator), jit(f, Path::Jit);
+    HostPath ev(f, Path::Evaluator), jit(f, Path::Jit);
     hj_record_enable(ev.rt()->context(), 1);
     hj_record_enable(jit.rt()->context(), 1);
     auto a = ev.run(*in.set, in.scalars), b = jit.run(*in.set, in.scalars);
@@ -389,14 +288,14 @@ TEST_CASE("fusion: the JIT passes intermediates like the evaluator (review: JIT 
 }
 
 TEST_CASE("fusion: 100 calls make the same memsets on every path; none for resets_to_zero", "[fusion]") {
-  for (const char *name : kExamples) {
+  for (const std::string &name : kExamples) {
     Fusion f = loadExample(name);
     Case c = casesOf(name)[0];
     CaseInputs in(f, c);
     std::optional<uint64_t> memsets;
     for (Path path : kPaths) {
       INFO(name << " on " << pathName(path));
-      PathRunner r(f, path);
+      HostPath r(f, path);
       REQUIRE(r.run(*in.set, in.scalars));
       hj_reset_stats(r.rt()->context());
       for (int i = 1; i < 100; ++i) REQUIRE(r.run(*in.set, in.scalars));
@@ -406,8 +305,8 @@ TEST_CASE("fusion: 100 calls make the same memsets on every path; none for reset
       CHECK(s.live_bytes == 0);
       if (!memsets) memsets = s.memsets;
       CHECK(s.memsets == *memsets);
-      if (std::string(name) == "splitk") CHECK(s.memsets == 0);
-      if (std::string(name) == "alias_reduce" || std::string(name) == "chain") CHECK(s.memsets == 99);
+      if (name == "splitk") CHECK(s.memsets == 0);
+      if (name == "alias_reduce" || name == "chain") CHECK(s.memsets == 99);
     }
   }
 }
@@ -456,7 +355,7 @@ TEST_CASE("fusion: buffers are freed after their last use, so peak memory is wha
   const int64_t n = 1000, bytes = n * 4;
   for (Path path : kPaths) {
     INFO(pathName(path));
-    PathRunner r(f, path);
+    HostPath r(f, path);
     auto plan = makePlan(*p);
     auto in = InputSet::random(r.rt(), *plan, {{"x", {n}}}, 9);
     REQUIRE(in);
@@ -551,7 +450,7 @@ TEST_CASE("fusion: a failing call frees everything on every path", "[fusion]") {
     std::optional<std::string> firstError;
     for (Path path : kPaths) {
       INFO(pathName(path) << " with a limit of " << limit);
-      PathRunner r(f, path, testOptions(limit));
+      HostPath r(f, path, testOptions(limit));
       auto out = r.run(*in.set, in.scalars);
       if (out) continue;
       CHECK(out.error().status == HJ_ERR_OUT_OF_MEMORY);

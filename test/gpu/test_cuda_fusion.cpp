@@ -1,0 +1,144 @@
+// test_cuda_fusion.cpp - the example fusions on a real GPU through all four
+// paths (evaluator, JIT, executor fallback, executor with given
+// intermediates), and CUDA kernels that include <stdint.h> and their own
+// headers, with options, never served a stale image from the cache.
+#include "gpu_helpers.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/fusion_cases.h"
+#include "hostjit/parity.h"
+
+using namespace hostjit;
+using namespace hostjit::gputest;
+using namespace hostjit::test;
+
+namespace {
+
+struct CudaInputs {
+  std::shared_ptr<Runtime> rt = cudaRuntime();
+  std::optional<InputSet> set;
+  std::vector<ScalarArg> scalars;
+  CudaInputs(const Fusion &f, const FusionCase &c) {
+    auto p = lowerFusion(f);
+    REQUIRE(p);
+    auto plan = makePlan(*p);
+    REQUIRE(plan);
+    auto s = InputSet::random(rt, *plan, c.shapes, 23);
+    REQUIRE(s);
+    set.emplace(std::move(*s));
+    for (const PlanScalar &sc : plan->scalars) {
+      const std::string &v = c.scalars.at(sc.name);
+      scalars.push_back(sc.dtype == DType::f32 ? ScalarArg::f32(std::stof(v)) : ScalarArg::i64(std::stoll(v)));
+    }
+  }
+};
+
+void writeFile(const std::filesystem::path &p, const std::string &text) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
+}
+
+}  // namespace
+
+TEST_CASE("example fusions on the GPU: four paths, one record, correct results", "[cuda][fusion]") {
+  for (const std::string &name : exampleFusions()) {
+    Fusion f = loadExampleFusion(sourceDir(), name);
+    for (const FusionCase &c : fusionCases(name)) {
+      CudaInputs in(f, c);
+      std::vector<std::string> firstRecord;
+      std::vector<Tensor> firstOut;
+      for (Path path : kPaths) {
+        INFO(name << " on " << pathName(path));
+        PathRunner r(f, path, cudaRuntime(), jit());
+        hj_record_enable(r.rt()->context(), 1);
+        auto out = r.run(*in.set, in.scalars);
+        INFO((out ? "" : out.error().message));
+        REQUIRE(out);
+        auto record = r.rt()->recordLines();
+        checkFusionReference(name, c, *in.set, *out);
+        // Later calls reuse pooled and arena memory and compute the same.
+        for (int i = 0; i < 3; ++i) {
+          auto again = r.run(*in.set, in.scalars);
+          REQUIRE(again);
+          CHECK(!compareOutputs(*out, *again));
+        }
+        if (path == Path::Evaluator) {
+          firstRecord = record;
+          firstOut = std::move(*out);
+          continue;
+        }
+        auto diff = compareRecords(firstRecord, record, "evaluator", pathName(path));
+        if (diff) WARN(*diff);
+        CHECK(!diff);
+        auto odiff = compareOutputs(firstOut, *out);
+        if (odiff) WARN(*odiff);
+        CHECK(!odiff);
+      }
+    }
+  }
+}
+
+TEST_CASE("example fusions on the GPU: 100 calls, the same memsets on every path", "[cuda][fusion]") {
+  for (const std::string &name : exampleFusions()) {
+    Fusion f = loadExampleFusion(sourceDir(), name);
+    FusionCase c = fusionCases(name)[0];
+    CudaInputs in(f, c);
+    std::optional<uint64_t> memsets;
+    for (Path path : kPaths) {
+      INFO(name << " on " << pathName(path));
+      PathRunner r(f, path, cudaRuntime(), jit());
+      REQUIRE(r.run(*in.set, in.scalars));
+      hj_reset_stats(r.rt()->context());
+      for (int i = 1; i < 100; ++i) REQUIRE(r.run(*in.set, in.scalars));
+      REQUIRE(hj_synchronize(r.rt()->context()) == HJ_OK);
+      hj_stats s = r.rt()->stats();
+      if (!memsets) memsets = s.memsets;
+      CHECK(s.memsets == *memsets);
+      CHECK(s.live_bytes == 0);
+      if (name == "splitk") CHECK(s.memsets == 0);
+      if (name == "alias_reduce" || name == "chain") CHECK(s.memsets == 99);
+    }
+  }
+}
+
+TEST_CASE("a CUDA kernel includes <stdint.h> and a header beside it, takes options, and a changed header recompiles",
+          "[cuda][nvrtc]") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("hostjit_gpu_include_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  writeFile(dir / "kernels" / "answer.cu",
+            "#include <stdint.h>\n#include <cstdint>\n#include \"answer.h\"\n#ifndef BONUS\n#define BONUS 0\n#endif\n"
+            "extern \"C\" __global__ void answer(int64_t *out) {\n"
+            "  out[0] = ANSWER * 100 + EXTRA + BONUS + (int64_t)sizeof(std::int32_t) + INT8_MAX - 127;\n}\n");
+  writeFile(dir / "kernels" / "answer.h", "#pragma once\n#define ANSWER 7\n");
+  writeFile(dir / "answer.hir",
+            "kernel @answer(ptr<i64>) {\n  cuda = \"kernels/answer.cu\"\n  entry = \"answer\"\n  nvrtc_options = \"-DEXTRA=5\"\n}\n\n"
+            "func @main() -> (i64[1]) {\n  %out = alloc i64[1]\n  launch @answer grid(1, 1, 1) block(1, 1, 1) smem(0) (%out)\n"
+            "  return %out\n}\n");
+  ::setenv("HOSTJIT_CACHE_DIR", (dir / "cache").c_str(), 1);
+  auto value = [&] {
+    Program p = load((dir / "answer.hir").string());
+    auto rt = cudaRuntime();
+    auto ev = Evaluator::create(p, rt);
+    INFO((ev ? "" : ev.error().message));
+    REQUIRE(ev);
+    auto out = ev->run({});
+    REQUIRE(out);
+    auto h = (*out)[0].toHost();
+    REQUIRE(h);
+    int64_t v = 0;
+    std::memcpy(&v, h->data(), 8);
+    return v;
+  };
+  CHECK(value() == 709);
+  CHECK(value() == 709);  // from the cache
+  writeFile(dir / "kernels" / "answer.h", "#pragma once\n#define ANSWER 9\n");
+  CHECK(value() == 909);  // the header changed: a new image, in memory and on disk
+  ::setenv("HOSTJIT_NVRTC_OPTIONS", "-DBONUS=1", 1);
+  CHECK(value() == 910);
+  ::unsetenv("HOSTJIT_NVRTC_OPTIONS");
+  ::unsetenv("HOSTJIT_CACHE_DIR");
+  fs::remove_all(dir);
+}
