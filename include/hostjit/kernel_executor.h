@@ -69,6 +69,11 @@ class KernelExecutor {
   const std::shared_ptr<KernelTable> &kernels() const { return kernels_; }
 
  private:
+  friend class FusionExecutor;
+  // run() with the call's numbers already prepared for these arguments.
+  Expected<bool> launch(Runtime &rt, const SegmentCall &call, std::span<const DLTensor *const> inputs,
+                        std::span<const DLTensor *const> outputs, std::span<const DLTensor *const> intermediates) const;
+
   std::shared_ptr<const Fusion> f_;
   std::shared_ptr<const fusion::FusionAnalysis> a_;
   size_t index_ = 0;

@@ -279,7 +279,6 @@ Expected<bool> KernelExecutor::run(Runtime &rt, std::span<const DLTensor *const>
                                    std::span<const DLTensor *const> outputs,
                                    std::span<const DLTensor *const> intermediates) const {
   const Segment &s = f_->segments[index_];
-  const fusion::SegmentPlan &sp = a_->segments[index_];
   std::string path = at("segments", index_);
   DLDevice dev = rt.device();
   auto call = prepare(inputs, scalars);
@@ -309,8 +308,15 @@ Expected<bool> KernelExecutor::run(Runtime &rt, std::span<const DLTensor *const>
                              &b.sizes, &st, static_cast<uint32_t>(b.sizes.size()), dev))
       return *e;
   }
-  if (sp.kernel < 0) return true;
+  return launch(rt, *call, inputs, outputs, intermediates);
+}
 
+Expected<bool> KernelExecutor::launch(Runtime &rt, const SegmentCall &callRef, std::span<const DLTensor *const> inputs,
+                                      std::span<const DLTensor *const> outputs,
+                                      std::span<const DLTensor *const> intermediates) const {
+  const fusion::SegmentPlan &sp = a_->segments[index_];
+  const SegmentCall *call = &callRef;
+  if (sp.kernel < 0) return true;
   hj_context *ctx = rt.context();
   // The fallback path: allocate the intermediates, as the lowered program does.
   bool own = intermediates.empty();
@@ -487,7 +493,8 @@ Expected<std::vector<Tensor>> FusionExecutor::run(std::span<const DLTensor *cons
         midPtrs.push_back(&mids[k].t);
       }
     }
-    auto r = segments_[i].run(*rt_, segmentInputs(s), scalars, outs, midPtrs);
+    // The arguments were checked and the numbers computed in the first pass.
+    auto r = segments_[i].launch(*rt_, calls[i], segmentInputs(s), outs, midPtrs);
     if (!r) return fail(r.error());
     for (size_t k = firstMid; k < live.size(); ++k) {
       void *p = live[k];
