@@ -18,19 +18,8 @@ class Planner {
     plan_.funcName = p_.funcName;
     for (ValueId v : p_.tensorInputs) plan_.inputs.push_back({p_.value(v).name, p_.value(v).dtype, p_.value(v).inputDims});
     for (ValueId v : p_.scalarInputs) plan_.scalars.push_back({p_.value(v).name, p_.value(v).dtype});
-    std::filesystem::path dir = p_.filename.empty() ? std::filesystem::path() : std::filesystem::path(p_.filename).parent_path();
-    for (const Kernel &k : p_.kernels) {
-      PlanKernel pk;
-      pk.name = k.name;
-      for (const ParamType &t : k.params) pk.params.push_back(paramKind(t));
-      pk.hasHost = k.host.has_value();
-      pk.host = k.host.value_or("");
-      pk.hasCuda = k.cuda.has_value();
-      if (k.cuda) pk.cudaPath = (dir / *k.cuda).lexically_normal().string();
-      pk.entry = k.entry.value_or("");
-      pk.nvrtcOptions = k.nvrtcOptions.value_or("");
-      plan_.kernels.push_back(std::move(pk));
-    }
+    for (const Kernel &k : p_.kernels)
+      plan_.kernels.push_back(planKernel(k.name, k.params, k.cuda, k.entry, k.host, k.nvrtcOptions, p_.filename));
     for (const Value &v : p_.values)
       if (!v.isTensor && v.expr.valid()) names_.emplace(v.expr.index, "%" + v.name);
     for (const Stmt &s : p_.body) std::visit([&](const auto &n) { step(n); }, s.node);
@@ -188,6 +177,23 @@ class Planner {
 };
 
 }  // namespace
+
+PlanKernel planKernel(const std::string &name, const std::vector<ParamType> &params,
+                      const std::optional<std::string> &cuda, const std::optional<std::string> &entry,
+                      const std::optional<std::string> &host, const std::optional<std::string> &nvrtcOptions,
+                      const std::string &file) {
+  PlanKernel pk;
+  pk.name = name;
+  for (const ParamType &t : params) pk.params.push_back(paramKind(t));
+  pk.hasHost = host.has_value();
+  pk.host = host.value_or("");
+  pk.hasCuda = cuda.has_value();
+  std::filesystem::path dir = file.empty() ? std::filesystem::path() : std::filesystem::path(file).parent_path();
+  if (cuda) pk.cudaPath = (dir / *cuda).lexically_normal().string();
+  pk.entry = entry.value_or("");
+  pk.nvrtcOptions = nvrtcOptions.value_or("");
+  return pk;
+}
 
 Expected<Plan> makePlan(const Program &p) {
   Diagnostics d = verify(p);

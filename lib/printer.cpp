@@ -7,9 +7,7 @@
 
 namespace hostjit {
 
-namespace {
-
-std::string floatText(double f) {
+std::string floatLiteralText(double f) {
   if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
   if (std::isnan(f)) return "nan";
   char buf[64];
@@ -21,6 +19,8 @@ std::string floatText(double f) {
   if (s.find_first_of(".en") == std::string::npos) s += ".0";
   return s;
 }
+
+namespace {
 
 std::string quote(const std::string &s) {
   std::string out = "\"";
@@ -59,7 +59,7 @@ std::string printOperand(const Program &p, const Operand &o) {
   switch (o.kind) {
     case Operand::Kind::Value: return "%" + p.value(o.value).name;
     case Operand::Kind::Int: return std::to_string(o.i);
-    case Operand::Kind::Float: return floatText(o.f);
+    case Operand::Kind::Float: return floatLiteralText(o.f);
   }
   return "?";
 }

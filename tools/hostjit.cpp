@@ -88,6 +88,7 @@ bool loadProgram(const std::string &path, Program *out, std::optional<Fusion> *f
 struct RunOptions {
   std::string file;
   std::map<std::string, std::vector<int64_t>> shapes;
+  std::map<std::string, DType> inputTypes;  // the dtype each --input gave
   std::map<std::string, std::string> scalars;
   uint64_t seed = 1;
   int32_t backend = HJ_BACKEND_HOST;
@@ -237,6 +238,13 @@ int cmdRun(const RunOptions &o) {
   auto scalars = parseScalars(*plan, o.scalars);
   if (!scalars) return fromError(scalars.error());
   if (o.executor && !fusion) return userError("--mode executor runs a fusion (.json); " + o.file + " is a program");
+  for (const auto &[name, dtype] : o.inputTypes) {
+    auto in = std::find_if(plan->inputs.begin(), plan->inputs.end(), [&](const PlanInput &i) { return i.name == name; });
+    if (in == plan->inputs.end()) return userError("--input " + name + ": the program has no tensor input %" + name);
+    if (in->dtype != dtype)
+      return userError("--input " + name + ": %" + name + " is " + toString(TensorType{in->dtype, in->dims}) + ", not " +
+                       dtypeName(dtype));
+  }
   bool doEval = o.eval || o.parity, doJit = o.jit || o.parity, doExec = o.executor || (o.parity && fusion);
 
   auto rtEval = makeRuntime(o);
@@ -418,6 +426,7 @@ int realMain(int argc, char **argv) {
       if (eq == std::string::npos) return userError("--input " + v + ": expected NAME=DTYPE[dims]");
       if (!parseShapeSpec(v.substr(eq + 1), &d, &dims, &err)) return userError("--input " + v + ": " + err);
       o.shapes[v.substr(0, eq)] = dims;
+      o.inputTypes[v.substr(0, eq)] = d;
     } else if (a == "--scalar") {
       if (!value(&v) || v.find('=') == std::string::npos) return userError("--scalar needs NAME=VALUE");
       o.scalars[v.substr(0, v.find('='))] = v.substr(v.find('=') + 1);

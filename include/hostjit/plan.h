@@ -60,6 +60,13 @@ struct PlanKernel {
   bool hasHost = false, hasCuda = false;
 };
 
+// A kernel declaration prepared for loading; `file` is where it was
+// declared ("" when built): its CUDA path is taken relative to that file.
+PlanKernel planKernel(const std::string &name, const std::vector<ParamType> &params,
+                      const std::optional<std::string> &cuda, const std::optional<std::string> &entry,
+                      const std::optional<std::string> &host, const std::optional<std::string> &nvrtcOptions,
+                      const std::string &file);
+
 // A static dim of an output whose extent is computed: checked at run time,
 // after the expressions and before any runtime call.
 struct PlanCheck {

@@ -17,6 +17,9 @@ namespace hostjit {
 std::string print(const Program &p);
 // The text of one operand, as the printer writes it.
 std::string printOperand(const Program &p, const Operand &o);
+// A float literal as the printer writes it: the shortest text that reads
+// back to the same double, always with a '.', an exponent, inf or nan.
+std::string floatLiteralText(double f);
 // One statement, as the printer writes it (no indent, no comments).
 std::string printStmt(const Program &p, const Stmt &s);
 

@@ -194,22 +194,29 @@ class Analyzer {
     return std::nullopt;
   }
 
-  // Extents, strides and launch dims: i64 expressions (or integer literals).
-  void sizeExpr(size_t seg, const SizeExpr &e, const std::string &path, const std::set<std::string> &visible) {
+  // Extents, strides and launch dims: i64 expressions (or integer literals);
+  // one that is constant must be at least `min` (what the runtime accepts).
+  void sizeExpr(size_t seg, const SizeExpr &e, const std::string &path, const std::set<std::string> &visible,
+                int64_t min, const char *what) {
     auto t = type(seg, e, path, visible);
     if (!t) return;
-    if (t->dtype != DType::i64)
+    if (t->dtype != DType::i64) {
       error(path, "expected an i64 expression, got " + std::string(t->isLiteral ? "a float literal" : dtypeName(t->dtype)) +
                       " ('" + e.str() + "')");
+      return;
+    }
+    if (auto c = foldLiterals(e); c && c->kind == Operand::Kind::Int && c->i < min)
+      error(path, std::string(what) + " must be >= " + std::to_string(min) + ", got " + std::to_string(c->i) +
+                      (e.kind() == SizeExpr::Kind::Int ? "" : " ('" + e.str() + "')"));
   }
 
   void shape(size_t seg, const TensorSpec &t, const std::string &path, const std::set<std::string> &visible) {
     if (t.extents.size() > kMaxRank) error(path + ".extents", "rank " + std::to_string(t.extents.size()) + "; the limit is 8");
-    for (size_t d = 0; d < t.extents.size(); ++d) sizeExpr(seg, t.extents[d], path + idx(".extents", d), visible);
+    for (size_t d = 0; d < t.extents.size(); ++d) sizeExpr(seg, t.extents[d], path + idx(".extents", d), visible, 0, "an extent");
     if (!t.strides.empty() && t.strides.size() != t.extents.size())
       error(path + ".strides", std::to_string(t.strides.size()) + " strides for " + std::to_string(t.extents.size()) +
                                    " extents");
-    for (size_t d = 0; d < t.strides.size(); ++d) sizeExpr(seg, t.strides[d], path + idx(".strides", d), visible);
+    for (size_t d = 0; d < t.strides.size(); ++d) sizeExpr(seg, t.strides[d], path + idx(".strides", d), visible, 0, "a stride");
   }
 
   void segment(size_t i) {
@@ -300,6 +307,11 @@ class Analyzer {
         if (!e.aliasOf.empty()) error(ep + ".alias_of", "an entry for output '" + e.name + "' cannot be an alias");
         if (t.dtype != e.dtype || t.rank != e.extents.size())
           error(ep, "the entry for output '" + e.name + "' has another dtype or rank than the output");
+        else if (t.spec)
+          for (size_t d = 0; d < e.extents.size(); ++d)
+            if (e.extents[d].valid() && t.spec->extents[d].valid() && e.extents[d].str() != t.spec->extents[d].str())
+              error(ep + idx(".extents", d), "'" + e.extents[d].str() + "' differs from the output's extent '" +
+                                                  t.spec->extents[d].str() + "'");
         if (t.kind != TensorKind::Buffer) error(ep, "output '" + e.name + "' is a view: it has no memory to flag");
         if (t.fusionOutput && e.resetsToZero)
           error(ep, "fusion output '" + e.name + "' cannot be resets_to_zero: it holds results, which no kernel resets");
@@ -331,9 +343,9 @@ class Analyzer {
         error(path + ".kernel", "missing: only a segment whose outputs are all aliases launches nothing");
       return;
     }
-    for (size_t k = 0; k < 3; ++k) sizeExpr(i, s.grid[k], path + idx(".launch.grid", k), visible);
-    for (size_t k = 0; k < 3; ++k) sizeExpr(i, s.block[k], path + idx(".launch.block", k), visible);
-    sizeExpr(i, s.smem, path + ".launch.smem", visible);
+    for (size_t k = 0; k < 3; ++k) sizeExpr(i, s.grid[k], path + idx(".launch.grid", k), visible, 1, "a grid dim");
+    for (size_t k = 0; k < 3; ++k) sizeExpr(i, s.block[k], path + idx(".launch.block", k), visible, 1, "a block dim");
+    sizeExpr(i, s.smem, path + ".launch.smem", visible, 0, "smem");
     auto kit = std::find_if(f_.kernels.begin(), f_.kernels.end(), [&](const FusionKernel &k) { return k.name == *s.kernel; });
     if (kit == f_.kernels.end()) {
       error(path + ".kernel", "unknown kernel '" + *s.kernel + "'");
@@ -373,6 +385,16 @@ class Analyzer {
         continue;
       }
       bool ok = t->isLiteral ? !isFloat(t->dtype) || isFloat(pt.dtype) : t->dtype == pt.dtype;
+      if (ok && t->isLiteral && !isFloat(t->dtype))
+        if (auto c = foldLiterals(s.scalars[k]); c && c->kind == Operand::Kind::Int) {
+          bool fits = (pt.dtype != DType::i32 || (c->i >= INT32_MIN && c->i <= INT32_MAX)) &&
+                      (pt.dtype != DType::Bool || c->i == 0 || c->i == 1);
+          if (!fits) {
+            error(sp2, "kernel '" + kd.name + "' parameter " + std::to_string(nt + k) + " is " + dtypeName(pt.dtype) + "; " +
+                           std::to_string(c->i) + " does not fit it");
+            continue;
+          }
+        }
       if (!ok)
         error(sp2, "kernel '" + kd.name + "' parameter " + std::to_string(nt + k) + " is " + dtypeName(pt.dtype) + "; '" +
                        s.scalars[k].str() + "' is " + (t->isLiteral ? (isFloat(t->dtype) ? "a float literal" : "an integer literal")

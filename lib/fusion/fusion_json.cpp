@@ -173,16 +173,25 @@ class Reader {
     return k;
   }
 
-  TensorSpec tensor(const json &j, const std::string &path, bool summary) const {
+  // A summary entry named like one of `outputs` may leave out its dtype and
+  // extents: they are the output's.
+  TensorSpec tensor(const json &j, const std::string &path, bool summary, const std::vector<TensorSpec> *outputs = nullptr) const {
     if (summary) object(j, path, {"name", "dtype", "extents", "strides", "zero_init", "resets_to_zero", "alias_of"});
     else object(j, path, {"name", "dtype", "extents", "strides", "alias_of"});
     TensorSpec t;
     t.name = string(field(j, "name", path, "a string"), join(path, "name"));
     bool alias = j.contains("alias_of");
     if (alias) t.aliasOf = string(j["alias_of"], join(path, "alias_of"));
+    const TensorSpec *out = nullptr;
+    if (outputs)
+      for (const TensorSpec &o : *outputs)
+        if (o.name == t.name) out = &o;
     // A summary alias needs no dtype or extents: it has no buffer.
-    if (!(summary && alias) || j.contains("dtype")) t.dtype = dtype(field(j, "dtype", path, "a dtype such as \"f32\""), join(path, "dtype"));
-    if (!(summary && alias) || j.contains("extents")) t.extents = exprs(j, "extents", path);
+    bool optional = summary && (alias || out);
+    if (!optional || j.contains("dtype")) t.dtype = dtype(field(j, "dtype", path, "a dtype such as \"f32\""), join(path, "dtype"));
+    else if (out) t.dtype = out->dtype;
+    if (!optional || j.contains("extents")) t.extents = exprs(j, "extents", path);
+    else if (out) t.extents = out->extents;
     if (j.contains("strides")) t.strides = exprs(j, "strides", path);
     t.zeroInit = boolean(j, "zero_init", path);
     t.resetsToZero = boolean(j, "resets_to_zero", path);
@@ -199,7 +208,7 @@ class Reader {
       s.outputs.push_back(tensor(x, at(join(path, "outputs"), i++), false));
     if (j.contains("summary"))
       for (size_t i = 0; const json &x : array(j, "summary", path))
-        s.summary.push_back(tensor(x, at(join(path, "summary"), i++), true));
+        s.summary.push_back(tensor(x, at(join(path, "summary"), i++), true, &s.outputs));
     if (j.contains("scalars")) s.scalars = exprs(j, "scalars", path);
     if (j.contains("launch")) {
       std::string lp = join(path, "launch");

@@ -3,7 +3,6 @@
 
 #include <cstring>
 #include <algorithm>
-#include <filesystem>
 #include <map>
 
 #include "analysis.h"
@@ -52,19 +51,8 @@ Plan signaturePlan(const Fusion &f) {
     if (in.isTensor) p.inputs.push_back({in.name, in.dtype, in.dims});
     else p.scalars.push_back({in.name, in.dtype});
   }
-  std::filesystem::path dir = f.file.empty() ? std::filesystem::path() : std::filesystem::path(f.file).parent_path();
-  for (const FusionKernel &k : f.kernels) {
-    PlanKernel pk;
-    pk.name = k.name;
-    for (const ParamType &t : k.params) pk.params.push_back(paramKind(t));
-    pk.hasHost = k.host.has_value();
-    pk.host = k.host.value_or("");
-    pk.hasCuda = k.cuda.has_value();
-    if (k.cuda) pk.cudaPath = (dir / *k.cuda).lexically_normal().string();
-    pk.entry = k.entry.value_or("");
-    pk.nvrtcOptions = k.nvrtcOptions.value_or("");
-    p.kernels.push_back(std::move(pk));
-  }
+  for (const FusionKernel &k : f.kernels)
+    p.kernels.push_back(planKernel(k.name, k.params, k.cuda, k.entry, k.host, k.nvrtcOptions, f.file));
   return p;
 }
 

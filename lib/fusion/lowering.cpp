@@ -147,7 +147,7 @@ class Lowerer {
       for (const std::string &n : sp.tensorArgs)
         args.push_back(Operand::of(sp.local.count(n) ? values_.at(sp.local.at(n)) : values_.at(n)));
       for (size_t k2 = 0; k2 < s.scalars.size(); ++k2) {
-        Operand o = expr(i, s.scalars[k2], sname + "_arg" + std::to_string(k2));
+        Operand o = expr(i, s.scalars[k2], sname + "_scalar" + std::to_string(k2));
         DType want = k.params[sp.tensorArgs.size() + k2].dtype;
         if (o.kind == Operand::Kind::Int && isFloat(want)) o = Operand::floating(static_cast<double>(o.i));
         args.push_back(o);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "hostjit/fusion.h"
+#include "hostjit/text.h"
 
 namespace hostjit {
 
@@ -77,17 +78,6 @@ const char *infixOf(OpCode op) {
 }
 
 int precedence(OpCode op) { return op == OpCode::Add || op == OpCode::Sub ? 1 : 2; }
-
-std::string floatText(double f) {
-  char buf[64];
-  for (int prec = 1; prec <= 17; ++prec) {
-    std::snprintf(buf, sizeof buf, "%.*g", prec, f);
-    if (std::strtod(buf, nullptr) == f) break;
-  }
-  std::string s = buf;
-  if (s.find_first_of(".eni") == std::string::npos) s += ".0";
-  return s;
-}
 
 // Recursive descent over: expr := term (('+'|'-') term)*; term := unary
 // (('*'|'/'|'%') unary)*; unary := '-' unary | primary; primary := integer |
@@ -274,7 +264,7 @@ std::string print(const SizeExpr &e, int outer) {
       return e.intValue() < 0 && outer > 0 ? "(" + s + ")" : s;
     }
     case SizeExpr::Kind::Float: {
-      std::string s = floatText(e.floatValue());
+      std::string s = floatLiteralText(e.floatValue());
       return e.floatValue() < 0 && outer > 0 ? "(" + s + ")" : s;
     }
     case SizeExpr::Kind::Scalar: return e.name();

@@ -103,6 +103,28 @@ inline void checkFusionReference(const std::string &name, const FusionCase &c, c
   }
 }
 
+// A case's inputs, made once on `rt` and shared by the paths compared
+// (records name input pointers): random non-zero data from `seed`.
+struct FusionInputs {
+  std::shared_ptr<Runtime> rt;
+  std::optional<InputSet> set;
+  std::vector<ScalarArg> scalars;
+  FusionInputs(const Fusion &f, const FusionCase &c, std::shared_ptr<Runtime> runtime, uint64_t seed)
+      : rt(std::move(runtime)) {
+    auto p = lowerFusion(f);
+    REQUIRE(p);
+    auto plan = makePlan(*p);
+    REQUIRE(plan);
+    auto s = InputSet::random(rt, *plan, c.shapes, seed);
+    REQUIRE(s);
+    set.emplace(std::move(*s));
+    for (const PlanScalar &sc : plan->scalars) {
+      const std::string &v = c.scalars.at(sc.name);
+      scalars.push_back(sc.dtype == DType::f32 ? ScalarArg::f32(std::stof(v)) : ScalarArg::i64(std::stoll(v)));
+    }
+  }
+};
+
 // The four ways to run a fusion.
 enum class Path { Evaluator, Jit, Fallback, Supplied };
 inline const char *pathName(Path p) {

@@ -16,23 +16,8 @@ using namespace hostjit::test;
 
 namespace {
 
-struct CudaInputs {
-  std::shared_ptr<Runtime> rt = cudaRuntime();
-  std::optional<InputSet> set;
-  std::vector<ScalarArg> scalars;
-  CudaInputs(const Fusion &f, const FusionCase &c) {
-    auto p = lowerFusion(f);
-    REQUIRE(p);
-    auto plan = makePlan(*p);
-    REQUIRE(plan);
-    auto s = InputSet::random(rt, *plan, c.shapes, 23);
-    REQUIRE(s);
-    set.emplace(std::move(*s));
-    for (const PlanScalar &sc : plan->scalars) {
-      const std::string &v = c.scalars.at(sc.name);
-      scalars.push_back(sc.dtype == DType::f32 ? ScalarArg::f32(std::stof(v)) : ScalarArg::i64(std::stoll(v)));
-    }
-  }
+struct CudaInputs : FusionInputs {
+  CudaInputs(const Fusion &f, const FusionCase &c) : FusionInputs(f, c, cudaRuntime(), 23) {}
 };
 
 void writeFile(const std::filesystem::path &p, const std::string &text) {

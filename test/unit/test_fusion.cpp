@@ -44,21 +44,9 @@ struct HostPath : PathRunner {
   HostPath(const Fusion &f, Path path, hj_options o = testOptions()) : PathRunner(f, path, fusionRuntime(o), sharedJit()) {}
 };
 
-// Inputs for a case, made once and shared by the paths compared.
-struct CaseInputs {
-  std::shared_ptr<Runtime> rt = fusionRuntime();
-  std::optional<InputSet> set;
-  std::vector<ScalarArg> scalars;
-  CaseInputs(const Fusion &f, const Case &c) {
-    auto p = lowerFusion(f);
-    REQUIRE(p);
-    auto plan = makePlan(*p);
-    REQUIRE(plan);
-    auto s = InputSet::random(rt, *plan, c.shapes, 11);
-    REQUIRE(s);
-    set.emplace(std::move(*s));
-    scalars = scalarArgs(*plan, c.scalars);
-  }
+// Inputs for a case on a host runtime, shared by the paths compared.
+struct CaseInputs : FusionInputs {
+  CaseInputs(const Fusion &f, const Case &c) : FusionInputs(f, c, fusionRuntime(), 11) {}
 };
 
 }  // namespace
@@ -130,6 +118,13 @@ TEST_CASE("fusion: JSON errors name the field's path and what was expected", "[f
       {[](auto &j) { j["kernels"][0]["params"][0] = "tensor<f32>"; },
        "f.json: kernels[0].params[0]: 'tensor<f32>' is not a parameter type"},
       {[](auto &j) { j["segments"][0].erase("launch"); }, "f.json: segments[0]: missing 'launch'"},
+      {[](auto &j) { j["segments"][1]["launch"]["smem"] = -1; }, "f.json: segments[1].launch.smem: smem must be >= 0, got -1"},
+      {[](auto &j) { j["segments"][0]["launch"]["block"][0] = "2 - 2"; },
+       "f.json: segments[0].launch.block[0]: a block dim must be >= 1, got 0 ('2 - 2')"},
+      {[](auto &j) { j["segments"][0]["outputs"][0]["extents"][1] = -3; },
+       "f.json: segments[0].outputs[0].extents[1]: an extent must be >= 0, got -3"},
+      {[](auto &j) { j["segments"][0]["summary"] = {{{"name", "t"}, {"extents", {"size(x, 0)", 17}}, {"zero_init", true}}}; },
+       "f.json: segments[0].summary[0].extents[1]: '17' differs from the output's extent '16'"},
       {[](auto &j) { j["segments"][1]["summary"][0]["extents"] = 7; },
        "f.json: segments[1].summary[0].extents: expected an array, got number"},
   };
@@ -262,6 +257,19 @@ TEST_CASE("fusion: the executor's fallback allocates every intermediate with its
   CHECK_THAT(all, Catch::Contains("alloc #3 %sem i32 bytes=1200 zero_init\n"));
   CHECK_THAT(all, Catch::Contains("memset #3"));
   CHECK_THAT(all, Catch::Contains("free #2 %work"));
+}
+
+TEST_CASE("fusion: a summary entry named like an output gives the output its flags", "[fusion]") {
+  nlohmann::json j = nlohmann::json::parse(readFile(examplePath("chain")));
+  j["segments"][1]["summary"].push_back({{"name", "m"}, {"zero_init", true}});
+  auto f = parseFusionJson(j.dump(), "f.json");
+  REQUIRE(f);
+  auto p = lowerFusion(*f);
+  INFO((p ? "" : p.error().message));
+  REQUIRE(p);
+  CHECK_THAT(print(*p), Catch::Contains("%m = alloc f32[16] zero_init\n"));
+  // Passed once, as the output: the kernel's parameter list is unchanged.
+  CHECK_THAT(print(*p), Catch::Contains("(%t, %m, %work, %sem, %t_size0)"));
 }
 
 TEST_CASE("fusion: the JIT passes intermediates like the evaluator (review: JIT path not covered)", "[fusion]") {
