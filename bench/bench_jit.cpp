@@ -30,7 +30,9 @@ std::shared_ptr<Runtime> runtime() {
   hj_options o;
   hj_options_init(&o);
   o.check_zeroed = o.fill_nan = o.reuse_zeroed_memory = 0;
-  return *Runtime::create(o);
+  auto rt = *Runtime::create(o);
+  if (hj_load_host_library(rt->context(), HOSTJIT_EXAMPLE_KERNELS) != HJ_OK) std::abort();
+  return rt;
 }
 
 void BM_JitCreate(benchmark::State &state) {

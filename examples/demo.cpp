@@ -46,7 +46,7 @@ int fail(const std::string &what) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  std::string name = "grid_sum", dir = HOSTJIT_EXAMPLES_DIR;
+  std::string name = "grid_sum", dir = HOSTJIT_EXAMPLES_DIR, kernelLib = HOSTJIT_EXAMPLE_KERNELS;
   int32_t backend = HJ_BACKEND_AUTO;
   int repeat = 1000;
   for (int i = 1; i < argc; ++i) {
@@ -59,10 +59,12 @@ int main(int argc, char **argv) {
       repeat = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--examples" && i + 1 < argc) {
       dir = argv[++i];
+    } else if (a == "--host-kernels" && i + 1 < argc) {
+      kernelLib = argv[++i];
     } else if (a == "grid_sum" || a == "splitk" || a == "pipeline") {
       name = a;
     } else {
-      return fail("usage: hostjit-demo [grid_sum|splitk|pipeline] [--backend host|cuda|auto] [--repeat N]");
+      return fail("usage: hostjit-demo [grid_sum|splitk|pipeline] [--backend host|cuda|auto] [--repeat N] [--host-kernels LIB.so]");
     }
   }
   auto cases = examples::exampleCases(dir, name);
@@ -78,6 +80,11 @@ int main(int argc, char **argv) {
   if (!rtEval) return fail(rtEval.error().message);
   if (!rtJit) return fail(rtJit.error().message);
   bool cuda = hj_context_backend((*rtEval)->context()) == HJ_BACKEND_CUDA;
+  // On the host backend the kernels are host functions from the examples'
+  // host-kernel library, loaded as a user's own would be.
+  if (!cuda)
+    for (auto *rt : {&*rtEval, &*rtJit})
+      if (hj_load_host_library((*rt)->context(), kernelLib.c_str()) != HJ_OK) return fail(hj_last_error());
   std::printf("hostjit demo: example %s (%s), backend %s\n", name.c_str(), c.file.c_str(), cuda ? "cuda" : "host");
 
   auto jit = Jit::create();

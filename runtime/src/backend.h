@@ -64,7 +64,5 @@ std::unique_ptr<Backend> makeHostBackend();
 // Creates the CUDA backend; HJ_ERR_NO_DRIVER when libcuda.so.1 is missing.
 int32_t makeCudaBackend(int32_t device, void *stream, std::unique_ptr<Backend> &out);
 
-// The built-in host kernels (the examples'); nullptr when unknown.
-hj_host_kernel_fn findBuiltinHostKernel(const std::string &name);
 
 }  // namespace hj

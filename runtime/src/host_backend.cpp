@@ -1,5 +1,5 @@
 // host_backend.cpp - the host backend: device memory is host memory and
-// kernels are host functions, registered, loaded from libraries or built in.
+// kernels are host functions, registered or loaded from libraries.
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -83,12 +83,8 @@ class HostBackend final : public Backend {
         return HJ_OK;
       }
     }
-    if (hj_host_kernel_fn f = findBuiltinHostKernel(sym)) {
-      out.host = f;
-      return HJ_OK;
-    }
     return fail(HJ_ERR_NOT_FOUND,
-                "kernel @%s: host kernel '%s' is not registered, not built in and not exported by a "
+                "kernel @%s: host kernel '%s' is not registered and not exported by a "
                 "loaded library (--host-kernels)",
                 desc.name ? desc.name : "?", sym.c_str());
   }

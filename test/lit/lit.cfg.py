@@ -11,7 +11,7 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "inputs", "Output"]
 config.substitutions.append(("%hostjit", config.hostjit))
 config.substitutions.append(("%examples", config.examples_dir))
 config.substitutions.append(("%test_kernels", config.test_kernels))
-config.substitutions.append(("%fusion_kernels", config.fusion_kernels))
+config.substitutions.append(("%example_kernels", config.example_kernels))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("not ", "! "))
 for var in ["HOSTJIT_CACHE_DIR", "HOME"]:

@@ -1,5 +1,5 @@
 // helpers.h - shared helpers of the unit tests: parsing, runtimes with the
-// test kernels, the repository's .hir files and their parity arguments.
+// test and example kernels, the repository's .hir files and their parity arguments.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -47,6 +47,7 @@ inline std::shared_ptr<Runtime> makeRuntime(hj_options o) {
   auto rt = Runtime::create(o);
   REQUIRE(rt);
   REQUIRE(hj_load_host_library((*rt)->context(), HOSTJIT_TEST_KERNELS) == HJ_OK);
+  REQUIRE(hj_load_host_library((*rt)->context(), HOSTJIT_EXAMPLE_KERNELS) == HJ_OK);
   return *rt;
 }
 

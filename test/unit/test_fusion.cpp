@@ -25,12 +25,8 @@ std::string examplePath(const std::string &name) {
 
 Fusion loadExample(const std::string &name) { return loadExampleFusion(HOSTJIT_SOURCE_DIR, name); }
 
-// A host runtime with the example fusions' kernels (and the test kernels).
-std::shared_ptr<Runtime> fusionRuntime(hj_options o = testOptions()) {
-  auto rt = makeRuntime(o);
-  REQUIRE(hj_load_host_library(rt->context(), HOSTJIT_FUSION_KERNELS) == HJ_OK);
-  return rt;
-}
+// A host runtime with the example and test kernels.
+std::shared_ptr<Runtime> fusionRuntime(hj_options o = testOptions()) { return makeRuntime(o); }
 
 using Case = FusionCase;
 std::vector<Case> casesOf(const std::string &name) { return fusionCases(name); }

@@ -1,6 +1,9 @@
-// example_kernels.cpp - built-in host kernels: the examples' kernels, written
-// as a GPU runs them (block by block, each block using the work buffers and
-// semaphores exactly as the CUDA versions in examples/kernels/ do).
+// host_kernels.cpp - host versions of the examples' kernels (grid_sum, splitk, pipeline), written as a GPU runs them.
+//
+// Block by block, each block using the work buffers and semaphores exactly as
+// the CUDA versions beside this file do. Built, with the fusion examples'
+// kernels, into the host-kernel library hostjit_example_kernels, which the
+// demo, the tests and `hostjit run --host-kernels` load like any user's.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -8,7 +11,7 @@
 #include <limits>
 #include <string>
 
-#include "backend.h"
+#include "hostjit/runtime.h"
 
 namespace {
 
@@ -18,6 +21,10 @@ T arg(void **params, int i) {
   std::memcpy(&v, params[i], sizeof v);
   return v;
 }
+
+}  // namespace
+
+extern "C" {
 
 // grid_sum(x, y, work, sem, total): each block sums blockDim.x elements into
 // work[block]; the block that arrives last at the semaphore sums the work
@@ -123,19 +130,4 @@ void center(const hj_dim3 *grid, const hj_dim3 *block, uint32_t, void **p) {
 // empty(...): does nothing; for measuring host overhead.
 void empty(const hj_dim3 *, const hj_dim3 *, uint32_t, void **) {}
 
-}  // namespace
-
-namespace hj {
-
-hj_host_kernel_fn findBuiltinHostKernel(const std::string &name) {
-  static const struct {
-    const char *name;
-    hj_host_kernel_fn fn;
-  } table[] = {{"grid_sum", grid_sum}, {"splitk_matmul", splitk_matmul}, {"scale_shift", scale_shift},
-               {"row_sum", row_sum},   {"center", center},               {"empty", empty}};
-  for (const auto &e : table)
-    if (name == e.name) return e.fn;
-  return nullptr;
-}
-
-}  // namespace hj
+}  // extern "C"
