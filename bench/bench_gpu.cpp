@@ -8,10 +8,10 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "hostjit/evaluator.h"
-#include "hostjit/host_data.h"
+#include "hostjit/exec/evaluator.h"
+#include "hostjit/exec/host_data.h"
 #include "hostjit/jit.h"
-#include "hostjit/text.h"
+#include "hostjit/text/text.h"
 #include "reference.h"
 
 using namespace hostjit;

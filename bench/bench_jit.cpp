@@ -6,10 +6,10 @@
 
 #include <filesystem>
 
-#include "hostjit/evaluator.h"
-#include "hostjit/host_data.h"
+#include "hostjit/exec/evaluator.h"
+#include "hostjit/exec/host_data.h"
 #include "hostjit/jit.h"
-#include "hostjit/text.h"
+#include "hostjit/text/text.h"
 #include "programs.h"
 
 using namespace hostjit;

@@ -6,10 +6,10 @@
 #include <cstring>
 #include <string>
 
-#include "hostjit/evaluator.h"
+#include "hostjit/exec/evaluator.h"
 #include "hostjit/jit.h"
-#include "hostjit/parity.h"
-#include "hostjit/text.h"
+#include "hostjit/exec/parity.h"
+#include "hostjit/text/text.h"
 #include "reference.h"
 
 using namespace hostjit;

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "hostjit/host_data.h"
-#include "hostjit/runtime.hpp"
+#include "hostjit/exec/host_data.h"
+#include "hostjit/exec/runtime.hpp"
 
 namespace hostjit::examples {
 

@@ -14,15 +14,15 @@
 #include <string>
 #include <vector>
 
-#include "hostjit/evaluator.h"
-#include "hostjit/fusion.h"
-#include "hostjit/kernel_executor.h"
-#include "hostjit/lowering.h"
-#include "hostjit/host_data.h"
+#include "hostjit/exec/evaluator.h"
+#include "hostjit/fusion/fusion.h"
+#include "hostjit/exec/kernel_executor.h"
+#include "hostjit/fusion/lowering.h"
+#include "hostjit/exec/host_data.h"
 #include "hostjit/jit.h"
-#include "hostjit/parity.h"
-#include "hostjit/text.h"
-#include "hostjit/verifier.h"
+#include "hostjit/exec/parity.h"
+#include "hostjit/text/text.h"
+#include "hostjit/verify/verifier.h"
 
 using namespace hostjit;
 
@@ -30,36 +30,106 @@ namespace {
 
 constexpr int kOk = 0, kUserError = 1, kInternalError = 2;
 
-const char *kUsage = R"(usage:
-  hostjit run FILE.hir|FUSION.json [options]   run a program (or a fusion, lowered) on generated inputs
-  hostjit check FILE.hir...          parse and verify
-  hostjit fmt FILE.hir               print the canonical text
-  hostjit compile FILE.hir (--emit-llvm [--optimized] | --emit-asm) [--opt O0|light|O2 (default O2)]
-  hostjit lower FUSION.json [-o OUT.hir]   lower a segmented fusion to Host IR text
+const char *kUsage = R"(usage: hostjit COMMAND [options]   (hostjit COMMAND --help for a command's options)
+  run FILE.hir|FUSION.json    run a program, or a fusion lowered, on generated inputs
+  check FILE.hir...           parse and verify programs
+  fmt FILE.hir                print a program's canonical text
+  compile FILE.hir            print the LLVM IR or assembly the JIT makes of a program
+  lower FUSION.json           lower a segmented fusion (JSON) to Host IR text
+Exit status: 0 ok, 1 a user error (the message says what and where), 2 an internal error.
+)";
 
-run options:
-  --input NAME=DTYPE[D0,D1,...]  shape of a tensor input (needed for dynamic dims)
+// Each command's help: what it does, its options, an example.
+struct Help {
+  const char *command, *text;
+};
+const Help kHelp[] = {
+    {"run", R"(usage: hostjit run FILE.hir|FUSION.json [options]
+Runs a program (a .hir file, or a fusion .json lowered to Host IR) on random
+non-zero inputs and prints each output's shape, sum and first values.
+
+  --input NAME=DTYPE[D0,D1,...]  shape of a tensor input (needed for dynamic dims; dtype must match)
   --scalar NAME=VALUE            value of a scalar input
-  --seed N                       seed of the random non-zero inputs (default 1)
-  --backend host|cuda|auto       (default host)
-  --mode eval|jit|both|executor|all   (default jit); executor (fusions only): segment by
-                                 segment through KernelExecutor, no Host IR; all: every mode
+  --seed N                       seed of the random inputs (default 1)
+  --backend host|cuda|auto       (default host; auto: CUDA when a driver and device exist)
+  --mode eval|jit|both|executor|all
+                                 (default jit) eval: the evaluator; jit: the compiled function;
+                                 executor (fusions only): segment by segment through
+                                 KernelExecutor, no Host IR; all: every mode
   --opt O0|light|O2              JIT optimisation level (default O2)
-  --repeat N                     calls to time (default 1)
+  --repeat N                     calls to make; the first is not timed (default 1)
   --check-parity                 run every mode with call recording; compare records and outputs
-  --stats json|text              print the runtime counters
+  --stats json|text              print each mode's runtime counters
   --host-kernels LIB.so          load host kernels from a shared library (repeatable)
   --no-cache                     do not use the JIT object cache
   --print-record                 print the runtime call record of the first call
-)";
+
+example:
+  hostjit run examples/grid_sum.hir --input x=f32[1024,256] --host-kernels build/lib/libhostjit_example_kernels.so \
+      --mode both --check-parity --stats text
+)"},
+    {"check", R"(usage: hostjit check FILE.hir...
+Parses and verifies each file; prints "FILE: ok" or every problem with its
+file:line:col.
+
+example:
+  hostjit check examples/grid_sum.hir examples/splitk.hir
+)"},
+    {"fmt", R"(usage: hostjit fmt FILE.hir
+Prints the program's canonical text (comments kept); fmt of fmt's output is
+the same text.
+
+example:
+  hostjit fmt examples/pipeline.hir
+)"},
+    {"compile", R"(usage: hostjit compile FILE.hir (--emit-llvm [--optimized] | --emit-asm) [--opt O0|light|O2]
+Prints the LLVM IR of the program's host function (before optimisation, or
+after with --optimized), or its assembly.
+
+  --opt O0|light|O2              optimisation level (default O2)
+
+example:
+  hostjit compile examples/grid_sum.hir --emit-llvm --optimized
+)"},
+    {"lower", R"(usage: hostjit lower FUSION.json [-o OUT.hir]
+Lowers a segmented fusion (docs/fusion-json.md) to a Host IR program and
+prints it, or writes it to OUT.hir with its CUDA paths made relative to
+OUT.hir's directory.
+
+  -o OUT.hir                     write to a file instead of standard output
+
+example:
+  hostjit lower examples/fusions/chain.json -o chain.hir
+)"},
+};
+
+// Whether a known option belongs to a command (unknown ones are reported later).
+bool optionApplies(const std::string &command, const std::string &option) {
+  static const char *compileOnly[] = {"--emit-llvm", "--emit-asm", "--optimized"};
+  static const char *runOnly[] = {"--input", "--scalar", "--seed", "--backend", "--mode", "--repeat", "--check-parity",
+                                  "--stats", "--host-kernels", "--no-cache", "--print-record"};
+  auto in = [&](const auto &list) { return std::find(std::begin(list), std::end(list), option) != std::end(list); };
+  if (in(compileOnly)) return command == "compile";
+  if (in(runOnly)) return command == "run";
+  if (option == "--opt") return command == "run" || command == "compile";
+  if (option == "-o") return command == "lower";
+  return true;
+}
+
+const char *helpOf(const std::string &command) {
+  for (const Help &h : kHelp)
+    if (command == h.command) return h.text;
+  return nullptr;
+}
 
 int userError(const std::string &msg) {
   std::fprintf(stderr, "hostjit: error: %s\n", msg.c_str());
   return kUserError;
 }
 
-int fromError(const Error &e) {
-  std::fprintf(stderr, "hostjit: error: %s\n", e.message.c_str());
+// Prints an error once, with what was being done ("jit, call 3: ") first.
+int fromError(const Error &e, const std::string &context = "") {
+  std::fprintf(stderr, "hostjit: error: %s%s\n", context.c_str(), e.message.c_str());
   return e.status == HJ_ERR_INTERNAL ? kInternalError : kUserError;
 }
 
@@ -198,20 +268,14 @@ int runMode(const char *mode, Runtime &rt, const RunOptions &o, Fn &&call, std::
     *record = rt.recordLines();
     hj_record_enable(rt.context(), 0);
   }
-  if (!r) {
-    std::fprintf(stderr, "hostjit: %s: ", mode);
-    return fromError(r.error());
-  }
+  if (!r) return fromError(r.error(), std::string(mode) + ": ");
   *first = std::move(*r);
   timing->us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   for (int i = 1; i < o.repeat; ++i) {
     auto a = std::chrono::steady_clock::now();
     auto rr = call();
     auto b = std::chrono::steady_clock::now();
-    if (!rr) {
-      std::fprintf(stderr, "hostjit: %s (call %d): ", mode, i + 1);
-      return fromError(rr.error());
-    }
+    if (!rr) return fromError(rr.error(), std::string(mode) + ", call " + std::to_string(i + 1) + ": ");
     timing->us.push_back(std::chrono::duration<double, std::micro>(b - a).count());
   }
   if (o.repeat > 1) timing->us.erase(timing->us.begin());  // the first call warms caches
@@ -403,6 +467,12 @@ int realMain(int argc, char **argv) {
   }
   std::string cmd = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
+  if (!helpOf(cmd)) return userError("unknown command '" + cmd + "' (expected run, check, fmt, compile or lower; see hostjit --help)");
+  for (const std::string &a : args)
+    if (a == "--help" || a == "-h") {
+      std::fputs(helpOf(cmd), stdout);
+      return kOk;
+    }
   std::vector<std::string> files;
   RunOptions o;
   bool emitLlvm = false, emitAsm = false, optimized = false, allModes = false;
@@ -417,6 +487,8 @@ int realMain(int argc, char **argv) {
     std::string v;
     if (a.rfind("-", 0) != 0 || a == "-") {
       files.push_back(a);
+    } else if (!optionApplies(cmd, a)) {
+      return userError("option '" + a + "' does not apply to '" + cmd + "' (see hostjit " + cmd + " --help)");
     } else if (a == "--input") {
       if (!value(&v)) return userError("--input needs NAME=DTYPE[dims]");
       size_t eq = v.find('=');
@@ -473,7 +545,7 @@ int realMain(int argc, char **argv) {
     } else if (a == "--optimized") {
       optimized = true;
     } else {
-      return userError("unknown option '" + a + "' (see hostjit --help)");
+      return userError("unknown option '" + a + "' (see hostjit " + cmd + " --help)");
     }
   }
   if (cmd == "check") {

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "hostjit/error.h"
+#include "hostjit/ir/error.h"
 #include "hostjit/jit.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/IR/Module.h"

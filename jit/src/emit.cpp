@@ -5,7 +5,7 @@
 #include <cstddef>
 
 #include "abi_types.h"
-#include "hostjit/error.h"
+#include "hostjit/ir/error.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/MDBuilder.h"
 

@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "hostjit/plan.h"
+#include "hostjit/exec/plan.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 

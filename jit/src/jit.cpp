@@ -9,9 +9,9 @@
 
 #include "codegen.h"
 #include "emit.h"
-#include "hostjit/evaluator.h"
-#include "hostjit/scratch.h"
-#include "hostjit/text.h"
+#include "hostjit/exec/evaluator.h"
+#include "hostjit/exec/scratch.h"
+#include "hostjit/text/text.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"

@@ -1,12 +1,12 @@
 // analysis.cpp - checks a Fusion and resolves what each segment allocates, passes and frees.
-#include "analysis.h"
+#include "hostjit/fusion/analysis.h"
 
 #include <algorithm>
 #include <cctype>
 #include <set>
 
 #include "hostjit/runtime.h"
-#include "hostjit/scalar_semantics.h"
+#include "hostjit/ir/scalar_semantics.h"
 
 namespace hostjit::fusion {
 

@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "hostjit/fusion.h"
+#include "hostjit/fusion/fusion.h"
 
 namespace hostjit {
 

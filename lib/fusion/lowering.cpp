@@ -1,12 +1,12 @@
 // lowering.cpp - builds the Host IR program of a segmented fusion from its analysis.
-#include "hostjit/lowering.h"
+#include "hostjit/fusion/lowering.h"
 
 #include <map>
 #include <set>
 
-#include "analysis.h"
-#include "hostjit/text.h"
-#include "hostjit/verifier.h"
+#include "hostjit/fusion/analysis.h"
+#include "hostjit/text/text.h"
+#include "hostjit/verify/verifier.h"
 
 namespace hostjit {
 

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "hostjit/fusion.h"
-#include "hostjit/text.h"
+#include "hostjit/fusion/fusion.h"
+#include "hostjit/text/text.h"
 
 namespace hostjit {
 

@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "fusions/reference.h"
-#include "hostjit/evaluator.h"
-#include "hostjit/fusion.h"
-#include "hostjit/host_data.h"
+#include "hostjit/exec/evaluator.h"
+#include "hostjit/fusion/fusion.h"
+#include "hostjit/exec/host_data.h"
 #include "hostjit/jit.h"
-#include "hostjit/kernel_executor.h"
-#include "hostjit/lowering.h"
+#include "hostjit/exec/kernel_executor.h"
+#include "hostjit/fusion/lowering.h"
 
 namespace hostjit::test {
 

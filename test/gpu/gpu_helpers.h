@@ -10,7 +10,7 @@
 #include <string>
 
 #include "hostjit/jit.h"
-#include "hostjit/text.h"
+#include "hostjit/text/text.h"
 
 namespace hostjit::gputest {
 

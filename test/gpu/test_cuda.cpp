@@ -8,11 +8,11 @@
 #include <cstring>
 #include <memory>
 
-#include "hostjit/evaluator.h"
-#include "hostjit/host_data.h"
+#include "hostjit/exec/evaluator.h"
+#include "hostjit/exec/host_data.h"
 #include "hostjit/jit.h"
-#include "hostjit/parity.h"
-#include "hostjit/text.h"
+#include "hostjit/exec/parity.h"
+#include "hostjit/text/text.h"
 #include "gpu_helpers.h"
 #include "reference.h"
 

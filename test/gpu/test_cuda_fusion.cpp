@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "common/fusion_cases.h"
-#include "hostjit/parity.h"
+#include "hostjit/exec/parity.h"
 
 using namespace hostjit;
 using namespace hostjit::gputest;

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "hostjit/evaluator.h"
-#include "hostjit/host_data.h"
+#include "hostjit/exec/evaluator.h"
+#include "hostjit/exec/host_data.h"
 #include "hostjit/jit.h"
-#include "hostjit/text.h"
-#include "hostjit/verifier.h"
+#include "hostjit/text/text.h"
+#include "hostjit/verify/verifier.h"
 
 namespace hostjit::test {
 

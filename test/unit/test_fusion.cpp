@@ -8,10 +8,10 @@
 #include "common/fusion_cases.h"
 #include "fusions/reference.h"
 #include "helpers.h"
-#include "hostjit/fusion.h"
-#include "hostjit/kernel_executor.h"
-#include "hostjit/lowering.h"
-#include "hostjit/parity.h"
+#include "hostjit/fusion/fusion.h"
+#include "hostjit/exec/kernel_executor.h"
+#include "hostjit/fusion/lowering.h"
+#include "hostjit/exec/parity.h"
 
 using namespace hostjit;
 using namespace hostjit::test;

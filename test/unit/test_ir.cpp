@@ -1,6 +1,6 @@
 // test_ir.cpp - building programs, constant folding and hash-consing.
 #include "helpers.h"
-#include "hostjit/scalar_semantics.h"
+#include "hostjit/ir/scalar_semantics.h"
 
 using namespace hostjit;
 using namespace hostjit::test;

@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "helpers.h"
-#include "hostjit/parity.h"
+#include "hostjit/exec/parity.h"
 #include "reference.h"
 
 using namespace hostjit;

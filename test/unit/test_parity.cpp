@@ -4,7 +4,7 @@
 #include "helpers.h"
 #include <cstring>
 
-#include "hostjit/parity.h"
+#include "hostjit/exec/parity.h"
 
 using namespace hostjit;
 using namespace hostjit::test;

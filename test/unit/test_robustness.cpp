@@ -3,7 +3,7 @@
 #include <random>
 
 #include "helpers.h"
-#include "hostjit/parity.h"
+#include "hostjit/exec/parity.h"
 
 using namespace hostjit;
 using namespace hostjit::test;

@@ -31,9 +31,9 @@
 
 #include <dlpack/dlpack.h>
 
-#include "hostjit/ir.h"
-#include "hostjit/plan.h"
-#include "hostjit/runtime.hpp"
+#include "hostjit/ir/ir.h"
+#include "hostjit/exec/plan.h"
+#include "hostjit/exec/runtime.hpp"
 
 namespace hostjit {
 

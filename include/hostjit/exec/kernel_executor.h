@@ -1,0 +1,114 @@
+// kernel_executor.h - runs a fusion's segments one kernel at a time, without
+// Host IR: KernelExecutor for one segment, FusionExecutor for all of them.
+// Both make the runtime calls the lowered program makes (same allocations,
+// flags, memsets, launches and arguments, in the same order), because they
+// follow the same analysis of the fusion; the tests compare the records.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+#include "hostjit/fusion/fusion.h"
+#include "hostjit/exec/plan.h"
+#include "hostjit/exec/runtime.hpp"
+
+namespace hostjit {
+
+namespace fusion {
+struct FusionAnalysis;
+}
+
+// A buffer as hj_alloc is asked for it.
+struct BufferSpec {
+  std::string name;  // the name in records (a summary entry may be renamed when two segments share a name)
+  DType dtype = DType::f32;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;  // empty: contiguous; 0 marks an expanded dim
+  uint32_t flags = 0;            // HJ_ALLOC_*
+};
+
+// The numbers of one call of a segment, computed from its arguments.
+struct SegmentCall {
+  std::vector<BufferSpec> outputs;        // every output, views included (flags of a view are 0)
+  std::vector<BufferSpec> intermediates;  // what the fallback path allocates, in order
+  int64_t dims[7] = {};                   // grid xyz, block xyz, shared bytes
+  std::vector<hj_value> scalars;          // the kernel's scalar arguments, as their parameter types
+};
+
+class KernelExecutor {
+ public:
+  // Checks the fusion (checkFusion's errors) and prepares segment `segment`.
+  // Loads the fusion's kernels on rt unless `kernels` (a table of the same
+  // fusion, e.g. another executor's, for the same backend) is given.
+  static Expected<KernelExecutor> create(std::shared_ptr<const Fusion> f, size_t segment, std::shared_ptr<Runtime> rt,
+                                         std::shared_ptr<KernelTable> kernels = nullptr);
+
+  // Computes the call's numbers. inputs: the segment's inputs in order;
+  // scalars: the fusion's scalar inputs, all of them, in order. No runtime
+  // call is made; errors (a division by zero, a negative extent) name the
+  // segment and the field.
+  Expected<SegmentCall> prepare(std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars) const;
+
+  // Runs the segment on rt's context. outputs: the segment's outputs in
+  // order, allocated by the caller (an alias output is a DLTensor over its
+  // base's memory); each is checked against its spec. Without
+  // `intermediates` they are allocated here (the fallback path) with
+  // hj_alloc and exactly the summary's flags, and freed after the launch.
+  // With them, their count, dtype, shape and strides are checked against the
+  // summary and they are used as given (the caller frees them). On failure,
+  // what this call allocated is freed, newest first. A segment without a
+  // kernel does nothing.
+  Expected<bool> run(Runtime &rt, std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars,
+                     std::span<const DLTensor *const> outputs, std::span<const DLTensor *const> intermediates = {}) const;
+
+  const Segment &segment() const;
+  const std::shared_ptr<KernelTable> &kernels() const { return kernels_; }
+
+ private:
+  friend class FusionExecutor;
+  // run() with the call's numbers already prepared for these arguments.
+  Expected<bool> launch(Runtime &rt, const SegmentCall &call, std::span<const DLTensor *const> inputs,
+                        std::span<const DLTensor *const> outputs, std::span<const DLTensor *const> intermediates) const;
+
+  std::shared_ptr<const Fusion> f_;
+  std::shared_ptr<const fusion::FusionAnalysis> a_;
+  size_t index_ = 0;
+  std::shared_ptr<KernelTable> kernels_;
+};
+
+// A whole fusion run segment by segment through KernelExecutors: it
+// allocates each segment's outputs (views are DLTensors over their base),
+// lets the executor allocate intermediates (fallback path), and frees each
+// buffer after its last use, as the lowered program does. Every segment's
+// numbers are computed before the first runtime call, so an argument error
+// allocates nothing.
+class FusionExecutor {
+ public:
+  struct Options {
+    // Allocate each segment's intermediates here (hj_alloc, the summary's
+    // flags, at the point the fallback would) and hand them to
+    // KernelExecutor::run, as a Host IR runtime does; the runtime calls are
+    // the same as the fallback's.
+    bool supplyIntermediates = false;
+  };
+  static Expected<FusionExecutor> create(const Fusion &f, std::shared_ptr<Runtime> rt, Options options);
+  static Expected<FusionExecutor> create(const Fusion &f, std::shared_ptr<Runtime> rt) { return create(f, rt, Options{}); }
+  // Checks the arguments (as Evaluator::run does) and returns the outputs.
+  Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars = {});
+  // The signature (inputs, scalars, kernels), for making inputs.
+  const Plan &signature() const { return *signature_; }
+
+ private:
+  std::shared_ptr<const Fusion> f_;
+  std::shared_ptr<const fusion::FusionAnalysis> a_;
+  std::shared_ptr<Runtime> rt_;
+  std::shared_ptr<const Plan> signature_;
+  std::vector<KernelExecutor> segments_;
+  Options options_;
+};
+
+}  // namespace hostjit

@@ -1,0 +1,117 @@
+// plan.h - a verified program prepared for execution: the scalar
+// expressions it needs in evaluation order, and flat alloc/free/launch
+// steps over buffer slots. The evaluator interprets a Plan; jit/ emits code
+// from the same Plan, so both make the same runtime calls in the same order.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+#include "hostjit/ir/error.h"
+#include "hostjit/ir/ir.h"
+
+namespace hostjit {
+
+struct PlanArg {
+  enum class Kind : uint8_t { Input, Buffer, Expr } kind = Kind::Expr;
+  uint32_t index = 0;  // tensor input, buffer slot or plan expression
+  int32_t param = 0;   // hj_param_kind
+  std::vector<uint32_t> dims;  // tensor structs: plan expressions of the sizes, then the strides
+};
+
+struct PlanStep {
+  enum class Kind : uint8_t { Alloc, Free, Launch } kind = Kind::Alloc;
+  uint32_t slot = 0;  // Alloc/Free: the buffer slot
+  // Alloc
+  DType dtype = DType::f32;
+  uint32_t flags = 0;                  // HJ_ALLOC_*
+  std::vector<uint32_t> sizes, strides;  // plan expressions; strides empty: contiguous
+  std::string name;                    // the buffer's value name (no '%')
+  // Launch
+  uint32_t kernel = 0;
+  uint32_t dims[7] = {};  // grid xyz, block xyz, smem: plan expressions
+  std::vector<PlanArg> args;
+};
+
+struct PlanOutput {
+  uint32_t slot = 0;
+  DType dtype = DType::f32;
+  std::vector<uint32_t> sizes, strides;  // plan expressions; strides empty: contiguous
+};
+
+struct PlanInput {
+  std::string name;
+  DType dtype = DType::f32;
+  std::vector<int64_t> dims;  // kDynamic for ?
+};
+
+struct PlanScalar {
+  std::string name;
+  DType dtype = DType::i64;
+};
+
+struct PlanKernel {
+  std::string name;
+  std::vector<int32_t> params;  // hj_param_kind
+  std::string host, cudaPath, entry;  // empty when absent; cudaPath resolved against the program's file
+  std::string nvrtcOptions;           // extra NVRTC options (white-space separated), "" when none
+  bool hasHost = false, hasCuda = false;
+};
+
+// A kernel declaration prepared for loading; `file` is where it was
+// declared ("" when built): its CUDA path is taken relative to that file.
+PlanKernel planKernel(const std::string &name, const std::vector<ParamType> &params,
+                      const std::optional<std::string> &cuda, const std::optional<std::string> &entry,
+                      const std::optional<std::string> &host, const std::optional<std::string> &nvrtcOptions,
+                      const std::string &file);
+
+// A static dim of an output whose extent is computed: checked at run time,
+// after the expressions and before any runtime call.
+struct PlanCheck {
+  uint32_t expr = 0;
+  int64_t value = 0;
+  std::string message;
+};
+
+struct Plan {
+  // Expressions in evaluation order: operands refer to earlier entries.
+  std::vector<Expr> exprs;
+  // For each expression, the value it computes ("%blocks"), for messages.
+  std::vector<std::string> exprNames;
+  uint32_t numSlots = 0;
+  std::vector<PlanCheck> checks;
+  std::vector<PlanStep> steps;
+  std::vector<PlanOutput> outputs;
+  std::vector<PlanInput> inputs;
+  std::vector<PlanScalar> scalars;
+  std::vector<PlanKernel> kernels;
+  std::string funcName;
+};
+
+// Verifies p and prepares it; an unverified program gives the formatted
+// diagnostics as the error.
+Expected<Plan> makePlan(const Program &p);
+
+// A compact, deterministic serialisation of everything in a plan that code
+// generated from it depends on; equal fingerprints give equal code.
+std::string planFingerprint(const Plan &plan);
+
+// A scalar argument with its type, for the C++ API.
+struct ScalarArg {
+  DType type = DType::i64;
+  hj_value value{};
+  static ScalarArg i64(int64_t v) { ScalarArg a; a.type = DType::i64; a.value.i64 = v; return a; }
+  static ScalarArg i32(int32_t v) { ScalarArg a; a.type = DType::i32; a.value.i32 = v; return a; }
+  static ScalarArg f32(float v) { ScalarArg a; a.type = DType::f32; a.value.f32 = v; return a; }
+  static ScalarArg f64(double v) { ScalarArg a; a.type = DType::f64; a.value.f64 = v; return a; }
+  static ScalarArg boolean(bool v) { ScalarArg a; a.type = DType::Bool; a.value.b = v; return a; }
+};
+
+// Checks inputs against the signature (count, rank, dtype, static dims,
+// device, data) and scalars (count, types); errors name the argument.
+Expected<bool> checkArguments(const Plan &plan, const DLTensor *const *inputs, size_t numInputs,
+                              const ScalarArg *scalars, size_t numScalars, DLDevice device);
+
+}  // namespace hostjit

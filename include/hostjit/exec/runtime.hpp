@@ -1,0 +1,98 @@
+// runtime.hpp - C++ ownership for the C runtime: Runtime (a context),
+// KernelTable (a program's kernels on it) and Tensor (an owning output).
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+#include "hostjit/ir/error.h"
+#include "hostjit/exec/plan.h"
+#include "hostjit/runtime.h"
+#include "hostjit/ir/types.h"
+
+namespace hostjit {
+
+// Turns the calling thread's last runtime error into an Error.
+Error runtimeError(int32_t status);
+
+class Runtime {
+ public:
+  static Expected<std::shared_ptr<Runtime>> create(const hj_options &options);
+  static Expected<std::shared_ptr<Runtime>> create();  // host backend, defaults
+  ~Runtime();
+  Runtime(const Runtime &) = delete;
+  Runtime &operator=(const Runtime &) = delete;
+
+  hj_context *context() const { return ctx_; }
+  hj_stats stats() const;
+  DLDevice device() const;
+  // The call record, one line per call (hj_record_format).
+  std::vector<std::string> recordLines() const;
+
+ private:
+  explicit Runtime(hj_context *ctx) : ctx_(ctx) {}
+  hj_context *ctx_;
+};
+
+// A program's kernels resolved for one runtime (loaded once, never per call).
+class KernelTable {
+ public:
+  static Expected<std::shared_ptr<KernelTable>> load(const std::shared_ptr<Runtime> &rt, const Plan &plan);
+  ~KernelTable();
+  const hj_kernel_table *get() const { return table_; }
+
+ private:
+  explicit KernelTable(hj_kernel_table *t) : table_(t) {}
+  hj_kernel_table *table_;
+};
+
+// An output buffer owned by the caller; returned to its runtime's pool when
+// dropped (or when the DLManagedTensor made from it is deleted).
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(std::shared_ptr<Runtime> rt, void *data, DType dtype, uint32_t rank, const int64_t *sizes,
+         const int64_t *strides);
+  ~Tensor();
+  Tensor(Tensor &&o) noexcept;
+  Tensor &operator=(Tensor &&o) noexcept;
+  Tensor(const Tensor &) = delete;
+  Tensor &operator=(const Tensor &) = delete;
+
+  void *data() const { return data_; }
+  DType dtype() const { return dtype_; }
+  uint32_t rank() const { return rank_; }
+  int64_t size(uint32_t d) const { return sizes_[d]; }
+  int64_t stride(uint32_t d) const { return strides_[d]; }
+  std::vector<int64_t> sizes() const { return {sizes_.begin(), sizes_.begin() + rank_}; }
+  std::vector<int64_t> strides() const { return {strides_.begin(), strides_.begin() + rank_}; }
+  // Elements spanned in memory (expanded dims count once).
+  int64_t storageElements() const;
+  // A view that stays valid while this Tensor lives.
+  DLTensor dl();
+  // Gives up ownership to a DLManagedTensor whose deleter frees the buffer.
+  DLManagedTensor *release();
+  // Copies storageElements() elements to host memory.
+  Expected<std::vector<unsigned char>> toHost() const;
+
+ private:
+  void reset();
+  std::shared_ptr<Runtime> rt_;
+  void *data_ = nullptr;
+  DType dtype_ = DType::f32;
+  uint32_t rank_ = 0;
+  std::array<int64_t, kMaxRank> sizes_{}, strides_{};
+};
+
+// Builds the output Tensors of a call from the buffers and sizes a program
+// wrote (out_dims: each output's sizes, then its explicit strides if any).
+std::vector<Tensor> makeOutputs(const std::shared_ptr<Runtime> &rt, const Plan &plan, void *const *data,
+                                const int64_t *dims);
+// The number of int64 slots makeOutputs reads from dims.
+size_t outputDimSlots(const Plan &plan);
+
+}  // namespace hostjit

@@ -1,0 +1,265 @@
+// ir.h - Host IR: kernels, values, statements and hash-consed scalar
+// expressions, all stored in arrays owned by the Program and referred to by
+// typed indices (the printed name of a value is its name; ids are dense).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "hostjit/ir/types.h"
+
+namespace hostjit {
+
+// A typed index into one of a Program's tables.
+template <class Tag>
+struct Id {
+  uint32_t index = UINT32_MAX;
+  bool valid() const { return index != UINT32_MAX; }
+  bool operator==(const Id &) const = default;
+};
+using ValueId = Id<struct ValueTag>;
+using ExprId = Id<struct ExprTag>;
+using KernelId = Id<struct KernelTag>;
+
+// A position in a .hir file (1-based); line 0 means "built, not parsed".
+struct Loc {
+  uint32_t line = 0, col = 0;
+  bool known() const { return line != 0; }
+};
+
+// Comments kept with the item that follows them, so fmt preserves them.
+struct Comments {
+  std::vector<std::string> leading;  // whole-line comments above, without "//"
+  std::string trailing;              // a comment at the end of the item's line
+};
+
+enum class OpCode : uint8_t {
+#define HOSTJIT_OP(name, spelling, cls) name,
+#include "hostjit/ir/ir_ops.def"
+#undef HOSTJIT_OP
+};
+enum class OpClass : uint8_t { Query, Arith, IntArith, Compare };
+const char *opName(OpCode op);
+OpClass opClass(OpCode op);
+std::optional<OpCode> parseOp(std::string_view s);
+
+// An operand as written: a value, or an integer or float literal.
+struct Operand {
+  enum class Kind : uint8_t { Value, Int, Float } kind = Kind::Int;
+  ValueId value;
+  int64_t i = 0;
+  double f = 0.0;
+  Loc loc;
+
+  static Operand of(ValueId v, Loc l = {}) { return {Kind::Value, v, 0, 0.0, l}; }
+  static Operand integer(int64_t x, Loc l = {}) { return {Kind::Int, {}, x, 0.0, l}; }
+  static Operand floating(double x, Loc l = {}) { return {Kind::Float, {}, 0, x, l}; }
+  bool isValue() const { return kind == Kind::Value; }
+};
+
+// A value: a function parameter or a statement result.
+struct Value {
+  enum class Def : uint8_t { TensorInput, ScalarInput, Stmt };
+  std::string name;  // without '%'
+  bool isTensor = false;
+  DType dtype = DType::i64;  // element type (tensors) or scalar type
+  uint32_t rank = 0;
+  Def def = Def::Stmt;
+  uint32_t defIndex = 0;  // input position among tensors/scalars, or statement index
+  std::vector<int64_t> inputDims;  // tensor inputs: declared dims (kDynamic for ?)
+  ExprId expr;  // scalars: the folded expression (invalid when ill-typed)
+  Loc loc;
+};
+
+struct ScalarOp {
+  ValueId result;
+  OpCode op = OpCode::Add;
+  Operand a, b;  // size/stride: a is the tensor, b the dim (an integer)
+};
+struct Alloc {
+  ValueId result;
+  DType dtype = DType::f32;
+  std::vector<Operand> extents;
+  std::vector<Operand> strides;  // empty: contiguous; 0 marks an expanded dim
+  bool zeroInit = false;
+  bool resetsToZero = false;
+};
+// A view of another tensor's memory (a permute, a reshape, a broadcast): the
+// same data pointer with its own extents and strides (elements; empty:
+// contiguous). A view owns nothing: it is never freed, never returned, and
+// may be used only while the buffer it views (its root) is live. No runtime
+// call is made for it.
+struct View {
+  ValueId result;
+  Operand base;
+  std::vector<Operand> extents;
+  std::vector<Operand> strides;
+};
+struct Free {
+  Operand tensor;
+};
+struct Launch {
+  KernelId kernel;
+  std::array<Operand, 3> grid, block;
+  Operand smem;
+  std::vector<Operand> args;
+};
+struct Return {
+  std::vector<Operand> values;
+};
+
+enum class StmtKind : uint8_t {
+#define HOSTJIT_STMT(name) name,
+#include "hostjit/ir/ir_stmts.def"
+#undef HOSTJIT_STMT
+};
+
+struct Stmt {
+  using Node = std::variant<
+#define HOSTJIT_STMT(name) name,
+#include "hostjit/ir/ir_stmts.def"
+#undef HOSTJIT_STMT
+      std::monostate>;
+  Node node;
+  Loc loc;
+  Comments comments;
+  StmtKind kind() const { return static_cast<StmtKind>(node.index()); }
+};
+
+struct Kernel {
+  std::string name;  // without '@'
+  std::vector<ParamType> params;
+  std::optional<std::string> cuda, entry, host;
+  // Extra NVRTC options for the CUDA source, split at white space.
+  std::optional<std::string> nvrtcOptions;
+  Loc loc;
+  Comments comments;
+  Comments cudaComments, entryComments, hostComments, nvrtcOptionsComments;
+  Comments closing;  // comments above and after the closing '}'
+};
+
+// One node of a scalar expression. Nodes are hash-consed: building the same
+// node twice gives the same ExprId; children always precede parents, so
+// evaluating in id order is a valid schedule.
+struct Expr {
+  enum class Kind : uint8_t { Const, InputSize, InputStride, ScalarInput, Binary } kind = Kind::Const;
+  DType type = DType::i64;
+  OpCode op = OpCode::Add;  // Binary
+  int64_t i = 0;            // Const (integers and bool)
+  double f = 0.0;           // Const (floats)
+  uint32_t input = 0;       // InputSize/InputStride: tensor input; ScalarInput: scalar input
+  uint32_t dim = 0;
+  ExprId a, b;
+  bool operator==(const Expr &) const = default;
+};
+
+class ExprTable {
+ public:
+  ExprId constInt(int64_t v, DType type = DType::i64);
+  ExprId constFloat(double v, DType type);
+  ExprId inputSize(uint32_t input, uint32_t dim);
+  ExprId inputStride(uint32_t input, uint32_t dim);
+  ExprId scalarInput(uint32_t input, DType type);
+  // Folds constants, simplifies (x+0, x*1, x*0, x/1, ...) and hash-conses.
+  // Returns an invalid id and sets *error for a constant division by zero.
+  ExprId binary(OpCode op, ExprId a, ExprId b, std::string *error);
+
+  const Expr &operator[](ExprId id) const { return nodes_[id.index]; }
+  size_t size() const { return nodes_.size(); }
+
+ private:
+  ExprId intern(const Expr &e);
+  struct Hash {
+    size_t operator()(const Expr &e) const;
+  };
+  std::vector<Expr> nodes_;
+  std::unordered_map<Expr, uint32_t, Hash> index_;
+};
+
+// A whole program: kernel declarations and one function.
+struct Program {
+  std::string filename;  // for diagnostics; "" for built programs
+  std::shared_ptr<const std::string> source;  // the parsed text, for carets
+  std::vector<Kernel> kernels;
+  Comments funcComments;
+  Comments funcClosing;  // comments above and after the function's closing '}'
+
+  std::vector<std::string> trailingComments;  // after the function
+  std::string funcName = "main";
+  Loc funcLoc;
+  std::vector<ValueId> params;  // in declared order
+  std::vector<ValueId> tensorInputs, scalarInputs;
+  std::vector<TensorType> results;
+  std::vector<Value> values;
+  std::vector<Stmt> body;
+  ExprTable exprs;
+
+  const Value &value(ValueId id) const { return values[id.index]; }
+  const Kernel &kernel(KernelId id) const { return kernels[id.index]; }
+  // The input or buffer whose memory a tensor value uses: itself, or for a
+  // view the root of its base.
+  ValueId rootOf(ValueId v) const;
+  std::optional<KernelId> findKernel(std::string_view name) const;
+};
+
+// The type an operand has in context: a value's type, or for literals the
+// type they adapt to (`expected` when given).
+struct OperandType {
+  bool isTensor = false;
+  bool isLiteral = false;
+  DType dtype = DType::i64;
+};
+OperandType operandType(const Program &p, const Operand &o);
+
+// Builds programs. Structural misuse (an id from another program) throws
+// ApiMisuse; semantic problems (types, frees, leaks) are the verifier's:
+// building never stops at them, so a parser can report all of them.
+class ProgramBuilder {
+ public:
+  explicit ProgramBuilder(std::string funcName = "main");
+
+  KernelId kernel(std::string name, std::vector<ParamType> params, std::optional<std::string> cuda,
+                  std::optional<std::string> entry, std::optional<std::string> host, Loc loc = {});
+  ValueId tensorInput(std::string name, DType dtype, std::vector<int64_t> dims, Loc loc = {});
+  ValueId scalarInput(std::string name, DType dtype, Loc loc = {});
+  void result(TensorType t) { p_.results.push_back(std::move(t)); }
+
+  // `%name = op a, b`. For size/stride, a is a tensor and b an integer dim.
+  ValueId op(std::string name, OpCode op, Operand a, Operand b, Loc loc = {});
+  ValueId alloc(std::string name, DType dtype, std::vector<Operand> extents, std::vector<Operand> strides = {},
+                bool zeroInit = false, bool resetsToZero = false, Loc loc = {});
+  // `%name = view base[extents] strides[...]`: the dtype is the base's.
+  ValueId view(std::string name, Operand base, std::vector<Operand> extents, std::vector<Operand> strides = {},
+               Loc loc = {});
+  void free(Operand tensor, Loc loc = {});
+  void launch(KernelId kernel, std::array<Operand, 3> grid, std::array<Operand, 3> block, Operand smem,
+              std::vector<Operand> args, Loc loc = {});
+  void ret(std::vector<Operand> values, Loc loc = {});
+
+  // Comments for the next statement/kernel (the parser keeps them).
+  Program &program() { return p_; }
+  Program finish() { return std::move(p_); }
+
+ private:
+  void checkOperand(const Operand &o) const;
+  ExprId exprOf(const Operand &o, DType want);
+  ValueId newValue(std::string name, bool tensor, DType dtype, uint32_t rank, Value::Def def, uint32_t index, Loc loc);
+  Program p_;
+};
+
+// The type of a scalar op's result, or an error message; shared by the
+// builder and the verifier. `where` is the operand at fault.
+struct ScalarOpType {
+  std::optional<DType> type;
+  std::string error;
+  Loc where;
+};
+ScalarOpType inferScalarOp(const Program &p, OpCode op, const Operand &a, const Operand &b);
+
+}  // namespace hostjit

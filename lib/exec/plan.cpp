@@ -1,0 +1,343 @@
+// plan.cpp - prepares a verified Program for the evaluator and the JIT.
+#include "hostjit/exec/plan.h"
+
+#include <filesystem>
+#include <unordered_map>
+
+#include "hostjit/verify/verifier.h"
+
+namespace hostjit {
+
+namespace {
+
+class Planner {
+ public:
+  explicit Planner(const Program &p) : p_(p), table_(p.exprs) {}
+
+  Plan run() {
+    plan_.funcName = p_.funcName;
+    for (ValueId v : p_.tensorInputs) plan_.inputs.push_back({p_.value(v).name, p_.value(v).dtype, p_.value(v).inputDims});
+    for (ValueId v : p_.scalarInputs) plan_.scalars.push_back({p_.value(v).name, p_.value(v).dtype});
+    for (const Kernel &k : p_.kernels)
+      plan_.kernels.push_back(planKernel(k.name, k.params, k.cuda, k.entry, k.host, k.nvrtcOptions, p_.filename));
+    for (const Value &v : p_.values)
+      if (!v.isTensor && v.expr.valid()) names_.emplace(v.expr.index, "%" + v.name);
+    for (const Stmt &s : p_.body) std::visit([&](const auto &n) { step(n); }, s.node);
+    return std::move(plan_);
+  }
+
+ private:
+  // The plan index of table expression e, adding it (and its operands).
+  uint32_t use(ExprId e) {
+    HOSTJIT_INVARIANT(e.valid());
+    if (auto it = map_.find(e.index); it != map_.end()) return it->second;
+    Expr x = table_[e];
+    if (x.kind == Expr::Kind::Binary) {
+      x.a = ExprId{use(x.a)};
+      x.b = ExprId{use(x.b)};
+    }
+    uint32_t idx = static_cast<uint32_t>(plan_.exprs.size());
+    plan_.exprs.push_back(x);
+    auto n = names_.find(e.index);
+    plan_.exprNames.push_back(n != names_.end() ? n->second : "an intermediate expression");
+    map_.emplace(e.index, idx);
+    return idx;
+  }
+
+  uint32_t operand(const Operand &o, DType type) {
+    switch (o.kind) {
+      case Operand::Kind::Value: return use(p_.value(o.value).expr);
+      case Operand::Kind::Int:
+        return use(isFloat(type) ? table_.constFloat(static_cast<double>(o.i), type) : table_.constInt(o.i, type));
+      case Operand::Kind::Float: return use(table_.constFloat(o.f, type));
+    }
+    return 0;
+  }
+
+  uint32_t slotOf(ValueId v) {
+    auto [it, fresh] = slots_.emplace(v.index, plan_.numSlots);
+    if (fresh) ++plan_.numSlots;
+    return it->second;
+  }
+
+  void step(const ScalarOp &) {}
+  void step(const View &) {}  // no runtime call: launches pass the root's memory
+  void step(const std::monostate &) {}
+
+  void step(const Alloc &n) {
+    PlanStep s;
+    s.kind = PlanStep::Kind::Alloc;
+    s.slot = slotOf(n.result);
+    s.dtype = n.dtype;
+    s.flags = (n.zeroInit ? uint32_t{HJ_ALLOC_ZERO_INIT} : 0u) | (n.resetsToZero ? uint32_t{HJ_ALLOC_RESETS_TO_ZERO} : 0u);
+    for (const Operand &o : n.extents) s.sizes.push_back(operandI64(o));
+    for (const Operand &o : n.strides) s.strides.push_back(operandI64(o));
+    s.name = p_.value(n.result).name;
+    allocs_.emplace(n.result.index, plan_.steps.size());
+    plan_.steps.push_back(std::move(s));
+  }
+
+  // Extents, strides and launch dims are i64 (the verifier sees to it).
+  uint32_t operandI64(const Operand &o) { return operand(o, DType::i64); }
+
+  void step(const Free &n) {
+    PlanStep s;
+    s.kind = PlanStep::Kind::Free;
+    s.slot = slotOf(n.tensor.value);
+    plan_.steps.push_back(std::move(s));
+  }
+
+  void step(const Launch &n) {
+    PlanStep s;
+    s.kind = PlanStep::Kind::Launch;
+    s.kernel = n.kernel.index;
+    for (int i = 0; i < 3; ++i) s.dims[i] = operandI64(n.grid[i]);
+    for (int i = 0; i < 3; ++i) s.dims[3 + i] = operandI64(n.block[i]);
+    s.dims[6] = operandI64(n.smem);
+    const Kernel &k = p_.kernel(n.kernel);
+    for (size_t i = 0; i < n.args.size(); ++i) {
+      const Operand &a = n.args[i];
+      PlanArg pa;
+      pa.param = paramKind(k.params[i]);
+      if (a.isValue() && p_.value(a.value).isTensor) {
+        const Value &v = p_.value(a.value);
+        ValueId root = p_.rootOf(a.value);  // a view passes its root's memory
+        if (p_.value(root).def == Value::Def::TensorInput) {
+          pa.kind = PlanArg::Kind::Input;
+          pa.index = p_.value(root).defIndex;
+        } else {
+          pa.kind = PlanArg::Kind::Buffer;
+          pa.index = slotOf(root);
+        }
+        if (k.params[i].isStruct) pa.dims = structDims(v);
+      } else {
+        pa.kind = PlanArg::Kind::Expr;
+        pa.index = operand(a, k.params[i].dtype);
+      }
+      s.args.push_back(pa);
+    }
+    plan_.steps.push_back(std::move(s));
+  }
+
+  // The sizes, then the strides (elements), of a tensor passed as a struct.
+  std::vector<uint32_t> structDims(const Value &v) {
+    std::vector<uint32_t> sizes, strides;
+    if (v.def == Value::Def::TensorInput) {
+      for (uint32_t d = 0; d < v.rank; ++d) {
+        int64_t fixed = v.inputDims[d];
+        sizes.push_back(use(fixed == kDynamic ? table_.inputSize(v.defIndex, d) : table_.constInt(fixed)));
+        strides.push_back(use(table_.inputStride(v.defIndex, d)));
+      }
+    } else {
+      const Stmt &def = p_.body[v.defIndex];
+      const auto *vw = std::get_if<View>(&def.node);
+      const std::vector<Operand> &extents = vw ? vw->extents : std::get<Alloc>(def.node).extents;
+      const std::vector<Operand> &given = vw ? vw->strides : std::get<Alloc>(def.node).strides;
+      for (const Operand &o : extents) sizes.push_back(operandI64(o));
+      if (!given.empty()) {
+        for (const Operand &o : given) strides.push_back(operandI64(o));
+      } else {
+        ExprId s = table_.constInt(1);
+        std::vector<ExprId> rev;
+        for (size_t d = extents.size(); d-- > 0;) {
+          rev.push_back(s);
+          ExprId e = extents[d].isValue() ? p_.value(extents[d].value).expr : table_.constInt(extents[d].i);
+          s = table_.binary(OpCode::Mul, s, e, nullptr);
+        }
+        for (size_t d = rev.size(); d-- > 0;) strides.push_back(use(rev[d]));
+      }
+    }
+    sizes.insert(sizes.end(), strides.begin(), strides.end());
+    return sizes;
+  }
+
+  void step(const Return &n) {
+    for (size_t i = 0; i < n.values.size(); ++i) {
+      const Operand &o = n.values[i];
+      PlanStep &al = plan_.steps[allocs_.at(o.value.index)];
+      al.flags |= HJ_ALLOC_OUTPUT;
+      plan_.outputs.push_back({slotOf(o.value), al.dtype, al.sizes, al.strides});
+      const TensorType &declared = p_.results[i];
+      for (size_t d = 0; d < declared.dims.size(); ++d) {
+        const Expr &e = plan_.exprs[al.sizes[d]];
+        if (declared.dims[d] == kDynamic || e.kind == Expr::Kind::Const) continue;  // constants: the verifier's
+        plan_.checks.push_back({al.sizes[d], declared.dims[d],
+                                "output " + std::to_string(i) + " (%" + al.name + ") does not have the declared shape " +
+                                    toString(declared) + ": dim " + std::to_string(d) + " differs"});
+      }
+    }
+  }
+
+  const Program &p_;
+  ExprTable table_;
+  Plan plan_;
+  std::unordered_map<uint32_t, uint32_t> map_, slots_;
+  std::unordered_map<uint32_t, size_t> allocs_;
+  std::unordered_map<uint32_t, std::string> names_;
+};
+
+}  // namespace
+
+PlanKernel planKernel(const std::string &name, const std::vector<ParamType> &params,
+                      const std::optional<std::string> &cuda, const std::optional<std::string> &entry,
+                      const std::optional<std::string> &host, const std::optional<std::string> &nvrtcOptions,
+                      const std::string &file) {
+  PlanKernel pk;
+  pk.name = name;
+  for (const ParamType &t : params) pk.params.push_back(paramKind(t));
+  pk.hasHost = host.has_value();
+  pk.host = host.value_or("");
+  pk.hasCuda = cuda.has_value();
+  std::filesystem::path dir = file.empty() ? std::filesystem::path() : std::filesystem::path(file).parent_path();
+  if (cuda) pk.cudaPath = (dir / *cuda).lexically_normal().string();
+  pk.entry = entry.value_or("");
+  pk.nvrtcOptions = nvrtcOptions.value_or("");
+  return pk;
+}
+
+Expected<Plan> makePlan(const Program &p) {
+  Diagnostics d = verify(p);
+  if (!d.empty()) return Error{HJ_ERR_INVALID_ARGUMENT, d.format(p.filename, p.source)};
+  return Planner(p).run();
+}
+
+namespace {
+struct Writer {
+  std::string out;
+  template <class T>
+  void pod(const T &v) {
+    out.append(reinterpret_cast<const char *>(&v), sizeof v);
+  }
+  void str(const std::string &s) {
+    pod(static_cast<uint64_t>(s.size()));
+    out += s;
+  }
+  template <class T>
+  void vec(const std::vector<T> &v) {
+    pod(static_cast<uint64_t>(v.size()));
+    for (const T &x : v) pod(x);
+  }
+};
+}  // namespace
+
+std::string planFingerprint(const Plan &plan) {
+  Writer w;
+  w.str(plan.funcName);
+  w.pod(static_cast<uint64_t>(plan.exprs.size()));
+  for (size_t i = 0; i < plan.exprs.size(); ++i) {
+    const Expr &e = plan.exprs[i];
+    w.pod(static_cast<uint8_t>(e.kind));
+    w.pod(static_cast<uint8_t>(e.type));
+    w.pod(static_cast<uint8_t>(e.op));
+    w.pod(e.i);
+    w.pod(e.f);
+    w.pod(e.input);
+    w.pod(e.dim);
+    w.pod(e.a.index);
+    w.pod(e.b.index);
+    w.str(plan.exprNames[i]);
+  }
+  w.pod(static_cast<uint64_t>(plan.checks.size()));
+  for (const PlanCheck &c : plan.checks) {
+    w.pod(c.expr);
+    w.pod(c.value);
+    w.str(c.message);
+  }
+  w.pod(plan.numSlots);
+  w.pod(static_cast<uint64_t>(plan.steps.size()));
+  for (const PlanStep &s : plan.steps) {
+    w.pod(static_cast<uint8_t>(s.kind));
+    w.pod(s.slot);
+    w.pod(static_cast<uint8_t>(s.dtype));
+    w.pod(s.flags);
+    w.vec(s.sizes);
+    w.vec(s.strides);
+    w.str(s.name);
+    w.pod(s.kernel);
+    for (uint32_t d : s.dims) w.pod(d);
+    w.pod(static_cast<uint64_t>(s.args.size()));
+    for (const PlanArg &a : s.args) {
+      w.pod(static_cast<uint8_t>(a.kind));
+      w.pod(a.index);
+      w.pod(a.param);
+      w.vec(a.dims);
+    }
+  }
+  w.pod(static_cast<uint64_t>(plan.outputs.size()));
+  for (const PlanOutput &o : plan.outputs) {
+    w.pod(o.slot);
+    w.pod(static_cast<uint8_t>(o.dtype));
+    w.vec(o.sizes);
+    w.vec(o.strides);
+  }
+  w.pod(static_cast<uint64_t>(plan.inputs.size()));
+  for (const PlanInput &in : plan.inputs) {
+    w.str(in.name);
+    w.pod(static_cast<uint8_t>(in.dtype));
+    w.vec(in.dims);
+  }
+  w.pod(static_cast<uint64_t>(plan.scalars.size()));
+  for (const PlanScalar &sc : plan.scalars) {
+    w.str(sc.name);
+    w.pod(static_cast<uint8_t>(sc.dtype));
+  }
+  w.pod(static_cast<uint64_t>(plan.kernels.size()));
+  for (const PlanKernel &k : plan.kernels) {
+    w.str(k.name);
+    w.vec(k.params);
+  }
+  return std::move(w.out);
+}
+
+namespace {
+std::string shapeText(const DLTensor &t) {
+  std::string s = "[";
+  for (int i = 0; i < t.ndim; ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
+  return s + "]";
+}
+}  // namespace
+
+Expected<bool> checkArguments(const Plan &plan, const DLTensor *const *inputs, size_t numInputs,
+                              const ScalarArg *scalars, size_t numScalars, DLDevice device) {
+  auto bad = [](std::string m) { return Error{HJ_ERR_INVALID_ARGUMENT, std::move(m)}; };
+  if (numInputs != plan.inputs.size())
+    return bad("@" + plan.funcName + " takes " + std::to_string(plan.inputs.size()) + " tensor arguments, got " +
+               std::to_string(numInputs));
+  if (numScalars != plan.scalars.size())
+    return bad("@" + plan.funcName + " takes " + std::to_string(plan.scalars.size()) + " scalar arguments, got " +
+               std::to_string(numScalars));
+  for (size_t i = 0; i < numInputs; ++i) {
+    const PlanInput &in = plan.inputs[i];
+    const DLTensor *t = inputs[i];
+    std::string who = "argument %" + in.name + ": ";
+    std::string want = toString(TensorType{in.dtype, in.dims});
+    if (!t) return bad(who + "no tensor given, expected " + want);
+    if (t->ndim != static_cast<int>(in.dims.size()))
+      return bad(who + "expected rank " + std::to_string(in.dims.size()) + " (" + want + "), got rank " +
+                 std::to_string(t->ndim));
+    if (t->dtype.code != dlpackCode(in.dtype) || t->dtype.bits != dlpackBits(in.dtype) || t->dtype.lanes != 1)
+      return bad(who + "expected dtype " + dtypeName(in.dtype) + " (" + want + "), got DLPack code " +
+                 std::to_string(t->dtype.code) + " bits " + std::to_string(t->dtype.bits) + " lanes " +
+                 std::to_string(t->dtype.lanes));
+    bool empty = false;
+    for (int d = 0; d < t->ndim; ++d) {
+      if (t->shape[d] < 0) return bad(who + "dim " + std::to_string(d) + " is negative");
+      if (in.dims[d] != kDynamic && t->shape[d] != in.dims[d])
+        return bad(who + "dim " + std::to_string(d) + " is " + std::to_string(t->shape[d]) + ", expected " +
+                   std::to_string(in.dims[d]) + " (" + want + ", got shape " + shapeText(*t) + ")");
+      empty |= t->shape[d] == 0;
+    }
+    if (t->device.device_type != device.device_type || t->device.device_id != device.device_id)
+      return bad(who + "is on device type " + std::to_string(t->device.device_type) + " id " +
+                 std::to_string(t->device.device_id) + ", expected type " + std::to_string(device.device_type) +
+                 " id " + std::to_string(device.device_id));
+    if (!t->data && !empty) return bad(who + "data pointer is NULL");
+  }
+  for (size_t i = 0; i < numScalars; ++i)
+    if (scalars[i].type != plan.scalars[i].dtype)
+      return bad("argument %" + plan.scalars[i].name + ": expected a " + dtypeName(plan.scalars[i].dtype) +
+                 " scalar, got " + dtypeName(scalars[i].type));
+  return true;
+}
+
+}  // namespace hostjit

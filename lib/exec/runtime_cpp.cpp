@@ -1,0 +1,195 @@
+// runtime_cpp.cpp - C++ ownership wrappers over the C runtime.
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "hostjit/exec/runtime.hpp"
+
+namespace hostjit {
+
+Error runtimeError(int32_t status) { return Error{status, hj_last_error()}; }
+
+Expected<std::shared_ptr<Runtime>> Runtime::create(const hj_options &options) {
+  hj_context *ctx = nullptr;
+  if (int32_t st = hj_context_create(&options, &ctx)) return runtimeError(st);
+  return std::shared_ptr<Runtime>(new Runtime(ctx));
+}
+
+Expected<std::shared_ptr<Runtime>> Runtime::create() {
+  hj_options o;
+  hj_options_init(&o);
+  return create(o);
+}
+
+Runtime::~Runtime() { hj_context_destroy(ctx_); }
+
+hj_stats Runtime::stats() const {
+  hj_stats s;
+  hj_get_stats(ctx_, &s);
+  return s;
+}
+
+DLDevice Runtime::device() const {
+  int32_t type = 0, id = 0;
+  hj_context_device(ctx_, &type, &id);
+  return DLDevice{static_cast<DLDeviceType>(type), id};
+}
+
+std::vector<std::string> Runtime::recordLines() const {
+  std::vector<std::string> lines;
+  uint64_t n = hj_record_size(ctx_);
+  for (uint64_t i = 0; i < n; ++i) {
+    int64_t len = hj_record_format(ctx_, i, nullptr, 0);
+    std::string s(static_cast<size_t>(len) + 1, '\0');
+    hj_record_format(ctx_, i, s.data(), s.size());
+    s.pop_back();
+    lines.push_back(std::move(s));
+  }
+  return lines;
+}
+
+Expected<std::shared_ptr<KernelTable>> KernelTable::load(const std::shared_ptr<Runtime> &rt, const Plan &plan) {
+  bool cuda = hj_context_backend(rt->context()) == HJ_BACKEND_CUDA;
+  std::vector<std::string> sources(plan.kernels.size());
+  std::vector<hj_kernel_desc> descs(plan.kernels.size());
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    const PlanKernel &k = plan.kernels[i];
+    hj_kernel_desc &d = descs[i];
+    d.name = k.name.c_str();
+    d.host_symbol = k.hasHost ? k.host.c_str() : nullptr;
+    d.num_params = static_cast<uint32_t>(k.params.size());
+    d.params = k.params.data();
+    if (cuda && k.hasCuda) {
+      std::ifstream in(k.cudaPath, std::ios::binary);
+      if (!in) return Error{HJ_ERR_NOT_FOUND, "kernel @" + k.name + ": cannot read CUDA source '" + k.cudaPath + "'"};
+      std::stringstream ss;
+      ss << in.rdbuf();
+      sources[i] = ss.str();
+      d.cuda_source = sources[i].c_str();
+      d.cuda_path = k.cudaPath.c_str();
+      d.cuda_entry = k.entry.c_str();
+      d.nvrtc_options = k.nvrtcOptions.empty() ? nullptr : k.nvrtcOptions.c_str();
+    }
+  }
+  hj_kernel_table *t = nullptr;
+  if (int32_t st = hj_kernel_table_create(rt->context(), descs.data(), static_cast<uint32_t>(descs.size()), &t))
+    return runtimeError(st);
+  return std::shared_ptr<KernelTable>(new KernelTable(t));
+}
+
+KernelTable::~KernelTable() { hj_kernel_table_destroy(table_); }
+
+Tensor::Tensor(std::shared_ptr<Runtime> rt, void *data, DType dtype, uint32_t rank, const int64_t *sizes,
+               const int64_t *strides)
+    : rt_(std::move(rt)), data_(data), dtype_(dtype), rank_(rank) {
+  HOSTJIT_INVARIANT(rank <= kMaxRank);
+  for (uint32_t d = 0; d < rank; ++d) sizes_[d] = sizes[d];
+  if (strides) {
+    for (uint32_t d = 0; d < rank; ++d) strides_[d] = strides[d];
+  } else {
+    int64_t s = 1;
+    for (uint32_t d = rank; d-- > 0;) {
+      strides_[d] = s;
+      s *= sizes_[d];
+    }
+  }
+}
+
+Tensor::~Tensor() { reset(); }
+
+void Tensor::reset() {
+  if (data_ && rt_) hj_free(rt_->context(), data_);
+  data_ = nullptr;
+  rt_.reset();
+}
+
+Tensor::Tensor(Tensor &&o) noexcept { *this = std::move(o); }
+
+Tensor &Tensor::operator=(Tensor &&o) noexcept {
+  if (this != &o) {
+    reset();
+    rt_ = std::move(o.rt_);
+    data_ = o.data_;
+    dtype_ = o.dtype_;
+    rank_ = o.rank_;
+    sizes_ = o.sizes_;
+    strides_ = o.strides_;
+    o.data_ = nullptr;
+  }
+  return *this;
+}
+
+int64_t Tensor::storageElements() const {
+  int64_t span = 1;
+  for (uint32_t d = 0; d < rank_; ++d) {
+    if (sizes_[d] == 0) return 0;
+    span += (sizes_[d] - 1) * strides_[d];
+  }
+  return span;
+}
+
+DLTensor Tensor::dl() {
+  DLTensor t{};
+  t.data = data_;
+  t.device = rt_->device();
+  t.ndim = static_cast<int32_t>(rank_);
+  t.dtype = DLDataType{dlpackCode(dtype_), dlpackBits(dtype_), 1};
+  t.shape = sizes_.data();
+  t.strides = strides_.data();
+  return t;
+}
+
+namespace {
+struct ManagedContext {
+  std::shared_ptr<Runtime> rt;
+  void *data;
+  std::array<int64_t, kMaxRank> sizes, strides;
+};
+}  // namespace
+
+DLManagedTensor *Tensor::release() {
+  auto *mc = new ManagedContext{rt_, data_, sizes_, strides_};
+  auto *m = new DLManagedTensor{};
+  m->dl_tensor = dl();
+  m->dl_tensor.shape = mc->sizes.data();
+  m->dl_tensor.strides = mc->strides.data();
+  m->manager_ctx = mc;
+  m->deleter = [](DLManagedTensor *self) {
+    auto *c = static_cast<ManagedContext *>(self->manager_ctx);
+    if (c->data) hj_free(c->rt->context(), c->data);
+    delete c;
+    delete self;
+  };
+  data_ = nullptr;
+  rt_.reset();
+  return m;
+}
+
+Expected<std::vector<unsigned char>> Tensor::toHost() const {
+  std::vector<unsigned char> out(static_cast<size_t>(storageElements()) * dtypeBytes(dtype_));
+  if (!out.empty())
+    if (int32_t st = hj_copy_to_host(rt_->context(), out.data(), data_, out.size())) return runtimeError(st);
+  return out;
+}
+
+size_t outputDimSlots(const Plan &plan) {
+  size_t n = 0;
+  for (const PlanOutput &o : plan.outputs) n += o.sizes.size() + o.strides.size();
+  return n;
+}
+
+std::vector<Tensor> makeOutputs(const std::shared_ptr<Runtime> &rt, const Plan &plan, void *const *data,
+                                const int64_t *dims) {
+  std::vector<Tensor> out;
+  out.reserve(plan.outputs.size());
+  for (size_t i = 0; i < plan.outputs.size(); ++i) {
+    const PlanOutput &o = plan.outputs[i];
+    uint32_t rank = static_cast<uint32_t>(o.sizes.size());
+    out.emplace_back(rt, data[i], o.dtype, rank, dims, o.strides.empty() ? nullptr : dims + rank);
+    dims += rank + o.strides.size();
+  }
+  return out;
+}
+
+}  // namespace hostjit

@@ -1,0 +1,425 @@
+// ir.cpp - op tables, the hash-consing expression table and the builder.
+#include "hostjit/ir/ir.h"
+
+#include <cstring>
+
+#include "hostjit/ir/error.h"
+#include "hostjit/ir/scalar_semantics.h"
+
+namespace hostjit {
+
+namespace {
+struct OpInfo {
+  const char *name;
+  OpClass cls;
+};
+const OpInfo kOps[] = {
+#define HOSTJIT_OP(name, spelling, cls) {spelling, OpClass::cls},
+#include "hostjit/ir/ir_ops.def"
+#undef HOSTJIT_OP
+};
+
+bool isCommutative(OpCode op) {
+  return op == OpCode::Add || op == OpCode::Mul || op == OpCode::Min || op == OpCode::Max || op == OpCode::Eq ||
+         op == OpCode::Ne;
+}
+}  // namespace
+
+const char *opName(OpCode op) { return kOps[static_cast<size_t>(op)].name; }
+OpClass opClass(OpCode op) { return kOps[static_cast<size_t>(op)].cls; }
+std::optional<OpCode> parseOp(std::string_view s) {
+  for (size_t i = 0; i < std::size(kOps); ++i)
+    if (s == kOps[i].name) return static_cast<OpCode>(i);
+  return std::nullopt;
+}
+
+size_t ExprTable::Hash::operator()(const Expr &e) const {
+  uint64_t bits;
+  std::memcpy(&bits, &e.f, sizeof bits);
+  uint64_t h = static_cast<uint64_t>(e.kind) * 0x9E3779B97F4A7C15ULL;
+  for (uint64_t x : {uint64_t(e.type), uint64_t(e.op), uint64_t(e.i), bits, uint64_t(e.input), uint64_t(e.dim),
+                     uint64_t(e.a.index), uint64_t(e.b.index)})
+    h = (h ^ x) * 0x100000001B3ULL + (h >> 29);
+  return static_cast<size_t>(h);
+}
+
+ExprId ExprTable::intern(const Expr &e) {
+  auto [it, inserted] = index_.emplace(e, static_cast<uint32_t>(nodes_.size()));
+  if (inserted) nodes_.push_back(e);
+  return ExprId{it->second};
+}
+
+ExprId ExprTable::constInt(int64_t v, DType type) {
+  Expr e;
+  e.kind = Expr::Kind::Const;
+  e.type = type;
+  e.i = wrapTo(type, v);
+  return intern(e);
+}
+
+ExprId ExprTable::constFloat(double v, DType type) {
+  Expr e;
+  e.kind = Expr::Kind::Const;
+  e.type = type;
+  e.f = type == DType::f32 ? static_cast<double>(static_cast<float>(v)) : v;
+  return intern(e);
+}
+
+ExprId ExprTable::inputSize(uint32_t input, uint32_t dim) {
+  Expr e;
+  e.kind = Expr::Kind::InputSize;
+  e.input = input;
+  e.dim = dim;
+  return intern(e);
+}
+
+ExprId ExprTable::inputStride(uint32_t input, uint32_t dim) {
+  Expr e;
+  e.kind = Expr::Kind::InputStride;
+  e.input = input;
+  e.dim = dim;
+  return intern(e);
+}
+
+ExprId ExprTable::scalarInput(uint32_t input, DType type) {
+  Expr e;
+  e.kind = Expr::Kind::ScalarInput;
+  e.type = type;
+  e.input = input;
+  return intern(e);
+}
+
+ExprId ExprTable::binary(OpCode op, ExprId a, ExprId b, std::string *error) {
+  const Expr ea = (*this)[a], eb = (*this)[b];
+  if (ea.type != eb.type) {  // callers type-check first; never mix widths
+    if (error) *error = "operands of different types";
+    return ExprId{};
+  }
+  DType t = ea.type;
+  bool isCmp = opClass(op) == OpClass::Compare;
+  DType resultType = isCmp ? DType::Bool : t;
+  bool ca = ea.kind == Expr::Kind::Const, cb = eb.kind == Expr::Kind::Const;
+  if (ca && cb) {
+    if (isFloat(t)) {
+      double f = 0;
+      int64_t i = 0;
+      evalFloatOp(op, t, ea.f, eb.f, &f, &i);
+      return isCmp ? constInt(i, DType::Bool) : constFloat(f, t);
+    }
+    int64_t r = 0;
+    if (ScalarError err = evalIntOp(op, t, ea.i, eb.i, &r); err != ScalarError::None) {
+      if (error) *error = scalarErrorText(err);
+      return ExprId{};
+    }
+    return constInt(r, resultType);
+  }
+  if (!isFloat(t) && !isCmp) {
+    auto isInt = [](const Expr &e, int64_t v) { return e.kind == Expr::Kind::Const && e.i == v; };
+    switch (op) {
+      case OpCode::Add:
+        if (isInt(eb, 0)) return a;
+        if (isInt(ea, 0)) return b;
+        break;
+      case OpCode::Sub:
+        if (isInt(eb, 0)) return a;
+        if (a == b) return constInt(0, t);
+        break;
+      case OpCode::Mul:
+        if (isInt(eb, 1)) return a;
+        if (isInt(ea, 1)) return b;
+        if (isInt(ea, 0) || isInt(eb, 0)) return constInt(0, t);
+        break;
+      case OpCode::Div:
+      case OpCode::CeilDiv:
+        if (isInt(eb, 1)) return a;
+        break;
+      case OpCode::Min:
+      case OpCode::Max:
+        if (a == b) return a;
+        break;
+      default: break;
+    }
+  }
+  if (isCommutative(op) && b.index < a.index) std::swap(a, b);
+  Expr e;
+  e.kind = Expr::Kind::Binary;
+  e.type = resultType;
+  e.op = op;
+  e.a = a;
+  e.b = b;
+  return intern(e);
+}
+
+std::optional<KernelId> Program::findKernel(std::string_view name) const {
+  for (size_t i = 0; i < kernels.size(); ++i)
+    if (kernels[i].name == name) return KernelId{static_cast<uint32_t>(i)};
+  return std::nullopt;
+}
+
+ValueId Program::rootOf(ValueId v) const {
+  for (int guard = 0; guard < 1 << 20; ++guard) {
+    const Value &val = value(v);
+    if (!val.isTensor || val.def != Value::Def::Stmt || val.defIndex >= body.size()) return v;
+    const auto *view = std::get_if<View>(&body[val.defIndex].node);
+    if (!view || !view->base.isValue() || view->base.value.index >= values.size() || view->base.value == v) return v;
+    v = view->base.value;
+  }
+  return v;
+}
+
+OperandType operandType(const Program &p, const Operand &o) {
+  switch (o.kind) {
+    case Operand::Kind::Value: {
+      const Value &v = p.value(o.value);
+      return {v.isTensor, false, v.dtype};
+    }
+    case Operand::Kind::Int: return {false, true, DType::i64};
+    case Operand::Kind::Float: return {false, true, DType::f64};
+  }
+  return {};
+}
+
+ScalarOpType inferScalarOp(const Program &p, OpCode op, const Operand &a, const Operand &b) {
+  ScalarOpType r;
+  if (opClass(op) == OpClass::Query) {
+    if (!a.isValue() || !p.value(a.value).isTensor) {
+      r.error = std::string("'") + opName(op) + "' expects a tensor as its first operand";
+      r.where = a.loc;
+      return r;
+    }
+    if (b.kind != Operand::Kind::Int) {
+      r.error = std::string("'") + opName(op) + "' expects an integer literal dim as its second operand";
+      r.where = b.loc;
+      return r;
+    }
+    uint32_t rank = p.value(a.value).rank;
+    if (b.i < 0 || b.i >= static_cast<int64_t>(rank)) {
+      r.error = "dim " + std::to_string(b.i) + " is out of range for %" + p.value(a.value).name + " of rank " +
+                std::to_string(rank);
+      r.where = b.loc;
+      return r;
+    }
+    r.type = DType::i64;
+    return r;
+  }
+  OperandType ta = operandType(p, a), tb = operandType(p, b);
+  for (auto [t, o] : {std::pair{ta, &a}, std::pair{tb, &b}}) {
+    if (t.isTensor) {
+      r.error = std::string("'") + opName(op) + "' expects scalar operands; %" + p.value(o->value).name +
+                " is a tensor";
+      r.where = o->loc;
+      return r;
+    }
+  }
+  DType type;
+  if (!ta.isLiteral) type = ta.dtype;
+  else if (!tb.isLiteral) type = tb.dtype;
+  else type = (a.kind == Operand::Kind::Float || b.kind == Operand::Kind::Float) ? DType::f64 : DType::i64;
+  if (!ta.isLiteral && !tb.isLiteral && ta.dtype != tb.dtype) {
+    r.error = std::string("operands of '") + opName(op) + "' have different types " + dtypeName(ta.dtype) + " and " +
+              dtypeName(tb.dtype);
+    r.where = b.loc;
+    return r;
+  }
+  for (const Operand *o : {&a, &b}) {
+    if (o->kind == Operand::Kind::Float && !isFloat(type)) {
+      r.error = std::string("float literal where ") + dtypeName(type) + " is expected";
+      r.where = o->loc;
+      return r;
+    }
+  }
+  OpClass cls = opClass(op);
+  if (type == DType::Bool && cls != OpClass::Compare) {
+    r.error = std::string("'") + opName(op) + "' does not apply to bool";
+    r.where = a.loc;
+    return r;
+  }
+  if (cls == OpClass::IntArith && isFloat(type)) {
+    r.error = std::string("'") + opName(op) + "' expects integer operands, not " + dtypeName(type);
+    r.where = a.loc;
+    return r;
+  }
+  if (cls == OpClass::Compare && type == DType::Bool && op != OpCode::Eq && op != OpCode::Ne) {
+    r.error = std::string("'") + opName(op) + "' does not order bool values";
+    r.where = a.loc;
+    return r;
+  }
+  r.type = cls == OpClass::Compare ? DType::Bool : type;
+  return r;
+}
+
+ProgramBuilder::ProgramBuilder(std::string funcName) { p_.funcName = std::move(funcName); }
+
+KernelId ProgramBuilder::kernel(std::string name, std::vector<ParamType> params, std::optional<std::string> cuda,
+                                std::optional<std::string> entry, std::optional<std::string> host, Loc loc) {
+  Kernel k;
+  k.name = std::move(name);
+  k.params = std::move(params);
+  k.cuda = std::move(cuda);
+  k.entry = std::move(entry);
+  k.host = std::move(host);
+  k.loc = loc;
+  p_.kernels.push_back(std::move(k));
+  return KernelId{static_cast<uint32_t>(p_.kernels.size() - 1)};
+}
+
+ValueId ProgramBuilder::newValue(std::string name, bool tensor, DType dtype, uint32_t rank, Value::Def def,
+                                 uint32_t index, Loc loc) {
+  Value v;
+  v.name = std::move(name);
+  v.isTensor = tensor;
+  v.dtype = dtype;
+  v.rank = rank;
+  v.def = def;
+  v.defIndex = index;
+  v.loc = loc;
+  p_.values.push_back(std::move(v));
+  return ValueId{static_cast<uint32_t>(p_.values.size() - 1)};
+}
+
+ValueId ProgramBuilder::tensorInput(std::string name, DType dtype, std::vector<int64_t> dims, Loc loc) {
+  ValueId id = newValue(std::move(name), true, dtype, static_cast<uint32_t>(dims.size()), Value::Def::TensorInput,
+                        static_cast<uint32_t>(p_.tensorInputs.size()), loc);
+  p_.values[id.index].inputDims = std::move(dims);
+  p_.tensorInputs.push_back(id);
+  p_.params.push_back(id);
+  return id;
+}
+
+ValueId ProgramBuilder::scalarInput(std::string name, DType dtype, Loc loc) {
+  uint32_t index = static_cast<uint32_t>(p_.scalarInputs.size());
+  ValueId id = newValue(std::move(name), false, dtype, 0, Value::Def::ScalarInput, index, loc);
+  if (isScalarType(dtype)) p_.values[id.index].expr = p_.exprs.scalarInput(index, dtype);
+  p_.scalarInputs.push_back(id);
+  p_.params.push_back(id);
+  return id;
+}
+
+void ProgramBuilder::checkOperand(const Operand &o) const {
+  if (o.isValue() && o.value.index >= p_.values.size())
+    throw ApiMisuse("ProgramBuilder: operand refers to a value that is not in this program");
+}
+
+ExprId ProgramBuilder::exprOf(const Operand &o, DType want) {
+  switch (o.kind) {
+    case Operand::Kind::Value: return p_.values[o.value.index].expr;
+    case Operand::Kind::Int:
+      return isFloat(want) ? p_.exprs.constFloat(static_cast<double>(o.i), want) : p_.exprs.constInt(o.i, want);
+    case Operand::Kind::Float: return isFloat(want) ? p_.exprs.constFloat(o.f, want) : ExprId{};
+  }
+  return {};
+}
+
+ValueId ProgramBuilder::op(std::string name, OpCode op, Operand a, Operand b, Loc loc) {
+  checkOperand(a);
+  checkOperand(b);
+  uint32_t stmtIndex = static_cast<uint32_t>(p_.body.size());
+  ScalarOpType t = inferScalarOp(p_, op, a, b);
+  ValueId id = newValue(std::move(name), false, t.type.value_or(DType::i64), 0, Value::Def::Stmt, stmtIndex, loc);
+  if (t.type) {
+    ExprId e;
+    if (opClass(op) == OpClass::Query) {
+      const Value &tv = p_.values[a.value.index];
+      uint32_t dim = static_cast<uint32_t>(b.i);
+      if (tv.def == Value::Def::TensorInput) {
+        int64_t fixed = tv.inputDims.size() > dim ? tv.inputDims[dim] : kDynamic;
+        if (op == OpCode::Size && fixed != kDynamic) e = p_.exprs.constInt(fixed);
+        else e = op == OpCode::Size ? p_.exprs.inputSize(tv.defIndex, dim) : p_.exprs.inputStride(tv.defIndex, dim);
+      } else if (tv.def == Value::Def::Stmt && tv.defIndex < p_.body.size()) {
+        const std::vector<Operand> *extents = nullptr, *strides = nullptr;
+        if (const auto *al = std::get_if<Alloc>(&p_.body[tv.defIndex].node)) extents = &al->extents, strides = &al->strides;
+        if (const auto *vw = std::get_if<View>(&p_.body[tv.defIndex].node)) extents = &vw->extents, strides = &vw->strides;
+        if (extents) {
+          if (op == OpCode::Size) {
+            if (dim < extents->size()) e = exprOf((*extents)[dim], DType::i64);
+          } else if (!strides->empty()) {
+            if (dim < strides->size()) e = exprOf((*strides)[dim], DType::i64);
+          } else {
+            e = p_.exprs.constInt(1);
+            for (size_t d = dim + 1; d < extents->size() && e.valid(); ++d) {
+              ExprId x = exprOf((*extents)[d], DType::i64);
+              e = x.valid() ? p_.exprs.binary(OpCode::Mul, e, x, nullptr) : ExprId{};
+            }
+          }
+        }
+      }
+    } else {
+      OperandType ta = operandType(p_, a), tb = operandType(p_, b);
+      DType operandT = !ta.isLiteral ? ta.dtype : !tb.isLiteral ? tb.dtype : *t.type;
+      if (opClass(op) == OpClass::Compare && ta.isLiteral && tb.isLiteral)
+        operandT = (a.kind == Operand::Kind::Float || b.kind == Operand::Kind::Float) ? DType::f64 : DType::i64;
+      ExprId ea = exprOf(a, operandT), eb = exprOf(b, operandT);
+      if (ea.valid() && eb.valid()) {
+        std::string err;
+        e = p_.exprs.binary(op, ea, eb, &err);
+      }
+    }
+    p_.values[id.index].expr = e;
+  }
+  Stmt s;
+  s.node = ScalarOp{id, op, a, b};
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
+  return id;
+}
+
+ValueId ProgramBuilder::alloc(std::string name, DType dtype, std::vector<Operand> extents,
+                              std::vector<Operand> strides, bool zeroInit, bool resetsToZero, Loc loc) {
+  for (const Operand &o : extents) checkOperand(o);
+  for (const Operand &o : strides) checkOperand(o);
+  uint32_t stmtIndex = static_cast<uint32_t>(p_.body.size());
+  ValueId id = newValue(std::move(name), true, dtype, static_cast<uint32_t>(extents.size()), Value::Def::Stmt,
+                        stmtIndex, loc);
+  Stmt s;
+  s.node = Alloc{id, dtype, std::move(extents), std::move(strides), zeroInit, resetsToZero};
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
+  return id;
+}
+
+ValueId ProgramBuilder::view(std::string name, Operand base, std::vector<Operand> extents,
+                             std::vector<Operand> strides, Loc loc) {
+  checkOperand(base);
+  for (const Operand &o : extents) checkOperand(o);
+  for (const Operand &o : strides) checkOperand(o);
+  DType dtype = base.isValue() ? p_.values[base.value.index].dtype : DType::f32;
+  uint32_t stmtIndex = static_cast<uint32_t>(p_.body.size());
+  ValueId id = newValue(std::move(name), true, dtype, static_cast<uint32_t>(extents.size()), Value::Def::Stmt,
+                        stmtIndex, loc);
+  Stmt s;
+  s.node = View{id, base, std::move(extents), std::move(strides)};
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
+  return id;
+}
+
+void ProgramBuilder::free(Operand tensor, Loc loc) {
+  checkOperand(tensor);
+  Stmt s;
+  s.node = Free{tensor};
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
+}
+
+void ProgramBuilder::launch(KernelId kernel, std::array<Operand, 3> grid, std::array<Operand, 3> block, Operand smem,
+                            std::vector<Operand> args, Loc loc) {
+  if (kernel.index >= p_.kernels.size()) throw ApiMisuse("ProgramBuilder::launch: unknown kernel id");
+  for (const Operand &o : grid) checkOperand(o);
+  for (const Operand &o : block) checkOperand(o);
+  checkOperand(smem);
+  for (const Operand &o : args) checkOperand(o);
+  Stmt s;
+  s.node = Launch{kernel, grid, block, smem, std::move(args)};
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
+}
+
+void ProgramBuilder::ret(std::vector<Operand> values, Loc loc) {
+  for (const Operand &o : values) checkOperand(o);
+  Stmt s;
+  s.node = Return{std::move(values)};
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
+}
+
+}  // namespace hostjit

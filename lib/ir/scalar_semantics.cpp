@@ -1,0 +1,85 @@
+// scalar_semantics.cpp - the one definition of scalar arithmetic (see the header).
+#include "hostjit/ir/scalar_semantics.h"
+
+#include <cstdint>
+#include <limits>
+
+namespace hostjit {
+
+int64_t wrapTo(DType type, int64_t v) {
+  if (type == DType::i32) return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
+  if (type == DType::Bool) return v != 0;
+  return v;
+}
+
+ScalarError evalIntOp(OpCode op, DType type, int64_t a, int64_t b, int64_t *out) {
+  auto u = [](int64_t x) { return static_cast<uint64_t>(x); };
+  int64_t minv = type == DType::i32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
+  switch (op) {
+    case OpCode::Add: *out = wrapTo(type, static_cast<int64_t>(u(a) + u(b))); return ScalarError::None;
+    case OpCode::Sub: *out = wrapTo(type, static_cast<int64_t>(u(a) - u(b))); return ScalarError::None;
+    case OpCode::Mul: *out = wrapTo(type, static_cast<int64_t>(u(a) * u(b))); return ScalarError::None;
+    case OpCode::Div:
+    case OpCode::Mod:
+    case OpCode::CeilDiv: {
+      if (b == 0) return ScalarError::DivisionByZero;
+      if (a == minv && b == -1) return ScalarError::Overflow;
+      int64_t q = a / b, r = a % b;
+      if (op == OpCode::Div) *out = q;
+      else if (op == OpCode::Mod) *out = r;
+      else *out = q + ((r != 0 && ((a < 0) == (b < 0))) ? 1 : 0);
+      *out = wrapTo(type, *out);
+      return ScalarError::None;
+    }
+    case OpCode::Min: *out = b < a ? b : a; return ScalarError::None;
+    case OpCode::Max: *out = a < b ? b : a; return ScalarError::None;
+    case OpCode::Eq: *out = a == b; return ScalarError::None;
+    case OpCode::Ne: *out = a != b; return ScalarError::None;
+    case OpCode::Lt: *out = a < b; return ScalarError::None;
+    case OpCode::Le: *out = a <= b; return ScalarError::None;
+    case OpCode::Gt: *out = a > b; return ScalarError::None;
+    case OpCode::Ge: *out = a >= b; return ScalarError::None;
+    case OpCode::Size:
+    case OpCode::Stride: break;
+  }
+  return ScalarError::None;
+}
+
+namespace {
+template <class T, class Out>
+void floatOp(OpCode op, T a, T b, Out *f, int64_t *i) {
+  switch (op) {
+    case OpCode::Add: *f = static_cast<T>(a + b); return;
+    case OpCode::Sub: *f = static_cast<T>(a - b); return;
+    case OpCode::Mul: *f = static_cast<T>(a * b); return;
+    case OpCode::Div: *f = static_cast<T>(a / b); return;
+    case OpCode::Min: *f = b < a ? b : a; return;
+    case OpCode::Max: *f = a < b ? b : a; return;
+    case OpCode::Eq: *i = a == b; return;
+    case OpCode::Ne: *i = a != b; return;
+    case OpCode::Lt: *i = a < b; return;
+    case OpCode::Le: *i = a <= b; return;
+    case OpCode::Gt: *i = a > b; return;
+    case OpCode::Ge: *i = a >= b; return;
+    default: return;
+  }
+}
+}  // namespace
+
+void evalFloatOp(OpCode op, DType type, double a, double b, double *f, int64_t *i) {
+  if (type == DType::f32) floatOp<float, double>(op, static_cast<float>(a), static_cast<float>(b), f, i);
+  else floatOp<double, double>(op, a, b, f, i);
+}
+
+void evalF32Op(OpCode op, float a, float b, float *f, int64_t *i) { floatOp<float, float>(op, a, b, f, i); }
+
+const char *scalarErrorText(ScalarError e) {
+  switch (e) {
+    case ScalarError::DivisionByZero: return "division by zero";
+    case ScalarError::Overflow: return "integer overflow in division";
+    case ScalarError::None: break;
+  }
+  return "no error";
+}
+
+}  // namespace hostjit

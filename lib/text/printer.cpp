@@ -1,0 +1,152 @@
+// printer.cpp - prints a Program as canonical .hir text.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "hostjit/text/text.h"
+
+namespace hostjit {
+
+std::string floatLiteralText(double f) {
+  if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
+  if (std::isnan(f)) return "nan";
+  char buf[64];
+  for (int prec = 1; prec <= 17; ++prec) {
+    std::snprintf(buf, sizeof buf, "%.*g", prec, f);
+    if (std::strtod(buf, nullptr) == f) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+
+namespace {
+
+std::string quote(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+void leading(std::string &out, const Comments &c, const char *indent) {
+  for (const std::string &l : c.leading) out += indent + std::string("//") + l + "\n";
+}
+
+void endLine(std::string &out, const Comments &c) {
+  if (!c.trailing.empty()) out += "  //" + c.trailing;
+  out += "\n";
+}
+
+std::string list(const Program &p, const std::vector<Operand> &ops) {
+  std::string s;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (i) s += ", ";
+    s += printOperand(p, ops[i]);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string printOperand(const Program &p, const Operand &o) {
+  switch (o.kind) {
+    case Operand::Kind::Value: return "%" + p.value(o.value).name;
+    case Operand::Kind::Int: return std::to_string(o.i);
+    case Operand::Kind::Float: return floatLiteralText(o.f);
+  }
+  return "?";
+}
+
+std::string printStmt(const Program &p, const Stmt &s) {
+  return std::visit(
+      [&](const auto &n) -> std::string {
+        using T = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<T, ScalarOp>) {
+          return "%" + p.value(n.result).name + " = " + opName(n.op) + " " + printOperand(p, n.a) + ", " +
+                 printOperand(p, n.b);
+        } else if constexpr (std::is_same_v<T, Alloc>) {
+          std::string r = "%" + p.value(n.result).name + " = alloc " + dtypeName(n.dtype) + "[" + list(p, n.extents) + "]";
+          if (!n.strides.empty()) r += " strides[" + list(p, n.strides) + "]";
+          if (n.zeroInit) r += " zero_init";
+          if (n.resetsToZero) r += " resets_to_zero";
+          return r;
+        } else if constexpr (std::is_same_v<T, View>) {
+          std::string r = "%" + p.value(n.result).name + " = view " + printOperand(p, n.base) + "[" + list(p, n.extents) + "]";
+          if (!n.strides.empty()) r += " strides[" + list(p, n.strides) + "]";
+          return r;
+        } else if constexpr (std::is_same_v<T, Free>) {
+          return "free " + printOperand(p, n.tensor);
+        } else if constexpr (std::is_same_v<T, Launch>) {
+          auto three = [&](const std::array<Operand, 3> &a) { return list(p, {a[0], a[1], a[2]}); };
+          return "launch @" + p.kernel(n.kernel).name + " grid(" + three(n.grid) + ") block(" + three(n.block) +
+                 ") smem(" + printOperand(p, n.smem) + ") (" + list(p, n.args) + ")";
+        } else if constexpr (std::is_same_v<T, Return>) {
+          return n.values.empty() ? "return" : "return " + list(p, n.values);
+        } else {
+          return "<invalid>";
+        }
+      },
+      s.node);
+}
+
+std::string print(const Program &p) {
+  std::string out;
+  for (const Kernel &k : p.kernels) {
+    leading(out, k.comments, "");
+    out += "kernel @" + k.name + "(";
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      if (i) out += ", ";
+      out += toString(k.params[i]);
+    }
+    out += ") {";
+    endLine(out, k.comments);
+    auto attr = [&](const char *name, const std::optional<std::string> &v, const Comments &c) {
+      if (!v) return;
+      leading(out, c, "  ");
+      out += std::string("  ") + name + " = " + quote(*v);
+      endLine(out, c);
+    };
+    attr("cuda", k.cuda, k.cudaComments);
+    attr("entry", k.entry, k.entryComments);
+    attr("host", k.host, k.hostComments);
+    attr("nvrtc_options", k.nvrtcOptions, k.nvrtcOptionsComments);
+    leading(out, k.closing, "  ");
+    out += "}";
+    endLine(out, k.closing);
+    out += "\n";
+  }
+  leading(out, p.funcComments, "");
+  out += "func @" + p.funcName + "(";
+  for (size_t i = 0; i < p.params.size(); ++i) {
+    const Value &v = p.value(p.params[i]);
+    if (i) out += ", ";
+    out += "%" + v.name + ": ";
+    out += v.isTensor ? toString(TensorType{v.dtype, v.inputDims}) : dtypeName(v.dtype);
+  }
+  out += ") -> (";
+  for (size_t i = 0; i < p.results.size(); ++i) {
+    if (i) out += ", ";
+    out += toString(p.results[i]);
+  }
+  out += ") {";
+  endLine(out, p.funcComments);
+  for (const Stmt &s : p.body) {
+    leading(out, s.comments, "  ");
+    out += "  " + printStmt(p, s);
+    endLine(out, s.comments);
+  }
+  leading(out, p.funcClosing, "  ");
+  out += "}";
+  endLine(out, p.funcClosing);
+  for (const std::string &c : p.trailingComments) out += "//" + c + "\n";
+  return out;
+}
+
+}  // namespace hostjit

@@ -1,0 +1,361 @@
+// verifier.cpp - checks every Host IR rule and reports each problem once.
+#include "hostjit/verify/verifier.h"
+
+#include <unordered_map>
+
+#include "hostjit/text/text.h"
+
+namespace hostjit {
+
+namespace {
+
+class Verifier {
+ public:
+  explicit Verifier(const Program &p) : p_(p), defined_(p.values.size(), false), freedAt_(p.values.size()) {}
+
+  Diagnostics run() {
+    checkKernels();
+    checkSignature();
+    for (size_t i = 0; i < p_.body.size(); ++i) {
+      stmt_ = &p_.body[i];
+      std::visit([&](const auto &n) { check(n); }, p_.body[i].node);
+    }
+    stmt_ = nullptr;
+    if (p_.body.empty() || p_.body.back().kind() != StmtKind::Return)
+      error(p_.body.empty() ? p_.funcLoc : p_.body.back().loc, "function @" + p_.funcName + " must end with 'return'");
+    checkLeaks();
+    d_.sort();
+    return std::move(d_);
+  }
+
+ private:
+  void error(Loc loc, std::string msg) {
+    if (!loc.known() && stmt_) loc = stmt_->loc;
+    d_.error(loc, std::move(msg), stmt_ && !stmt_->loc.known() ? printStmt(p_, *stmt_) : std::string());
+  }
+  std::string name(ValueId v) const { return "%" + p_.value(v).name; }
+  static std::string at(Loc l) { return l.known() ? " at line " + std::to_string(l.line) : ""; }
+
+  void checkKernels() {
+    std::unordered_map<std::string, Loc> seen;
+    for (const Kernel &k : p_.kernels) {
+      if (!seen.emplace(k.name, k.loc).second) d_.error(k.loc, "redefinition of kernel @" + k.name);
+      if (k.cuda && !k.entry) d_.error(k.loc, "kernel @" + k.name + " gives 'cuda' without 'entry'");
+      if (k.entry && !k.cuda) d_.error(k.loc, "kernel @" + k.name + " gives 'entry' without 'cuda'");
+      if (!k.cuda && !k.host)
+        d_.error(k.loc, "kernel @" + k.name + " has no implementation: give 'host' and/or 'cuda' with 'entry'");
+      for (const ParamType &pt : k.params)
+        if (!pt.isTensor() && !isScalarType(pt.dtype))
+          d_.error(k.loc, "kernel @" + k.name + ": parameter type " + toString(pt) + " is not a scalar type");
+    }
+  }
+
+  void checkSignature() {
+    for (ValueId v : p_.params) {
+      define(v);
+      const Value &val = p_.value(v);
+      if (val.isTensor && val.rank > kMaxRank)
+        d_.error(val.loc, name(v) + " has rank " + std::to_string(val.rank) + "; the limit is 8");
+      if (!val.isTensor && !isScalarType(val.dtype))
+        d_.error(val.loc, name(v) + ": " + dtypeName(val.dtype) + " is not a scalar type");
+    }
+  }
+
+  void define(ValueId v) {
+    const Value &val = p_.value(v);
+    auto [it, fresh] = names_.emplace(val.name, v);
+    if (!fresh) {
+      Loc first = p_.value(it->second).loc;
+      std::string where = first.known() ? " (first defined at line " + std::to_string(first.line) + ":" +
+                                              std::to_string(first.col) + ")"
+                                        : "";
+      error(val.loc, "redefinition of %" + val.name + where);
+    }
+    defined_[v.index] = true;
+  }
+
+  // Checks that a value operand is defined and, unless `metadataOnly`, not freed.
+  bool use(const Operand &o, bool metadataOnly = false) {
+    if (!o.isValue()) return true;
+    if (!defined_[o.value.index]) {
+      error(o.loc, "use of " + name(o.value) + " before its definition");
+      return false;
+    }
+    if (!metadataOnly && freedAt_[o.value.index]) {
+      error(o.loc, "use of " + name(o.value) + " after it was freed" + at(*freedAt_[o.value.index]));
+      return false;
+    }
+    ValueId root = p_.rootOf(o.value);
+    if (!metadataOnly && root != o.value && freedAt_[root.index]) {
+      error(o.loc, "use of view " + name(o.value) + " after its buffer " + name(root) + " was freed" +
+                       at(*freedAt_[root.index]));
+      return false;
+    }
+    return true;
+  }
+
+  // A size operand (extents, strides, launch dims): an i64 value or an
+  // integer literal (>= minLit). i32 values are refused: sizes are i64, and
+  // an i32 would leak its width into expressions built from it.
+  void intOperand(const Operand &o, const std::string &what, int64_t minLit) {
+    if (!use(o)) return;
+    switch (o.kind) {
+      case Operand::Kind::Int:
+        if (o.i < minLit) error(o.loc, what + " must be >= " + std::to_string(minLit) + ", got " + std::to_string(o.i));
+        return;
+      case Operand::Kind::Float: error(o.loc, what + " must be an integer, not a float literal"); return;
+      case Operand::Kind::Value: {
+        const Value &v = p_.value(o.value);
+        if (v.isTensor) error(o.loc, what + " must be an i64 scalar; " + name(o.value) + " is a tensor");
+        else if (v.dtype != DType::i64)
+          error(o.loc, what + " must be an i64 scalar; " + name(o.value) + " is " + dtypeName(v.dtype));
+        return;
+      }
+    }
+  }
+
+  void check(const ScalarOp &n) {
+    bool meta = opClass(n.op) == OpClass::Query;
+    bool ok = use(n.a, meta) & use(n.b);
+    if (ok) {
+      ScalarOpType t = inferScalarOp(p_, n.op, n.a, n.b);
+      if (!t.type) error(t.where, t.error);
+      else if (!meta && !literalsFit(n))
+        ;
+      else if ((n.op == OpCode::Div || n.op == OpCode::Mod || n.op == OpCode::CeilDiv) &&
+               n.b.kind == Operand::Kind::Int && n.b.i == 0)
+        error(n.b.loc, std::string("division by zero: the divisor of '") + opName(n.op) + "' is 0");
+      else if (!meta && !p_.value(n.result).expr.valid() && constant(n.a) && constant(n.b))
+        error(stmt_->loc, "cannot evaluate " + name(n.result) + ": division by zero in a constant expression");
+    }
+    define(n.result);
+  }
+
+  // Whether an operand folded to a constant (a literal, or a value that did).
+  bool constant(const Operand &o) const {
+    if (!o.isValue()) return true;
+    ExprId e = p_.value(o.value).expr;
+    return e.valid() && p_.exprs[e].kind == Expr::Kind::Const;
+  }
+
+  // Integer literals must fit the type of the value they meet (i32, bool).
+  bool literalsFit(const ScalarOp &n) {
+    OperandType ta = operandType(p_, n.a), tb = operandType(p_, n.b);
+    DType t = !ta.isLiteral ? ta.dtype : tb.dtype;
+    if (ta.isLiteral && tb.isLiteral) return true;
+    for (const Operand *o : {&n.a, &n.b}) {
+      if (o->kind != Operand::Kind::Int) continue;
+      bool fits = t != DType::i32 && t != DType::Bool;
+      if (t == DType::i32) fits = o->i >= INT32_MIN && o->i <= INT32_MAX;
+      if (t == DType::Bool) fits = o->i == 0 || o->i == 1;
+      if (!fits) {
+        error(o->loc, "literal " + std::to_string(o->i) + " does not fit " + dtypeName(t));
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void check(const Alloc &n) {
+    if (n.extents.size() > kMaxRank)
+      error(stmt_->loc, "alloc of rank " + std::to_string(n.extents.size()) + "; the limit is 8");
+    for (size_t i = 0; i < n.extents.size(); ++i) intOperand(n.extents[i], "extent " + std::to_string(i), 0);
+    if (!n.strides.empty() && n.strides.size() != n.extents.size())
+      error(stmt_->loc, "alloc has " + std::to_string(n.extents.size()) + " extents but " +
+                            std::to_string(n.strides.size()) + " strides");
+    for (size_t i = 0; i < n.strides.size(); ++i) intOperand(n.strides[i], "stride " + std::to_string(i), 0);
+    if (n.resetsToZero && !n.zeroInit)
+      error(stmt_->loc, "resets_to_zero without zero_init: a buffer the kernel resets must start zeroed");
+    define(n.result);
+    allocs_.push_back(n.result);
+  }
+
+  void check(const View &n) {
+    if (n.extents.size() > kMaxRank)
+      error(stmt_->loc, "view of rank " + std::to_string(n.extents.size()) + "; the limit is 8");
+    if (!n.base.isValue() || (defined_[n.base.value.index] && !p_.value(n.base.value).isTensor)) {
+      error(n.base.loc, "view expects a tensor to view");
+    } else {
+      use(n.base);
+    }
+    for (size_t i = 0; i < n.extents.size(); ++i) intOperand(n.extents[i], "extent " + std::to_string(i), 0);
+    if (!n.strides.empty() && n.strides.size() != n.extents.size())
+      error(stmt_->loc, "view has " + std::to_string(n.extents.size()) + " extents but " +
+                            std::to_string(n.strides.size()) + " strides");
+    for (size_t i = 0; i < n.strides.size(); ++i) intOperand(n.strides[i], "stride " + std::to_string(i), 0);
+    define(n.result);
+  }
+
+  bool isAllocated(ValueId v) const {
+    const Value &val = p_.value(v);
+    return val.isTensor && val.def == Value::Def::Stmt && val.defIndex < p_.body.size() &&
+           std::holds_alternative<Alloc>(p_.body[val.defIndex].node);
+  }
+
+  void check(const Free &n) {
+    if (!n.tensor.isValue()) {
+      error(n.tensor.loc, "free expects a buffer");
+      return;
+    }
+    ValueId v = n.tensor.value;
+    if (!defined_[v.index]) {
+      error(n.tensor.loc, "use of " + name(v) + " before its definition");
+      return;
+    }
+    if (!p_.value(v).isTensor) {
+      error(n.tensor.loc, "free expects a buffer; " + name(v) + " is a scalar");
+      return;
+    }
+    if (p_.value(v).def == Value::Def::TensorInput) {
+      error(n.tensor.loc, "cannot free function input " + name(v) + "; inputs belong to the caller");
+      return;
+    }
+    if (!isAllocated(v)) {
+      ValueId root = p_.rootOf(v);
+      error(n.tensor.loc, "cannot free view " + name(v) + "; a view owns no memory" +
+                              (root != v ? " (free its buffer " + name(root) + " instead)" : ""));
+      return;
+    }
+    if (freedAt_[v.index]) {
+      error(n.tensor.loc, "double free of " + name(v) + " (already freed" + at(*freedAt_[v.index]) + ")");
+      return;
+    }
+    if (const Stmt *r = returnStmt(); r)
+      for (const Operand &o : std::get<Return>(r->node).values)
+        if (o.isValue() && o.value == v)
+          error(n.tensor.loc, "frees " + name(v) + ", which is returned" + at(r->loc) +
+                                  "; a returned buffer belongs to the caller");
+    freedAt_[v.index] = stmt_->loc;
+  }
+
+  const Stmt *returnStmt() const {
+    for (const Stmt &s : p_.body)
+      if (s.kind() == StmtKind::Return) return &s;
+    return nullptr;
+  }
+
+  void check(const Launch &n) {
+    const Kernel &k = p_.kernel(n.kernel);
+    static const char *axes[] = {"x", "y", "z"};
+    for (int i = 0; i < 3; ++i) intOperand(n.grid[i], std::string("grid.") + axes[i], 1);
+    for (int i = 0; i < 3; ++i) intOperand(n.block[i], std::string("block.") + axes[i], 1);
+    intOperand(n.smem, "smem", 0);
+    if (n.args.size() != k.params.size()) {
+      error(stmt_->loc, "launch of @" + k.name + " passes " + std::to_string(n.args.size()) +
+                            " arguments; the kernel declares " + std::to_string(k.params.size()));
+    }
+    for (size_t i = 0; i < n.args.size(); ++i) {
+      const Operand &a = n.args[i];
+      if (!use(a) || i >= k.params.size()) continue;
+      const ParamType &pt = k.params[i];
+      std::string what = "argument " + std::to_string(i + 1) + " of @" + k.name;
+      OperandType t = operandType(p_, a);
+      if (pt.isTensor()) {
+        if (!t.isTensor) error(a.loc, what + " must be a " + dtypeName(pt.dtype) + " tensor (" + toString(pt) + ")");
+        else if (t.dtype != pt.dtype)
+          error(a.loc, what + " must be a " + dtypeName(pt.dtype) + " tensor (" + toString(pt) + "); " +
+                           name(a.value) + " is " + dtypeName(t.dtype));
+        else if (pt.isStruct && p_.value(a.value).rank != pt.rank)
+          error(a.loc, what + " must have rank " + std::to_string(pt.rank) + " (" + toString(pt) + "); " +
+                           name(a.value) + " has rank " + std::to_string(p_.value(a.value).rank));
+        continue;
+      }
+      if (t.isTensor) {
+        error(a.loc, what + " must be a " + dtypeName(pt.dtype) + " scalar; " + name(a.value) + " is a tensor");
+        continue;
+      }
+      if (a.kind == Operand::Kind::Value) {
+        if (t.dtype != pt.dtype)
+          error(a.loc, what + " must be " + dtypeName(pt.dtype) + "; " + name(a.value) + " is " + dtypeName(t.dtype));
+      } else if (a.kind == Operand::Kind::Float && !isFloat(pt.dtype)) {
+        error(a.loc, what + " must be " + dtypeName(pt.dtype) + ", not a float literal");
+      } else if (a.kind == Operand::Kind::Int && !isFloat(pt.dtype)) {
+        bool fits = pt.dtype == DType::i64 || (pt.dtype == DType::i32 && a.i >= INT32_MIN && a.i <= INT32_MAX) ||
+                    (pt.dtype == DType::Bool && (a.i == 0 || a.i == 1));
+        if (!fits) error(a.loc, what + ": literal " + std::to_string(a.i) + " does not fit " + dtypeName(pt.dtype));
+      }
+    }
+  }
+
+  void check(const Return &n) {
+    if (stmt_ != &p_.body.back()) error(stmt_->loc, "'return' must be the last statement");
+    if (n.values.size() != p_.results.size())
+      error(stmt_->loc, "returns " + std::to_string(n.values.size()) + " values; the signature declares " +
+                            std::to_string(p_.results.size()));
+    for (size_t i = 0; i < n.values.size(); ++i) {
+      const Operand &o = n.values[i];
+      if (!o.isValue()) {
+        error(o.loc, "only buffers can be returned");
+        continue;
+      }
+      if (!defined_[o.value.index]) {
+        error(o.loc, "use of " + name(o.value) + " before its definition");
+        continue;
+      }
+      if (freedAt_[o.value.index]) {
+        error(o.loc, "returns " + name(o.value) + ", which was freed" + at(*freedAt_[o.value.index]));
+        continue;
+      }
+      const Value &v = p_.value(o.value);
+      if (!isAllocated(o.value)) {
+        error(o.loc, "returns " + name(o.value) + "; only buffers allocated by the function can be returned" +
+                         std::string(p_.rootOf(o.value) != o.value ? " (it is a view)" : ""));
+        continue;
+      }
+      for (size_t j = 0; j < i; ++j)
+        if (n.values[j].isValue() && n.values[j].value == o.value) error(o.loc, name(o.value) + " is returned twice");
+      returned_.push_back(o.value);
+      if (i >= p_.results.size()) continue;
+      const TensorType &rt = p_.results[i];
+      const auto &al = std::get<Alloc>(p_.body[v.defIndex].node);
+      if (al.resetsToZero)
+        error(o.loc, "returns " + name(o.value) + ", which is resets_to_zero: a returned buffer holds results, "
+                     "which no kernel resets; drop resets_to_zero");
+      if (v.dtype != rt.dtype || v.rank != rt.dims.size()) {
+        error(o.loc, "returns " + name(o.value) + " of type " + dtypeName(v.dtype) + " rank " + std::to_string(v.rank) +
+                         "; the signature declares " + toString(rt));
+        continue;
+      }
+      for (size_t d = 0; d < rt.dims.size(); ++d) {
+        // Extents known when the program is built (literals, or values that
+        // fold to constants) are checked here; the others at run time.
+        const Operand &x = al.extents[d];
+        std::optional<int64_t> known;
+        if (x.kind == Operand::Kind::Int) known = x.i;
+        else if (x.isValue() && constant(x)) known = p_.exprs[p_.value(x.value).expr].i;
+        if (rt.dims[d] != kDynamic && known && *known != rt.dims[d])
+          error(o.loc, "returns " + name(o.value) + " whose dim " + std::to_string(d) + " is " +
+                           std::to_string(*known) + "; the signature declares " + toString(rt));
+      }
+    }
+  }
+
+  void check(const std::monostate &) {}
+
+  void checkLeaks() {
+    for (ValueId v : allocs_) {
+      if (freedAt_[v.index]) continue;
+      bool returned = false;
+      for (ValueId r : returned_) returned |= r == v;
+      if (!returned) {
+        stmt_ = &p_.body[p_.value(v).defIndex];
+        error(p_.value(v).loc, "buffer " + name(v) + " is neither freed nor returned (leak)");
+      }
+    }
+    stmt_ = nullptr;
+  }
+
+  const Program &p_;
+  Diagnostics d_;
+  const Stmt *stmt_ = nullptr;
+  std::vector<bool> defined_;
+  std::vector<std::optional<Loc>> freedAt_;
+  std::unordered_map<std::string, ValueId> names_;
+  std::vector<ValueId> allocs_, returned_;
+};
+
+}  // namespace
+
+Diagnostics verify(const Program &p) { return Verifier(p).run(); }
+
+}  // namespace hostjit

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""layering.py - checks that includes point down the layers (docs/architecture.md).
+
+Each folder of the library may include its own layer's headers and those of
+the layers below it; only jit/ includes LLVM; nothing refers to ../shared.
+Prints every violation and exits 1 if there is one.
+"""
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+# Layers, lowest first, and the folders (sources and headers) of each.
+LAYERS = [
+    ("runtime", ["runtime"]),
+    ("ir", ["lib/ir", "include/hostjit/ir"]),
+    ("text", ["lib/text", "include/hostjit/text"]),
+    ("verify", ["lib/verify", "include/hostjit/verify"]),
+    ("fusion", ["lib/fusion", "include/hostjit/fusion"]),
+    ("exec", ["lib/exec", "include/hostjit/exec"]),
+    ("jit", ["jit"]),
+]
+# The layer a quoted include belongs to, by its path.
+def layer_of_include(path):
+    if path.startswith("hostjit/runtime.h") or path.endswith(".def") and path.startswith("hostjit/") and "/" not in path[8:]:
+        return "runtime"
+    m = re.match(r"hostjit/(ir|text|verify|fusion|exec)/", path)
+    if m:
+        return m.group(1)
+    if path == "hostjit/jit.h":
+        return "jit"
+    return None  # a header of the same folder ("lexer.h"), or a system header
+
+def main():
+    order = [name for name, _ in LAYERS]
+    problems = []
+    for name, folders in LAYERS:
+        allowed = set(order[: order.index(name) + 1])
+        for folder in folders:
+            for f in sorted((ROOT / folder).rglob("*")):
+                if f.suffix not in {".h", ".hpp", ".cpp", ".c", ".def"}:
+                    continue
+                for n, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
+                    m = re.match(r'\s*#\s*include\s*([<"])([^>"]+)[>"]', line)
+                    if not m:
+                        continue
+                    inc = m.group(2)
+                    where = f"{f.relative_to(ROOT)}:{n}"
+                    if inc.startswith("llvm/") and name != "jit":
+                        problems.append(f"{where}: includes {inc}; only jit/ includes LLVM")
+                    layer = layer_of_include(inc)
+                    if layer and layer not in allowed:
+                        problems.append(f"{where}: layer '{name}' includes {inc} from the higher layer '{layer}'")
+    for f in sorted(ROOT.rglob("*")):
+        if any(p in f.parts for p in ("build", ".git", "carry")) or not f.is_file() or f.name == "layering.py":
+            continue
+        if f.suffix in {".h", ".hpp", ".cpp", ".c", ".md", ".txt", ".sh", ".py", ".hir", ".json", ".cu", ".in", ".test"}:
+            if "../shared" in f.read_text(errors="replace"):
+                problems.append(f"{f.relative_to(ROOT)}: refers to ../shared, which users of the project never have")
+    for p in problems:
+        print(p)
+    print(f"layering: {len(problems)} problem{'s' if len(problems) != 1 else ''}")
+    return 1 if problems else 0
+
+if __name__ == "__main__":
+    sys.exit(main())
