@@ -1,10 +1,14 @@
 // codegen.cpp - target machines, optimisation pipelines, object emission.
 #include "codegen.h"
 
+#include <cstdlib>
 #include <mutex>
+#include <string>
 
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/PassTimingInfo.h"
+#include "llvm/Pass.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TargetSelect.h"
@@ -85,11 +89,17 @@ Expected<llvm::SmallVector<char, 0>> emitCode(llvm::Module &m, llvm::TargetMachi
   }
   llvm::SmallVector<char, 0> buf;
   llvm::raw_svector_ostream os(buf);
+  // HOSTJIT_TIME_COMPILE=passes: LLVM's own timing of each codegen pass.
+  const char *timing = std::getenv("HOSTJIT_TIME_COMPILE");
+  bool passTimes = timing && std::string(timing) == "passes";
+  llvm::TimePassesIsEnabled = passTimes;
   llvm::legacy::PassManager pm;
   if (tm.addPassesToEmitFile(pm, os, nullptr,
                              asmText ? llvm::CodeGenFileType::AssemblyFile : llvm::CodeGenFileType::ObjectFile))
     return Error{HJ_ERR_INTERNAL, "the target machine cannot emit this file type"};
   pm.run(m);
+  if (passTimes) llvm::reportAndResetTimings(&llvm::errs());
+  llvm::TimePassesIsEnabled = false;
   return buf;
 }
 

@@ -3,6 +3,7 @@
 #include "hostjit/jit.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -161,6 +162,28 @@ JitStats Jit::stats() const {
 }
 
 namespace {
+// HOSTJIT_TIME_COMPILE=1: one line per compile on standard error with the
+// milliseconds of each phase, to see where a compile's time goes.
+class PhaseTimer {
+ public:
+  PhaseTimer() : on_(std::getenv("HOSTJIT_TIME_COMPILE") && std::string(std::getenv("HOSTJIT_TIME_COMPILE")) == "1") {}
+  void mark(const char *phase) {
+    if (!on_) return;
+    auto now = std::chrono::steady_clock::now();
+    line_ += std::string(line_.empty() ? "" : ", ") + phase + " " +
+             std::to_string(std::chrono::duration<double, std::milli>(now - last_).count()).substr(0, 6) + " ms";
+    last_ = now;
+  }
+  void report(OptLevel opt) const {
+    if (on_) std::fprintf(stderr, "hostjit: compile (%s): %s\n", optLevelName(opt), line_.c_str());
+  }
+
+ private:
+  bool on_;
+  std::string line_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 // The JITDylib of one compiled program; its deleter removes the code.
 struct Link {
   Jit::Impl *impl;
@@ -171,10 +194,13 @@ struct Link {
 
 Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::shared_ptr<Runtime> rt,
                                                         const CompileOptions &options) {
+  PhaseTimer timer;
   auto plan = makePlan(p);
   if (!plan) return plan.error();
   auto planPtr = std::make_shared<const Plan>(std::move(*plan));
+  timer.mark("plan");
   auto kernels = KernelTable::load(rt, *planPtr);
+  timer.mark("kernels");
   if (!kernels) return kernels.error();
 
   Impl &im = *impl_;
@@ -200,9 +226,12 @@ Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::s
     llvm::LLVMContext ctx;
     ctx.setDiscardValueNames(!wantCode);  // names only serve the dumps
     auto module = jit::emitModule(*planPtr, ctx, im.target.tm->createDataLayout());
+    timer.mark("emit");
     if (auto ok = jit::prepareModule(*module, *im.target.tm); !ok) return ok.error();
+    timer.mark("verify");
     if (dumps.llvmIr) dump("llvm_ir", jit::moduleText(*module));
     jit::optimize(*module, *im.target.tm, options.opt);
+    timer.mark("optimize");
     if (dumps.llvmIrOpt) dump("llvm_ir_opt", jit::moduleText(*module));
     if (dumps.asmText) {
       auto clone = llvm::CloneModule(*module);
@@ -212,6 +241,7 @@ Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::s
     }
     auto obj = jit::emitCode(*module, *im.target.tm, options.opt, false);
     if (!obj) return obj.error();
+    timer.mark("codegen");
     ++im.stats.compiles;
     llvm::StringRef bytes(obj->data(), obj->size());
     if (cache.enabled() && cache.put(key, bytes)) ++im.stats.cacheWrites;
@@ -240,6 +270,8 @@ Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::s
     delete l;
   });
 
+  timer.mark("link");
+  timer.report(options.opt);
   std::unique_ptr<CompiledProgram> cp(new CompiledProgram());
   cp->link_ = std::move(linkOwner);
   cp->entry_ = sym->toPtr<EntryFn>();
