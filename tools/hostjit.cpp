@@ -57,7 +57,7 @@ non-zero inputs and prints each output's shape, sum and first values.
                                  executor (fusions only): segment by segment through
                                  KernelExecutor, no Host IR; all: every mode
   --opt O0|light|O2              JIT optimisation level (default O2)
-  --repeat N                     calls to make; the first is not timed (default 1)
+  --repeat N                     calls to make (default 1); with N > 1 the first is not timed
   --check-parity                 run every mode with call recording; compare records and outputs
   --stats json|text              print each mode's runtime counters
   --host-kernels LIB.so          load host kernels from a shared library (repeatable)
@@ -135,24 +135,25 @@ int fromError(const Error &e, const std::string &context = "") {
 
 bool isFusionFile(const std::string &path) { return std::filesystem::path(path).extension() == ".json"; }
 
-// A .hir program, or a fusion JSON lowered to one (then *fusion holds it).
-bool loadProgram(const std::string &path, Program *out, std::optional<Fusion> *fusion = nullptr) {
+// A .hir program, or a fusion JSON lowered to one (then *fusion holds it);
+// kOk, or the exit status of the error it printed.
+int loadProgram(const std::string &path, Program *out, std::optional<Fusion> *fusion = nullptr) {
   if (isFusionFile(path)) {
     auto f = loadFusionJson(path);
-    if (!f) return fromError(f.error()), false;
+    if (!f) return fromError(f.error());
     auto p = lowerFusion(*f);
-    if (!p) return fromError(p.error()), false;
+    if (!p) return fromError(p.error());
     *out = std::move(*p);
     if (fusion) *fusion = std::move(*f);
-    return true;
+    return kOk;
   }
   Diagnostics d;
   *out = parseFile(path, d);
   if (!d.empty()) {
     std::fputs(d.format(path, out->source).c_str(), stderr);
-    return false;
+    return kUserError;
   }
-  return true;
+  return kOk;
 }
 
 struct RunOptions {
@@ -288,15 +289,18 @@ Expected<std::shared_ptr<Runtime>> makeRuntime(const RunOptions &o) {
   opts.backend = o.backend;
   auto rt = Runtime::create(opts);
   if (!rt) return rt;
-  for (const std::string &lib : o.hostLibs)
-    if (int32_t st = hj_load_host_library((*rt)->context(), lib.c_str())) return runtimeError(st);
+  // Host kernels serve the host backend only: with CUDA (chosen or found by
+  // auto) the kernels' CUDA sources are used and the libraries are not needed.
+  if (hj_context_backend((*rt)->context()) == HJ_BACKEND_HOST)
+    for (const std::string &lib : o.hostLibs)
+      if (int32_t st = hj_load_host_library((*rt)->context(), lib.c_str())) return runtimeError(st);
   return rt;
 }
 
 int cmdRun(const RunOptions &o) {
   Program p;
   std::optional<Fusion> fusion;
-  if (!loadProgram(o.file, &p, &fusion)) return kUserError;
+  if (int rc = loadProgram(o.file, &p, &fusion)) return rc;
   auto plan = makePlan(p);
   if (!plan) return fromError(plan.error());
   auto scalars = parseScalars(*plan, o.scalars);
@@ -408,7 +412,7 @@ int cmdRun(const RunOptions &o) {
 int cmdLower(const std::string &file, const std::string &out) {
   if (!isFusionFile(file)) return userError("lower takes a fusion (.json), got " + file);
   Program p;
-  if (!loadProgram(file, &p)) return kUserError;
+  if (int rc = loadProgram(file, &p)) return rc;
   p.funcComments.leading.insert(p.funcComments.leading.begin(),
                                 " Lowered by hostjit from " + std::filesystem::path(file).filename().string() + ".");
   if (out.empty()) {
@@ -446,14 +450,14 @@ int cmdCheck(const std::vector<std::string> &files) {
 
 int cmdFmt(const std::string &file) {
   Program p;
-  if (!loadProgram(file, &p)) return kUserError;
+  if (int rc = loadProgram(file, &p)) return rc;
   std::fputs(print(p).c_str(), stdout);
   return kOk;
 }
 
 int cmdCompile(const std::string &file, bool llvm, bool asmText, bool optimized, OptLevel opt) {
   Program p;
-  if (!loadProgram(file, &p)) return kUserError;
+  if (int rc = loadProgram(file, &p)) return rc;
   auto text = asmText ? Jit::emitAsm(p, opt) : Jit::emitLLVM(p, opt, optimized);
   if (!text) return fromError(text.error());
   std::fputs(text->c_str(), stdout);
@@ -504,7 +508,9 @@ int realMain(int argc, char **argv) {
       o.scalars[v.substr(0, v.find('='))] = v.substr(v.find('=') + 1);
     } else if (a == "--seed") {
       if (!value(&v)) return userError("--seed needs a number");
-      o.seed = std::strtoull(v.c_str(), nullptr, 10);
+      char *end = nullptr;
+      o.seed = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || *end) return userError("--seed " + v + ": expected a whole number");
     } else if (a == "--backend") {
       if (!value(&v)) return userError("--backend needs host, cuda or auto");
       if (v == "host") o.backend = HJ_BACKEND_HOST;
@@ -512,7 +518,7 @@ int realMain(int argc, char **argv) {
       else if (v == "auto") o.backend = HJ_BACKEND_AUTO;
       else return userError("--backend " + v + ": expected host, cuda or auto");
     } else if (a == "--mode") {
-      if (!value(&v)) return userError("--mode needs eval, jit or both");
+      if (!value(&v)) return userError("--mode needs eval, jit, both, executor or all");
       o.eval = v == "eval" || v == "both" || v == "all";
       o.jit = v == "jit" || v == "both" || v == "all";
       o.executor = v == "executor";
@@ -522,7 +528,9 @@ int realMain(int argc, char **argv) {
     } else if (a == "--opt") {
       if (!value(&v) || !parseOptLevel(v, &o.opt)) return userError("--opt expects O0, light or O2");
     } else if (a == "--repeat") {
-      if (!value(&v) || std::atoi(v.c_str()) < 1) return userError("--repeat needs a count >= 1");
+      char *end = nullptr;
+      if (!value(&v) || std::strtol(v.c_str(), &end, 10) < 1 || *end || std::strtol(v.c_str(), nullptr, 10) > 100000000)
+        return userError("--repeat needs a count from 1 to 100000000");
       o.repeat = std::atoi(v.c_str());
     } else if (a == "--check-parity") {
       o.parity = true;

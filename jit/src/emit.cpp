@@ -22,37 +22,129 @@ class Emitter {
       : plan_(plan), c_(m.getContext()), m_(m), b_(c_), rt_(m), i8_(b_.getInt8Ty()), i32_(b_.getInt32Ty()),
         i64_(b_.getInt64Ty()), ptr_(b_.getPtrTy()) {}
 
+  // The entry computes every expression and runs the checks, then calls the
+  // chunks in order: internal functions of at most kChunkSteps steps each,
+  // which share the expression values and the buffer table through two
+  // arrays on the entry's stack. Code generation is then linear in the
+  // program's length (register allocation and scheduling stay local to a
+  // chunk), and the one error path stays in the entry: a chunk returns the
+  // first failing status, the entry frees what is live and returns it.
   void run() {
     auto *fty = llvm::FunctionType::get(i32_, {ptr_, ptr_, ptr_, ptr_, ptr_, ptr_}, false);
-    f_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, kEntryName, m_);
+    llvm::Function *entry = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, kEntryName, m_);
     const char *names[] = {"ctx", "kernels", "inputs", "scalars", "out_data", "out_dims"};
-    for (unsigned i = 0; i < 6; ++i) f_->getArg(i)->setName(names[i]);
+    for (unsigned i = 0; i < 6; ++i) entry->getArg(i)->setName(names[i]);
+    begin(entry);
+    scalars_ = entry->getArg(3);
+    outData_ = entry->getArg(4);
+    outDims_ = entry->getArg(5);
+    // Buffers in allocation order (slot order); a freed buffer's entry is
+    // NULL, so the one error path frees exactly the live ones. One memset,
+    // not a store per buffer: hundreds of stores in one block make machine
+    // scheduling quadratic.
+    buffersTy_ = llvm::ArrayType::get(ptr_, std::max<uint32_t>(plan_.numSlots, 1));
+    llvm::AllocaInst *buffers = b_.CreateAlloca(buffersTy_, nullptr, "buffers");
+    buffers_ = buffers;
+    b_.CreateMemSet(buffers, b_.getInt8(0), b_.getInt64(8 * std::max<uint32_t>(plan_.numSlots, 1)), llvm::MaybeAlign(8));
+    emitExprs();
+    for (const PlanCheck &c : plan_.checks)
+      failIf(b_.CreateICmpNE(vals_[c.expr], b_.getInt64(c.value)), HJ_ERR_INVALID_ARGUMENT, c.message);
+    // The values the steps use, one 8-byte word each, as their own type.
+    std::vector<bool> used(plan_.exprs.size(), false);
+    for (const PlanStep &s : plan_.steps) {
+      for (uint32_t e : s.sizes) used[e] = true;
+      for (uint32_t e : s.strides) used[e] = true;
+      if (s.kind == PlanStep::Kind::Launch) {
+        for (uint32_t e : s.dims) used[e] = true;
+        for (const PlanArg &a : s.args) {
+          if (a.kind == PlanArg::Kind::Expr) used[a.index] = true;
+          for (uint32_t e : a.dims) used[e] = true;
+        }
+      }
+    }
+    valsTy_ = llvm::ArrayType::get(i64_, std::max<size_t>(plan_.exprs.size(), 1));
+    llvm::AllocaInst *vals = entryAlloca(valsTy_, "vals");
+    for (size_t i = 0; i < plan_.exprs.size(); ++i)  // constants are constants in the chunks too
+      if (used[i] && plan_.exprs[i].kind != Expr::Kind::Const)
+        b_.CreateStore(vals_[i], b_.CreateConstInBoundsGEP2_64(valsTy_, vals, 0, i));
+    llvm::Function *fn = entry;
+    llvm::Value *ctx = ctx_, *table = table_, *inputs = inputs_;
+    for (size_t first = 0, n = 0; first < plan_.steps.size(); first += kChunkSteps, ++n) {
+      llvm::Function *chunk = emitChunk(n, first, std::min(first + kChunkSteps, plan_.steps.size()));
+      restore(fn, ctx, table, inputs, buffers);
+      check(b_.CreateCall(chunk, {ctx_, table_, inputs_, vals, buffers_}, "st"));
+    }
+    emitReturn(entry);
+  }
+
+ private:
+  // Steps per chunk function: large enough that the calls between chunks
+  // cost nothing measurable, small enough that each chunk compiles fast
+  // (bench/RESULTS.md).
+  static constexpr size_t kChunkSteps = 64;
+
+  // Starts function f: its entry block, and no scratch, input or value
+  // loaded in it yet.
+  void begin(llvm::Function *f) {
+    f_ = f;
+    entry_ = BasicBlock::Create(c_, "entry", f_);
+    b_.SetInsertPoint(entry_);
     ctx_ = f_->getArg(0);
     table_ = f_->getArg(1);
     inputs_ = f_->getArg(2);
-    scalars_ = f_->getArg(3);
-    outData_ = f_->getArg(4);
-    outDims_ = f_->getArg(5);
-    entry_ = BasicBlock::Create(c_, "entry", f_);
-    b_.SetInsertPoint(entry_);
     status_ = b_.CreateAlloca(i32_, nullptr, "status");
-    // Buffers in allocation order (slot order); a freed buffer's entry is
-    // NULL, so the one error path frees exactly the live ones.
-    buffersTy_ = llvm::ArrayType::get(ptr_, std::max<uint32_t>(plan_.numSlots, 1));
-    buffers_ = b_.CreateAlloca(buffersTy_, nullptr, "buffers");
-    // One memset, not a store per buffer: hundreds of stores in one block
-    // make machine scheduling quadratic.
-    b_.CreateMemSet(buffers_, b_.getInt8(0), b_.getInt64(8 * std::max<uint32_t>(plan_.numSlots, 1)), llvm::MaybeAlign(8));
-    slots_.resize(plan_.numSlots, nullptr);
-    for (const PlanStep &s : plan_.steps)
-      if (s.kind == PlanStep::Kind::Alloc && !slots_[s.slot])
-        slots_[s.slot] = b_.CreateConstInBoundsGEP2_64(buffersTy_, buffers_, 0, s.slot, s.name + ".ptr");
-    // Scratch shared by all calls (each runtime call reads it before it
-    // returns): extents, launch dims, and one slot per kernel argument whose
-    // address is stored in `params` once. A slot is one 8-byte word, or
-    // 1 + 2 * rank words when the program passes tensor structs.
+    cleanup_ = nullptr;
+    inputPtrs_.assign(plan_.inputs.size(), nullptr);
+    slots_.assign(plan_.numSlots, nullptr);
+    sizes_ = strides_ = dims_ = args_ = params_ = nullptr;
+    heldSizes_.clear();
+    heldStrides_.clear();
+    heldDims_.clear();
+    slotWords_ = 1;
+  }
+
+  // Back in the entry, after emitting a chunk.
+  void restore(llvm::Function *f, Value *ctx, Value *table, Value *inputs, Value *buffers) {
+    f_ = f;
+    entry_ = &f->getEntryBlock();
+    b_.SetInsertPoint(insertAfterChunks_ ? insertAfterChunks_ : b_.GetInsertBlock());
+    ctx_ = ctx;
+    table_ = table;
+    inputs_ = inputs;
+    buffers_ = buffers;
+    status_ = entryStatus_;
+    cleanup_ = entryCleanup_;
+  }
+
+  // One chunk: i32 hostjit_chunk_N(ctx, kernels, inputs, vals, buffers)
+  // runs steps [first, last) and returns 0 or the first failing status.
+  llvm::Function *emitChunk(size_t n, size_t first, size_t last) {
+    insertAfterChunks_ = b_.GetInsertBlock();
+    entryStatus_ = status_;
+    entryCleanup_ = cleanup_;
+    auto *fty = llvm::FunctionType::get(i32_, {ptr_, ptr_, ptr_, ptr_, ptr_}, false);
+    llvm::Function *f = llvm::Function::Create(fty, llvm::Function::InternalLinkage, "hostjit_chunk_" + std::to_string(n), m_);
+    f->addFnAttr(llvm::Attribute::NoInline);
+    const char *argNames[] = {"ctx", "kernels", "inputs", "vals", "buffers"};
+    for (unsigned i = 0; i < 5; ++i) f->getArg(i)->setName(argNames[i]);
+    begin(f);
+    Value *vals = f->getArg(3);
+    buffers_ = f->getArg(4);
+    chunkFail_ = BasicBlock::Create(c_, "fail", f_);
+    {
+      llvm::IRBuilder<> fb(chunkFail_);
+      fb.CreateRet(fb.CreateLoad(i32_, status_));
+    }
+    cleanup_ = chunkFail_;
+    // Slots and scratch this chunk uses.
     size_t maxRank = 1, maxArgs = 1;
-    for (const PlanStep &s : plan_.steps) {
+    for (size_t i = first; i < last; ++i) {
+      const PlanStep &s = plan_.steps[i];
+      if (s.kind != PlanStep::Kind::Launch)
+        if (!slots_[s.slot]) slots_[s.slot] = b_.CreateConstInBoundsGEP2_64(buffersTy_, buffers_, 0, s.slot, s.name + ".ptr");
+      for (const PlanArg &a : s.args)
+        if (a.kind == PlanArg::Kind::Buffer && !slots_[a.index])
+          slots_[a.index] = b_.CreateConstInBoundsGEP2_64(buffersTy_, buffers_, 0, a.index);
       maxRank = std::max({maxRank, s.sizes.size(), s.strides.size()});
       maxArgs = std::max(maxArgs, s.args.size());
       for (const PlanArg &a : s.args) slotWords_ = std::max(slotWords_, 1 + a.dims.size());
@@ -69,18 +161,36 @@ class Emitter {
     for (size_t a = 0; a < maxArgs; ++a)
       b_.CreateStore(b_.CreateConstInBoundsGEP2_64(argsTy_, args_, 0, a * slotWords_),
                      b_.CreateConstInBoundsGEP2_64(paramsTy_, params_, 0, a));
-    inputPtrs_.resize(plan_.inputs.size(), nullptr);
-    emitExprs();
-    for (const PlanCheck &c : plan_.checks)
-      failIf(b_.CreateICmpNE(vals_[c.expr], b_.getInt64(c.value)), HJ_ERR_INVALID_ARGUMENT, c.message);
-    for (const PlanStep &s : plan_.steps) {
+    // The entry's values, loaded where this chunk first needs them.
+    std::vector<Value *> entryVals = std::move(vals_);
+    vals_.assign(plan_.exprs.size(), nullptr);
+    chunkVals_ = vals;
+    for (size_t i = first; i < last; ++i) {
+      const PlanStep &s = plan_.steps[i];
       switch (s.kind) {
         case PlanStep::Kind::Alloc: emitAlloc(s); break;
         case PlanStep::Kind::Free: emitFree(s); break;
         case PlanStep::Kind::Launch: emitLaunch(s); break;
       }
     }
-    emitReturn();
+    b_.CreateRet(b_.getInt32(0));
+    vals_ = std::move(entryVals);
+    chunkVals_ = nullptr;
+    return f;
+  }
+
+  // Expression i's value in the current function: in the entry its SSA
+  // value, in a chunk a load from the entry's array (once per chunk).
+  Value *val(uint32_t i) {
+    if (vals_[i]) return vals_[i];
+    const Expr &e = plan_.exprs[i];
+    if (e.kind == Expr::Kind::Const)
+      return vals_[i] = isFloat(e.type) ? llvm::ConstantFP::get(floatType(e.type), e.f) : static_cast<Value *>(b_.getInt64(e.i));
+    llvm::Type *t = isFloat(e.type) ? floatType(e.type) : static_cast<llvm::Type *>(i64_);
+    llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
+    const std::string &n = plan_.exprNames[i];  // "%name", or a description of an unnamed expression
+    vals_[i] = eb.CreateLoad(t, eb.CreateConstInBoundsGEP2_64(valsTy_, chunkVals_, 0, i), n[0] == '%' ? n.substr(1) : "");
+    return vals_[i];
   }
 
  private:
@@ -239,9 +349,11 @@ class Emitter {
   // the status stored before the branch.
   BasicBlock *cleanup() {
     if (cleanup_) return cleanup_;
+    HOSTJIT_INVARIANT(!chunkVals_);  // a chunk's fail block is made with the chunk
     cleanup_ = BasicBlock::Create(c_, "fail", f_);
     llvm::IRBuilder<> cb(cleanup_);
     if (plan_.numSlots > 0) cb.CreateCall(rt_.hj_free_all_on_error, {ctx_, buffers_, cb.getInt32(plan_.numSlots)});
+    entryCleanup_ = cleanup_;
     cb.CreateRet(cb.CreateLoad(i32_, status_));
     return cleanup_;
   }
@@ -262,7 +374,7 @@ class Emitter {
     if (held.size() < exprs.size()) held.resize(exprs.size(), UINT32_MAX);
     for (size_t d = 0; d < exprs.size(); ++d) {
       if (held[d] == exprs[d]) continue;
-      b_.CreateStore(vals_[exprs[d]], b_.CreateConstInBoundsGEP2_64(ty, arr, 0, d));
+      b_.CreateStore(val(exprs[d]), b_.CreateConstInBoundsGEP2_64(ty, arr, 0, d));
       held[d] = exprs[d];
     }
   }
@@ -302,7 +414,7 @@ class Emitter {
         }
         case PlanArg::Kind::Buffer: v = b_.CreateLoad(ptr_, slots_[arg.index]); break;
         case PlanArg::Kind::Expr: {
-          Value *x = vals_[arg.index];
+          Value *x = val(arg.index);
           switch (arg.param) {
             case HJ_PARAM_I32: v = b_.CreateTrunc(x, i32_); break;
             case HJ_PARAM_BOOL: v = b_.CreateZExt(b_.CreateIsNotNull(x), i8_); break;
@@ -314,16 +426,17 @@ class Emitter {
       // Each value sits at the start of its 8-byte slot, as its type.
       b_.CreateStore(v, b_.CreateConstInBoundsGEP2_64(argsTy_, args_, 0, a * slotWords_));
       for (size_t d = 0; d < arg.dims.size(); ++d)  // a tensor struct's sizes, then strides
-        b_.CreateStore(vals_[arg.dims[d]], b_.CreateConstInBoundsGEP2_64(argsTy_, args_, 0, a * slotWords_ + 1 + d));
+        b_.CreateStore(val(arg.dims[d]), b_.CreateConstInBoundsGEP2_64(argsTy_, args_, 0, a * slotWords_ + 1 + d));
     }
     check(b_.CreateCall(rt_.hj_launch, {ctx_, table_, b_.getInt32(s.kernel), dims_, params_}, "st"));
   }
 
-  void emitReturn() {
+  void emitReturn(llvm::Function *) {
     uint64_t dim = 0;
     for (size_t i = 0; i < plan_.outputs.size(); ++i) {
       const PlanOutput &o = plan_.outputs[i];
-      b_.CreateStore(b_.CreateLoad(ptr_, slots_[o.slot]), b_.CreateConstInBoundsGEP1_64(ptr_, outData_, i));
+      Value *slot = b_.CreateConstInBoundsGEP2_64(buffersTy_, buffers_, 0, o.slot);
+      b_.CreateStore(b_.CreateLoad(ptr_, slot), b_.CreateConstInBoundsGEP1_64(ptr_, outData_, i));
       for (uint32_t e : o.sizes) b_.CreateStore(vals_[e], b_.CreateConstInBoundsGEP1_64(i64_, outDims_, dim++));
       for (uint32_t e : o.strides) b_.CreateStore(vals_[e], b_.CreateConstInBoundsGEP1_64(i64_, outDims_, dim++));
     }
@@ -344,7 +457,12 @@ class Emitter {
   llvm::ArrayType *buffersTy_ = nullptr, *sizesTy_ = nullptr, *dimsTy_ = nullptr, *argsTy_ = nullptr,
                   *paramsTy_ = nullptr;
   llvm::AllocaInst *sizes_ = nullptr, *strides_ = nullptr, *dims_ = nullptr, *args_ = nullptr, *params_ = nullptr;
-  llvm::AllocaInst *buffers_ = nullptr;
+  Value *buffers_ = nullptr;             // the buffer table: the entry's alloca, or a chunk's argument
+  llvm::ArrayType *valsTy_ = nullptr;
+  Value *chunkVals_ = nullptr;           // in a chunk: the entry's array of expression values
+  BasicBlock *chunkFail_ = nullptr;
+  BasicBlock *insertAfterChunks_ = nullptr, *entryCleanup_ = nullptr;
+  llvm::AllocaInst *entryStatus_ = nullptr;
   std::vector<Value *> slots_;
   size_t slotWords_ = 1;  // 8-byte words per argument slot
   std::vector<uint32_t> heldSizes_, heldStrides_, heldDims_;  // expression each scratch element holds

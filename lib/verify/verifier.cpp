@@ -228,10 +228,17 @@ class Verifier {
     freedAt_[v.index] = stmt_->loc;
   }
 
-  const Stmt *returnStmt() const {
-    for (const Stmt &s : p_.body)
-      if (s.kind() == StmtKind::Return) return &s;
-    return nullptr;
+  // The first return statement, found once (every free asks).
+  const Stmt *returnStmt() {
+    if (!returnSearched_) {
+      returnSearched_ = true;
+      for (const Stmt &s : p_.body)
+        if (s.kind() == StmtKind::Return) {
+          return_ = &s;
+          break;
+        }
+    }
+    return return_;
   }
 
   void check(const Launch &n) {
@@ -352,6 +359,8 @@ class Verifier {
   std::vector<std::optional<Loc>> freedAt_;
   std::unordered_map<std::string, ValueId> names_;
   std::vector<ValueId> allocs_, returned_;
+  const Stmt *return_ = nullptr;
+  bool returnSearched_ = false;
 };
 
 }  // namespace

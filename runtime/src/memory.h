@@ -1,6 +1,6 @@
 // memory.h - device memory accounting, the caching pool and the zeroed arena.
 //
-// These implement DESIGN.md's allocation contract on top of any Backend:
+// These implement the allocation contract (docs/allocation-contract.md) on top of any Backend:
 //  - DeviceMemory: every byte held from the backend, with the optional limit
 //    (so out-of-memory is testable) and one retry after releasing the pool's
 //    cached blocks (contract point 1).

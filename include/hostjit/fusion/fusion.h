@@ -98,7 +98,7 @@ struct TensorSpec {
   std::vector<SizeExpr> extents;
   std::vector<SizeExpr> strides;  // empty: contiguous; a 0 stride is an expanded dim (no memory)
   // Summary entries: the kernel needs the memory zeroed when it starts;
-  // with resetsToZero the kernel also promises to leave it zero (DESIGN's
+  // with resetsToZero the kernel also promises to leave it zero (the
   // allocation contract: zeroed arena, no memset in steady state).
   bool zeroInit = false;
   bool resetsToZero = false;

@@ -28,7 +28,7 @@ typedef enum hj_dtype {
   HJ_DTYPE_COUNT
 } hj_dtype;
 
-/* hj_alloc flags (DESIGN.md, the allocation contract). */
+/* hj_alloc flags (the allocation contract, docs/allocation-contract.md). */
 enum {
   HJ_ALLOC_ZERO_INIT = 1u,      /* reads as zero when the first kernel starts */
   HJ_ALLOC_RESETS_TO_ZERO = 2u, /* the kernels leave it zero: arena, no memset */
