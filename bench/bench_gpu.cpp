@@ -71,7 +71,9 @@ struct ExampleSetup {
       return;
     }
     ev.emplace(std::move(*e));
-    auto j = gJit->compile(p, rt);
+    CompileOptions co;
+    co.tiered = false;  // measure the native code from the first call
+    auto j = gJit->compile(p, rt, co);
     if (!j) {
       error = j.error().message;
       return;

@@ -51,6 +51,7 @@ void BM_CompileCold(benchmark::State &state) {
   CompileOptions co;
   co.opt = static_cast<OptLevel>(state.range(1));
   co.useCache = false;
+  co.tiered = false;
   for (auto _ : state) {
     auto cp = gJit->compile(p, rt, co);
     if (!cp) state.SkipWithError(cp.error().message.c_str());
@@ -85,6 +86,7 @@ struct CallSetup {
     inputs.emplace(std::move(*InputSet::random(rt, ev->plan(), {{"x", {64, 256}}}, 1)));
     CompileOptions co;
     co.useCache = false;
+    co.tiered = false;
     co.opt = opt;
     cp = std::move(*gJit->compile(p, rt, co));
   }

@@ -95,8 +95,10 @@ int main(int argc, char **argv) {
   auto cp = (*jit)->compile(p, *rtJit);
   auto t1 = std::chrono::steady_clock::now();
   if (!cp) return fail(cp.error().message);
-  std::printf("jit: compiled in %.3f ms (%s)\n", std::chrono::duration<double, std::milli>(t1 - t0).count(),
-              (*cp)->fromCache() ? "object cache" : "codegen");
+  std::printf("jit: ready in %.3f ms (%s)\n", std::chrono::duration<double, std::milli>(t1 - t0).count(),
+              (*cp)->fromCache() ? "object cache" : (*cp)->native() ? "codegen" : "the evaluator serves calls until the native code is compiled");
+  if (auto ok = (*cp)->waitNative(); !ok) return fail(ok.error().message);
+  std::printf("jit: native code ready %.3f ms after compile() began\n", (*cp)->nativeReadyMs());
 
   auto inputs = InputSet::random(*rtEval, ev->plan(), c.shapes, 42);
   if (!inputs) return fail(inputs.error().message);

@@ -62,6 +62,9 @@ non-zero inputs and prints each output's shape, sum and first values.
   --stats json|text              print each mode's runtime counters
   --host-kernels LIB.so          load host kernels from a shared library (repeatable)
   --no-cache                     do not use the JIT object cache
+  --no-tier                      compile the native code before the first call (by default the
+                                 evaluator serves calls until the native code is ready; with
+                                 --check-parity or --print-record the JIT always waits)
   --print-record                 print the runtime call record of the first call
 
 example:
@@ -107,7 +110,7 @@ example:
 bool optionApplies(const std::string &command, const std::string &option) {
   static const char *compileOnly[] = {"--emit-llvm", "--emit-asm", "--optimized"};
   static const char *runOnly[] = {"--input", "--scalar", "--seed", "--backend", "--mode", "--repeat", "--check-parity",
-                                  "--stats", "--host-kernels", "--no-cache", "--print-record"};
+                                  "--stats", "--host-kernels", "--no-cache", "--no-tier", "--print-record"};
   auto in = [&](const auto &list) { return std::find(std::begin(list), std::end(list), option) != std::end(list); };
   if (in(compileOnly)) return command == "compile";
   if (in(runOnly)) return command == "run";
@@ -166,7 +169,7 @@ struct RunOptions {
   bool eval = false, jit = true, executor = false;
   OptLevel opt = OptLevel::O2;
   int repeat = 1;
-  bool parity = false, printRecord = false, cache = true;
+  bool parity = false, printRecord = false, cache = true, tiered = true;
   std::string stats;
   std::vector<std::string> hostLibs;
 };
@@ -356,14 +359,27 @@ int cmdRun(const RunOptions &o) {
     CompileOptions co;
     co.opt = o.opt;
     co.useCache = o.cache;
+    // Records compare only when every call runs the native code.
+    co.tiered = o.tiered && !o.parity && !o.printRecord;
     auto t0 = std::chrono::steady_clock::now();
     auto cp = jit->compile(p, *rtJit, co);
     auto t1 = std::chrono::steady_clock::now();
     if (!cp) return fromError(cp.error());
     compiled = std::move(*cp);
-    std::printf("jit: compiled in %.3f ms (%s, %s)\n", std::chrono::duration<double, std::milli>(t1 - t0).count(),
-                optLevelName(o.opt), compiled->fromCache() ? "from the object cache" : "codegen");
-    if (int rc = mode("jit", *rtJit, [&] { return compiled->run(inputs->span(), *scalars); })) return rc;
+    std::printf("jit: ready in %.3f ms (%s, %s)\n", std::chrono::duration<double, std::milli>(t1 - t0).count(),
+                optLevelName(o.opt),
+                compiled->fromCache() ? "from the object cache"
+                : compiled->native()  ? "codegen"
+                                      : "tiered: the evaluator serves calls until the native code is ready");
+    int onEvaluator = 0, calls = 0;
+    if (int rc = mode("jit", *rtJit, [&] {
+          onEvaluator += !compiled->native(), ++calls;
+          return compiled->run(inputs->span(), *scalars);
+        }))
+      return rc;
+    if (calls > 0 && onEvaluator > 0) std::printf("jit: %d of %d calls ran on the evaluator\n", onEvaluator, calls);
+    if (auto ok = compiled->waitNative(); !ok) return fromError(ok.error(), "jit: native code: ");
+    std::printf("jit: native code ready %.3f ms after compile() began\n", compiled->nativeReadyMs());
   }
   if (doExec) {
     auto rtExec = makeRuntime(o);
@@ -538,6 +554,8 @@ int realMain(int argc, char **argv) {
       o.printRecord = true;
     } else if (a == "--no-cache") {
       o.cache = false;
+    } else if (a == "--no-tier") {
+      o.tiered = false;
     } else if (a == "--stats") {
       if (!value(&v) || (v != "json" && v != "text")) return userError("--stats expects json or text");
       o.stats = v;

@@ -4,6 +4,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
+#include <functional>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -107,10 +110,50 @@ struct Jit::Impl {
   std::unique_ptr<llvm::orc::LLJIT> lljit;
   llvm::orc::JITDylib *runtimeDylib = nullptr;
   jit::HostTarget target;
-  std::mutex mu;
+  std::mutex mu;  // the LLJIT, `target`, the stats and the cache
   JitStats stats;
   uint64_t programs = 0;
+
+  // The background thread of tiered compiles: one task at a time, in order.
+  std::mutex queueMu;
+  std::condition_variable queueCv;
+  std::deque<std::function<void()>> queue;
+  bool stopping = false;
+  std::thread worker;
+  void enqueue(std::function<void()> task);
+  void stopWorker();
 };
+
+void Jit::Impl::enqueue(std::function<void()> task) {
+  std::lock_guard<std::mutex> lock(queueMu);
+  queue.push_back(std::move(task));
+  if (!worker.joinable())
+    worker = std::thread([this] {
+      for (;;) {
+        std::function<void()> next;
+        {
+          std::unique_lock<std::mutex> l(queueMu);
+          queueCv.wait(l, [this] { return stopping || !queue.empty(); });
+          if (queue.empty()) return;  // stopping, nothing left
+          next = std::move(queue.front());
+          queue.pop_front();
+        }
+        next();
+      }
+    });
+  queueCv.notify_one();
+}
+
+// Runs the tasks still queued (each finds its program cancelled or not and
+// finishes its tier), then joins the thread.
+void Jit::Impl::stopWorker() {
+  {
+    std::lock_guard<std::mutex> lock(queueMu);
+    stopping = true;
+  }
+  queueCv.notify_all();
+  if (worker.joinable()) worker.join();
+}
 
 Expected<std::unique_ptr<Jit>> Jit::create() {
   bool expected = false;
@@ -150,6 +193,7 @@ Expected<std::unique_ptr<Jit>> Jit::create() {
 
 Jit::~Jit() {
   if (impl_) {
+    impl_->stopWorker();
     impl_->lljit.reset();  // explicit teardown, never a static destructor
     impl_.reset();
     gJitAlive = false;
@@ -174,8 +218,8 @@ class PhaseTimer {
              std::to_string(std::chrono::duration<double, std::milli>(now - last_).count()).substr(0, 6) + " ms";
     last_ = now;
   }
-  void report(OptLevel opt) const {
-    if (on_) std::fprintf(stderr, "hostjit: compile (%s): %s\n", optLevelName(opt), line_.c_str());
+  void report(OptLevel opt, const char *how) const {
+    if (on_) std::fprintf(stderr, "hostjit: compile (%s, %s): %s\n", optLevelName(opt), how, line_.c_str());
   }
 
  private:
@@ -184,70 +228,48 @@ class PhaseTimer {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Emits, optimises and generates the object of a plan with target `t`,
+// which the caller owns for the duration (it is not thread-safe).
+Expected<llvm::SmallVector<char, 0>> produceObject(const Plan &plan, OptLevel opt, jit::HostTarget &t, const Dumps &dumps,
+                                                   PhaseTimer &timer) {
+  llvm::LLVMContext ctx;
+  bool wantCode = dumps.llvmIr || dumps.llvmIrOpt || dumps.asmText;
+  ctx.setDiscardValueNames(!wantCode);  // names only serve the dumps
+  auto module = jit::emitModule(plan, ctx, t.tm->createDataLayout());
+  timer.mark("emit");
+  if (auto ok = jit::prepareModule(*module, *t.tm); !ok) return ok.error();
+  timer.mark("verify");
+  if (dumps.llvmIr) dump("llvm_ir", jit::moduleText(*module));
+  jit::optimize(*module, *t.tm, opt);
+  timer.mark("optimize");
+  if (dumps.llvmIrOpt) dump("llvm_ir_opt", jit::moduleText(*module));
+  if (dumps.asmText) {
+    auto clone = llvm::CloneModule(*module);
+    auto text = jit::emitCode(*clone, *t.tm, opt, true);
+    if (!text) return text.error();
+    dump("asm", std::string(text->data(), text->size()));
+  }
+  auto obj = jit::emitCode(*module, *t.tm, opt, false);
+  timer.mark("codegen");
+  return obj;
+}
+
 // The JITDylib of one compiled program; its deleter removes the code.
 struct Link {
   Jit::Impl *impl;
   llvm::orc::JITDylib *dylib;
   llvm::orc::ResourceTrackerSP tracker;
 };
+
 }  // namespace
 
-Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::shared_ptr<Runtime> rt,
-                                                        const CompileOptions &options) {
-  PhaseTimer timer;
-  auto plan = makePlan(p);
-  if (!plan) return plan.error();
-  auto planPtr = std::make_shared<const Plan>(std::move(*plan));
-  timer.mark("plan");
-  auto kernels = KernelTable::load(rt, *planPtr);
-  timer.mark("kernels");
-  if (!kernels) return kernels.error();
-
-  Impl &im = *impl_;
-  std::lock_guard<std::mutex> lock(im.mu);
-  Dumps dumps = Dumps::fromEnv();
-  if (dumps.hostIr) dump("host_ir", print(p));
-  jit::ObjectCache cache(options.useCache ? jit::ObjectCache::defaultDirectory(options.cacheDir) : std::string());
-  bool wantCode = dumps.llvmIr || dumps.llvmIrOpt || dumps.asmText;
-  std::string key = hexKey(planFingerprint(*planPtr), options.opt, im.target);
-  std::unique_ptr<llvm::MemoryBuffer> object;
-  bool fromCache = false;
-  if (cache.enabled() && !wantCode) {
-    switch (cache.get(key, &object)) {
-      case jit::ObjectCache::Lookup::Hit:
-        ++im.stats.cacheHits;
-        fromCache = true;
-        break;
-      case jit::ObjectCache::Lookup::Corrupt: ++im.stats.cacheCorrupt; [[fallthrough]];
-      case jit::ObjectCache::Lookup::Miss: ++im.stats.cacheMisses; break;
-    }
-  }
-  if (!object) {
-    llvm::LLVMContext ctx;
-    ctx.setDiscardValueNames(!wantCode);  // names only serve the dumps
-    auto module = jit::emitModule(*planPtr, ctx, im.target.tm->createDataLayout());
-    timer.mark("emit");
-    if (auto ok = jit::prepareModule(*module, *im.target.tm); !ok) return ok.error();
-    timer.mark("verify");
-    if (dumps.llvmIr) dump("llvm_ir", jit::moduleText(*module));
-    jit::optimize(*module, *im.target.tm, options.opt);
-    timer.mark("optimize");
-    if (dumps.llvmIrOpt) dump("llvm_ir_opt", jit::moduleText(*module));
-    if (dumps.asmText) {
-      auto clone = llvm::CloneModule(*module);
-      auto text = jit::emitCode(*clone, *im.target.tm, options.opt, true);
-      if (!text) return text.error();
-      dump("asm", std::string(text->data(), text->size()));
-    }
-    auto obj = jit::emitCode(*module, *im.target.tm, options.opt, false);
-    if (!obj) return obj.error();
-    timer.mark("codegen");
-    ++im.stats.compiles;
-    llvm::StringRef bytes(obj->data(), obj->size());
-    if (cache.enabled() && cache.put(key, bytes)) ++im.stats.cacheWrites;
-    object = llvm::MemoryBuffer::getMemBufferCopy(bytes, key);
-  }
-
+// Links an object into a JITDylib of its own; im.mu must be held.
+static Expected<std::pair<std::shared_ptr<void>, EntryFn>> linkObject(Jit::Impl &im,
+                                                                      std::unique_ptr<llvm::MemoryBuffer> object) {
   auto jd = im.lljit->createJITDylib("hostjit.program." + std::to_string(++im.programs));
   if (!jd) return llvmError("cannot create a JITDylib", jd.takeError());
   jd->addToLinkOrder(*im.runtimeDylib);
@@ -261,7 +283,7 @@ Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::s
     return dropLink(llvmError("cannot add the compiled object", std::move(err)));
   auto sym = im.lljit->lookup(*link->dylib, jit::kEntryName);
   if (!sym) return dropLink(llvmError("cannot link the compiled program", sym.takeError()));
-  std::shared_ptr<void> linkOwner(link.release(), [](void *v) {
+  std::shared_ptr<void> owner(link.release(), [](void *v) {
     auto *l = static_cast<Link *>(v);
     std::lock_guard<std::mutex> g(l->impl->mu);
     auto &es = l->impl->lljit->getExecutionSession();
@@ -269,20 +291,144 @@ Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::s
     llvm::consumeError(es.removeJITDylib(*l->dylib));
     delete l;
   });
+  return std::make_pair(std::move(owner), sym->toPtr<EntryFn>());
+}
 
-  timer.mark("link");
-  timer.report(options.opt);
+Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::shared_ptr<Runtime> rt,
+                                                        const CompileOptions &options) {
+  auto t0 = std::chrono::steady_clock::now();
+  PhaseTimer timer;
+  auto plan = makePlan(p);
+  if (!plan) return plan.error();
+  auto planPtr = std::make_shared<const Plan>(std::move(*plan));
+  timer.mark("plan");
+  auto kernels = KernelTable::load(rt, *planPtr);
+  if (!kernels) return kernels.error();
+  timer.mark("kernels");
+
   std::unique_ptr<CompiledProgram> cp(new CompiledProgram());
-  cp->link_ = std::move(linkOwner);
-  cp->entry_ = sym->toPtr<EntryFn>();
-  cp->fromCache_ = fromCache;
-  cp->plan_ = std::move(planPtr);
-  cp->rt_ = std::move(rt);
-  cp->kernels_ = std::move(*kernels);
+  cp->tier_ = std::make_shared<CompiledProgram::Tier>();
+  cp->plan_ = planPtr;
+  cp->rt_ = rt;
+  cp->kernels_ = *kernels;
+  cp->fallback_ = std::make_shared<const Evaluator>(Evaluator::fromPlan(planPtr, rt, *kernels));
+  auto publish = [&cp, &t0](std::pair<std::shared_ptr<void>, EntryFn> linked) {
+    CompiledProgram::Tier &tier = *cp->tier_;
+    tier.link = std::move(linked.first);
+    tier.done = true;
+    tier.readyMs = msSince(t0);
+    tier.entry.store(linked.second, std::memory_order_release);
+  };
+
+  Impl &im = *impl_;
+  Dumps dumps = Dumps::fromEnv();
+  if (dumps.hostIr) dump("host_ir", print(p));
+  bool wantCode = dumps.llvmIr || dumps.llvmIrOpt || dumps.asmText;
+  std::string cacheDir = options.useCache ? jit::ObjectCache::defaultDirectory(options.cacheDir) : std::string();
+  std::unique_lock<std::mutex> lock(im.mu);
+  jit::ObjectCache cache(cacheDir);
+  std::string key = hexKey(planFingerprint(*planPtr), options.opt, im.target);
+  std::unique_ptr<llvm::MemoryBuffer> object;
+  if (cache.enabled() && !wantCode) {
+    switch (cache.get(key, &object)) {
+      case jit::ObjectCache::Lookup::Hit:
+        ++im.stats.cacheHits;
+        cp->fromCache_ = true;
+        break;
+      case jit::ObjectCache::Lookup::Corrupt: ++im.stats.cacheCorrupt; [[fallthrough]];
+      case jit::ObjectCache::Lookup::Miss: ++im.stats.cacheMisses; break;
+    }
+  }
+  if (!object && options.tiered && !wantCode) {
+    // The evaluator serves the calls until the background compile links.
+    lock.unlock();
+    timer.report(options.opt, "tiered: the evaluator until the native code is ready");
+    std::shared_ptr<CompiledProgram::Tier> tier = cp->tier_;
+    OptLevel opt = options.opt;
+    im.enqueue([&im, tier, planPtr, opt, key, cacheDir, t0] {
+      {
+        std::lock_guard<std::mutex> l(tier->mutex);
+        if (tier->cancelled) {
+          tier->done = true;
+          tier->error = Error{HJ_ERR_INTERNAL, "the program was destroyed before its native code was compiled"};
+          return;
+        }
+      }
+      // Code generation needs no lock: this thread has its own target machine.
+      static thread_local std::optional<jit::HostTarget> target;
+      Expected<bool> ok = true;
+      std::pair<std::shared_ptr<void>, EntryFn> linked;
+      if (!target) {
+        auto t = jit::makeHostTarget();
+        if (t) target = std::move(*t);
+        else ok = t.error();
+      }
+      PhaseTimer bgTimer;
+      if (ok) {
+        auto obj = produceObject(*planPtr, opt, *target, Dumps{}, bgTimer);
+        if (!obj) {
+          ok = obj.error();
+        } else {
+          std::lock_guard<std::mutex> l(im.mu);
+          ++im.stats.compiles;
+          llvm::StringRef bytes(obj->data(), obj->size());
+          jit::ObjectCache cache(cacheDir);
+          if (cache.enabled() && cache.put(key, bytes)) ++im.stats.cacheWrites;
+          auto r = linkObject(im, llvm::MemoryBuffer::getMemBufferCopy(bytes, key));
+          if (r) linked = std::move(*r);
+          else ok = r.error();
+        }
+      }
+      bgTimer.mark("link");
+      bgTimer.report(opt, "background");
+      std::lock_guard<std::mutex> l(tier->mutex);
+      tier->done = true;
+      if (!ok) {
+        tier->error = ok.error();
+      } else if (!tier->cancelled) {
+        tier->link = std::move(linked.first);
+        tier->readyMs = msSince(t0);
+        tier->entry.store(linked.second, std::memory_order_release);
+      }
+      tier->ready.notify_all();
+    });
+    return cp;
+  }
+  if (!object) {
+    auto obj = produceObject(*planPtr, options.opt, im.target, dumps, timer);
+    if (!obj) return obj.error();
+    ++im.stats.compiles;
+    llvm::StringRef bytes(obj->data(), obj->size());
+    if (cache.enabled() && cache.put(key, bytes)) ++im.stats.cacheWrites;
+    object = llvm::MemoryBuffer::getMemBufferCopy(bytes, key);
+  }
+  auto linked = linkObject(im, std::move(object));
+  if (!linked) return linked.error();
+  publish(std::move(*linked));
+  timer.mark("link");
+  timer.report(options.opt, cp->fromCache_ ? "from the cache" : "waited");
   return cp;
 }
 
-CompiledProgram::~CompiledProgram() = default;
+Expected<bool> CompiledProgram::waitNative() const {
+  std::unique_lock<std::mutex> l(tier_->mutex);
+  tier_->ready.wait(l, [this] { return tier_->done; });
+  if (tier_->error) return *tier_->error;
+  return true;
+}
+
+double CompiledProgram::nativeReadyMs() const {
+  std::lock_guard<std::mutex> l(tier_->mutex);
+  return tier_->readyMs;
+}
+
+CompiledProgram::~CompiledProgram() {
+  // A background compile still to come finds the program gone and links nothing.
+  if (tier_) {
+    std::lock_guard<std::mutex> l(tier_->mutex);
+    tier_->cancelled = true;
+  }
+}
 
 Expected<std::vector<Tensor>> CompiledProgram::run(std::span<const DLTensor *const> inputs,
                                                    std::span<const ScalarArg> scalars) {

@@ -43,6 +43,15 @@ Expected<Evaluator> Evaluator::create(const Program &p, std::shared_ptr<Runtime>
   return e;
 }
 
+Evaluator Evaluator::fromPlan(std::shared_ptr<const Plan> plan, std::shared_ptr<Runtime> rt,
+                              std::shared_ptr<KernelTable> kernels) {
+  Evaluator e;
+  e.plan_ = std::move(plan);
+  e.rt_ = std::move(rt);
+  e.kernels_ = std::move(kernels);
+  return e;
+}
+
 Expected<std::vector<Tensor>> Evaluator::run(std::span<const DLTensor *const> inputs,
                                              std::span<const ScalarArg> scalars) {
   const Plan &plan = *plan_;

@@ -150,6 +150,7 @@ class PathRunner {
       if (path == Path::Jit) {
         CompileOptions co;
         co.useCache = false;
+        co.tiered = false;
         auto c = jit.compile(*p, rt_, co);
         INFO((c ? "" : c.error().message));
         REQUIRE(c);

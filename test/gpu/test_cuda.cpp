@@ -30,6 +30,7 @@ class Runner {
     if (useJit) {
       CompileOptions co;
       co.useCache = false;
+      co.tiered = false;
       auto c = jit().compile(p, rt, co);
       REQUIRE(c);
       cp_ = std::move(*c);
@@ -61,6 +62,7 @@ TEST_CASE("examples match the CPU reference on the GPU, eval and jit in parity",
       REQUIRE(ev);
       CompileOptions co;
       co.useCache = false;
+      co.tiered = false;
       auto cp = jit().compile(p, rtJit, co);
       REQUIRE(cp);
       auto inputs = InputSet::random(rtEval, ev->plan(), c.shapes, 21);
@@ -108,6 +110,7 @@ TEST_CASE("100 calls: resets_to_zero buffers take one memset, zero_init one per 
       REQUIRE(ev);
       CompileOptions co;
       co.useCache = false;
+      co.tiered = false;
       auto cp = jit().compile(p, rt, co);
       REQUIRE(cp);
       auto inputs = InputSet::random(rt, ev->plan(), c.shapes, 5);

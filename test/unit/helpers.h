@@ -134,6 +134,7 @@ inline Jit &sharedJit() {
 inline CompileOptions noCache(OptLevel opt = OptLevel::O2) {
   CompileOptions o;
   o.useCache = false;
+  o.tiered = false;
   o.opt = opt;
   return o;
 }

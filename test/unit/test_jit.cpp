@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "common/fusion_cases.h"
 #include "helpers.h"
 #include "hostjit/exec/parity.h"
 #include "reference.h"
@@ -49,6 +50,7 @@ TEST_CASE("the object cache is used, and a corrupt entry is rebuilt", "[jit]") {
   auto rt = makeRuntime();
   CompileOptions co;
   co.cacheDir = dir;
+  co.tiered = false;  // each compile writes its object before returning
   JitStats before = sharedJit().stats();
   {
     auto cold = sharedJit().compile(p, rt, co);
@@ -116,4 +118,111 @@ TEST_CASE("a compiled program is reentrant across threads with their own context
   }
   for (auto &th : threads) th.join();
   for (const std::string &f : failures) CHECK(f == "");
+}
+
+TEST_CASE("tiered compiles: the evaluator serves calls until the native code is linked, with the same calls", "[jit]") {
+  // A chain of copies through 300 intermediates (several chunks of steps).
+  std::string text =
+      "kernel @copy(ptr<f32>, ptr<f32>, i64) {\n  host = \"copy_f32\"\n}\n\n"
+      "kernel @count(ptr<i32>, ptr<i32>) {\n  host = \"count_and_reset\"\n}\n\n"
+      "func @main(%x: f32[?]) -> (f32[?], i32[1]) {\n  %n = size %x, 0\n  %c = alloc i32[1]\n";
+  std::string prev = "%x";
+  for (int i = 0; i < 300; ++i) {
+    std::string w = "%w" + std::to_string(i);
+    text += "  " + w + " = alloc f32[%n]\n  launch @copy grid(1, 1, 1) block(1, 1, 1) smem(0) (" + prev + ", " + w + ", %n)\n";
+    if (i % 4 == 0)
+      text += "  %s" + std::to_string(i) + " = alloc i32[1] zero_init resets_to_zero\n"
+              "  launch @count grid(1, 1, 1) block(1, 1, 1) smem(0) (%s" + std::to_string(i) + ", %c)\n"
+              "  free %s" + std::to_string(i) + "\n";
+    if (prev != "%x") text += "  free " + prev + "\n";
+    prev = w;
+  }
+  text += "  return " + prev + ", %c\n}\n";
+  Program p = parseOk(text);
+  auto rtEval = makeRuntime(), rtJit = makeRuntime();
+  auto plan = makePlan(p);
+  REQUIRE(plan);
+  auto inputs = InputSet::random(rtEval, *plan, {{"x", {37}}}, 3);
+  REQUIRE(inputs);
+  Runner ev(p, rtEval, false);
+  // The first call's record (the zeroed arena grows once), then a later one's.
+  hj_record_enable(rtEval->context(), 1);
+  auto expected = ev.run(inputs->span());
+  REQUIRE(expected);
+  auto firstRecord = rtEval->recordLines();
+  hj_record_enable(rtEval->context(), 1);
+  auto second = ev.run(inputs->span());
+  REQUIRE(second);
+  auto expectedRecord = rtEval->recordLines();
+  CHECK(firstRecord != expectedRecord);
+  CHECK(hostOf((*expected)[0]) == floats(inputs->hostData(0)));
+
+  CompileOptions co = noCache();
+  co.tiered = true;
+  auto cp = sharedJit().compile(p, rtJit, co);
+  REQUIRE(cp);
+  // Calls made while the native code compiles (most or all of them, on this
+  // machine) and after it is linked give the same records and outputs.
+  int onEvaluator = 0;
+  for (int i = 0; i < 50; ++i) {
+    onEvaluator += !(*cp)->native();
+    hj_record_enable(rtJit->context(), 1);
+    auto out = (*cp)->run(inputs->span());
+    REQUIRE(out);
+    auto diff = compareRecords(i == 0 ? firstRecord : expectedRecord, rtJit->recordLines());
+    INFO((diff ? *diff : ""));
+    CHECK(!diff);
+    CHECK(!compareOutputs(*expected, *out));
+  }
+  REQUIRE((*cp)->waitNative());
+  CHECK((*cp)->native());
+  CHECK((*cp)->nativeReadyMs() > 0);
+  hj_record_enable(rtJit->context(), 1);
+  auto native = (*cp)->run(inputs->span());
+  REQUIRE(native);
+  CHECK(!compareRecords(expectedRecord, rtJit->recordLines()));
+  CHECK(!compareOutputs(*expected, *native));
+  INFO(onEvaluator << " of 50 calls ran on the evaluator");
+  CHECK(onEvaluator > 0);
+}
+
+TEST_CASE("tiered compiles: a program destroyed before its native code is ready, and calls racing the swap", "[jit]") {
+  Program p = example("pipeline.hir");
+  auto rt = makeRuntime();
+  CompileOptions co = noCache();
+  co.tiered = true;
+  // Programs dropped at once: their background compiles find them gone.
+  for (int i = 0; i < 5; ++i) {
+    auto cp = sharedJit().compile(p, rt, co);
+    REQUIRE(cp);
+  }
+  // Two threads call while the swap happens; every call computes the same.
+  auto cp = sharedJit().compile(p, rt, co);
+  REQUIRE(cp);
+  std::vector<examples::ExampleCase> cases =
+      examples::exampleCases(std::string(HOSTJIT_SOURCE_DIR) + "/examples", "pipeline");
+  const examples::ExampleCase &c = cases[0];
+  std::vector<std::string> failures(2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      auto trt = Runtime::create(testOptions());
+      if (!trt) return void(failures[t] = trt.error().message);
+      auto in = InputSet::random(*trt, (*cp)->plan(), c.shapes, 40 + t);
+      if (!in) return void(failures[t] = in.error().message);
+      for (int i = 0; i < 400; ++i) {
+        hj_value s[1];
+        s[0].f32 = c.scalars[0].value.f32;
+        void *data[1];
+        int64_t dims[2];
+        if ((*cp)->call((*trt)->context(), in->pointers().data(), s, data, dims)) return void(failures[t] = hj_last_error());
+        auto outs = makeOutputs(*trt, (*cp)->plan(), data, dims);
+        std::string bad = examples::checkExample(c, *in, outs);
+        if (!bad.empty()) return void(failures[t] = bad);
+      }
+    });
+  for (auto &th : threads) th.join();
+  CHECK(failures[0] == "");
+  CHECK(failures[1] == "");
+  REQUIRE((*cp)->waitNative());
 }

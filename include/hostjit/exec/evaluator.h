@@ -15,6 +15,9 @@ class Evaluator {
  public:
   // Verifies and prepares `p`, and loads its kernels on `rt` (once).
   static Expected<Evaluator> create(const Program &p, std::shared_ptr<Runtime> rt);
+  // An evaluator of a prepared plan whose kernels are already loaded.
+  static Evaluator fromPlan(std::shared_ptr<const Plan> plan, std::shared_ptr<Runtime> rt,
+                            std::shared_ptr<KernelTable> kernels);
 
   // Checks the arguments, runs the program and returns its outputs. On
   // failure every buffer allocated by this call has been freed (in reverse

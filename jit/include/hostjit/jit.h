@@ -22,9 +22,12 @@
 // the code (kernels are table indices), so the object is cacheable.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,6 +35,7 @@
 #include <dlpack/dlpack.h>
 
 #include "hostjit/ir/ir.h"
+#include "hostjit/exec/evaluator.h"
 #include "hostjit/exec/plan.h"
 #include "hostjit/exec/runtime.hpp"
 
@@ -58,6 +62,14 @@ struct CompileOptions {
   // turns it off as useCache=false does.
   bool useCache = true;
   std::string cacheDir;
+  // Tiered compilation. When the object is not in the cache, compile()
+  // returns as soon as the program is verified and its kernels are loaded;
+  // its calls run the evaluator (the same runtime calls, in the same order:
+  // the parity tests hold them to it) while the native code is compiled on
+  // the Jit's background thread. The first call after that code is linked
+  // runs it; no caller ever waits for it. false: compile() waits for the
+  // native code (and a compile error is compile()'s error).
+  bool tiered = true;
 };
 
 // Counters of one Jit, for tests and benchmarks.
@@ -82,23 +94,45 @@ class CompiledProgram {
   // Checks arguments, calls the compiled function on the bound runtime and
   // returns owning outputs (the Evaluator::run contract).
   Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars = {});
-  // The raw entry on any context of the same backend (see the top of this file).
+  // The raw entry on any context of the same backend (see the top of this
+  // file): the native code once it is linked, the evaluator until then.
   int32_t call(hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars, void **outData,
                int64_t *outDims) const {
-    return entry_(ctx, kernels_->get(), inputs, scalars, outData, outDims);
+    if (EntryFn e = tier_->entry.load(std::memory_order_acquire)) return e(ctx, kernels_->get(), inputs, scalars, outData, outDims);
+    return fallback_->call(ctx, inputs, scalars, outData, outDims);
   }
-  EntryFn entry() const { return entry_; }
+  // The native entry, or nullptr while it is being compiled.
+  EntryFn entry() const { return tier_->entry.load(std::memory_order_acquire); }
+  bool native() const { return entry() != nullptr; }
+  // Blocks until the native code is linked; its compile error if it failed
+  // (the program then keeps running on the evaluator).
+  Expected<bool> waitNative() const;
+  // Milliseconds from compile()'s start until the native code was linked
+  // (-1 while pending or after a failure).
+  double nativeReadyMs() const;
   const hj_kernel_table *kernels() const { return kernels_->get(); }
   const Plan &plan() const { return *plan_; }
   bool fromCache() const { return fromCache_; }
 
+  // What a program shares with its background compile.
+  struct Tier {
+    std::atomic<EntryFn> entry{nullptr};  // published after `link` is set
+    std::shared_ptr<void> link;           // the program's JITDylib; removed by its deleter
+    std::mutex mutex;
+    std::condition_variable ready;
+    bool done = false;                    // linked, or failed (error set)
+    std::optional<Error> error;
+    bool cancelled = false;               // the program was destroyed first
+    double readyMs = -1;
+  };
+
  private:
   friend class Jit;
   CompiledProgram() = default;
-  // Declared first so it is destroyed last: removing the code comes after
-  // the kernels and runtime references below are dropped.
-  std::shared_ptr<void> link_;  // the program's JITDylib; removed by its deleter
-  EntryFn entry_ = nullptr;
+  // Declared first so it is destroyed last: the tier holds the program's
+  // JITDylib, removed after the kernels and runtime references below are dropped.
+  std::shared_ptr<Tier> tier_;
+  std::shared_ptr<const Evaluator> fallback_;
   bool fromCache_ = false;
   std::shared_ptr<const Plan> plan_;
   std::shared_ptr<Runtime> rt_;
@@ -107,7 +141,8 @@ class CompiledProgram {
 
 // The one JIT of a process: create it once, destroy it explicitly (before
 // exit, after every CompiledProgram). Creating a second while one lives is
-// an error. compile() is thread-safe.
+// an error. compile() is thread-safe. Tiered compiles run one at a time on
+// the Jit's background thread; destroying the Jit waits for the one running.
 class Jit {
  public:
   static Expected<std::unique_ptr<Jit>> create();
