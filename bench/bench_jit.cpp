@@ -1,6 +1,7 @@
-// bench_jit.cpp - compile time of the JIT (cold per optimisation level, warm
-// from the object cache, one-time JIT creation) and host call overhead of
-// JIT, evaluator and a hand-written function making the same runtime calls.
+// bench_jit.cpp - compile time of the JIT (cold per optimisation level,
+// tiered, warm from the object cache, one-time JIT creation) and host call
+// overhead of JIT, evaluator and a hand-written function making the same
+// runtime calls.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -70,6 +71,79 @@ void BM_CompileWarm(benchmark::State &state) {
     if (!cp || !(*cp)->fromCache()) state.SkipWithError("not served from the cache");
   }
   std::filesystem::remove_all(co.cacheDir);
+}
+
+Program launchProgram(int launches) {
+  Diagnostics d;
+  Program p = parse(bench::launchProgram(launches), "bench.hir", d);
+  if (!d.empty()) std::abort();
+  return p;
+}
+
+// How a K-launch program becomes callable (the second argument):
+enum CompileMode { kO0 = 0, kLight = 1, kO2 = 2, kTiered = 3, kCached = 4 };
+const char *compileModeName(int m) {
+  static const char *names[] = {"O0", "light", "O2", "tiered", "cached"};
+  return names[m];
+}
+
+// Time until compile() returns a callable program. O0, light, O2: cold, the
+// native code before the first call (no cache). tiered: the default (O2,
+// no cache): callable at once, the evaluator serving calls until the native
+// code is ready (waited for outside the timing). cached: O2 from the object cache.
+void BM_CompileLaunches(benchmark::State &state) {
+  int launches = static_cast<int>(state.range(0));
+  int mode = static_cast<int>(state.range(1));
+  Program p = launchProgram(launches);
+  auto rt = runtime();
+  CompileOptions co;
+  co.opt = mode <= kO2 ? static_cast<OptLevel>(mode) : OptLevel::O2;
+  co.useCache = mode == kCached;
+  co.tiered = mode == kTiered;
+  if (mode == kCached) {
+    co.cacheDir = std::filesystem::temp_directory_path() / ("hostjit-bench-cache-" + std::to_string(::getpid()));
+    co.tiered = false;
+    auto first = gJit->compile(p, rt, co);
+    if (!first) return state.SkipWithError(first.error().message.c_str());
+  }
+  for (auto _ : state) {
+    auto cp = gJit->compile(p, rt, co);
+    if (!cp) return state.SkipWithError(cp.error().message.c_str());
+    state.PauseTiming();
+    if (auto ok = (*cp)->waitNative(); !ok) return state.SkipWithError(ok.error().message.c_str());
+    if (mode == kCached && !(*cp)->fromCache()) return state.SkipWithError("not served from the cache");
+    cp->reset();
+    state.ResumeTiming();
+  }
+  if (mode == kCached) std::filesystem::remove_all(co.cacheDir);
+  state.SetLabel(compileModeName(mode));
+}
+
+// Host time of one call of a K-launch program: the native O2 code (mode 0)
+// or the evaluator (mode 1), on the host backend with the empty kernel.
+void BM_CallLaunches(benchmark::State &state) {
+  int launches = static_cast<int>(state.range(0));
+  bool eval = state.range(1) == 1;
+  Program p = launchProgram(launches);
+  auto rt = runtime();
+  auto ev = Evaluator::create(p, rt);
+  CompileOptions co;
+  co.useCache = false;
+  co.tiered = false;
+  auto cp = gJit->compile(p, rt, co);
+  if (!ev || !cp) return state.SkipWithError("cannot prepare the program");
+  auto inputs = InputSet::random(rt, ev->plan(), {{"x", {64, 256}}}, 1);
+  hj_context *ctx = rt->context();
+  void *outData[1];
+  int64_t outDims[2];
+  for (auto _ : state) {
+    int32_t st = eval ? ev->call(ctx, inputs->pointers().data(), nullptr, outData, outDims)
+                      : (*cp)->call(ctx, inputs->pointers().data(), nullptr, outData, outDims);
+    if (st) return state.SkipWithError(hj_last_error());
+    hj_free(ctx, outData[0]);
+  }
+  state.SetLabel(eval ? "evaluator" : "native O2");
+  if (rt->stats().live_bytes != 0) state.SkipWithError("leaked");
 }
 
 // Shared state of the call benchmarks: a runtime, inputs, the program.
@@ -194,6 +268,11 @@ BENCHMARK(BM_CallHand)->ArgNames({"launches"})->Arg(1)->Arg(3)->Arg(30);
 BENCHMARK(BM_CallJit)->ArgsProduct({{1, 3, 30}, {0, 1, 2}})->ArgNames({"launches", "opt"});
 BENCHMARK(BM_CallEval)->ArgNames({"launches"})->Arg(1)->Arg(3)->Arg(30);
 BENCHMARK(BM_RunJit)->ArgNames({"launches"})->Arg(1)->Arg(3)->Arg(30);
+BENCHMARK(BM_CompileLaunches)
+    ->ArgsProduct({{16, 64, 256, 1000}, {kO0, kLight, kO2, kTiered, kCached}})
+    ->ArgNames({"launches", "mode"})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CallLaunches)->ArgsProduct({{16, 64, 256, 1000}, {0, 1}})->ArgNames({"launches", "eval"});
 
 int main(int argc, char **argv) {
   benchmark::Initialize(&argc, argv);

@@ -20,3 +20,29 @@ std::string segmentedProgram(int segments) {
 }
 
 }  // namespace hostjit::bench
+
+namespace hostjit::bench {
+
+std::string launchProgram(int launches) {
+  std::string s =
+      "kernel @step(ptr<f32>, ptr<f32>, i64) {\n  host = \"empty\"\n}\n\n"
+      "kernel @step_sem(ptr<f32>, ptr<f32>, ptr<i32>, i64) {\n  host = \"empty\"\n}\n\n"
+      "func @main(%x: f32[?, ?]) -> (f32[?, ?]) {\n"
+      "  %n = size %x, 0\n  %h = size %x, 1\n  %total = mul %n, %h\n  %blocks = ceildiv %total, 256\n"
+      "  %y = alloc f32[%n, %h]\n";
+  for (int i = 0; i < launches; ++i) {
+    std::string k = std::to_string(i);
+    s += "  %w" + k + " = alloc f32[%blocks]\n";
+    if (i % 4 == 0) {
+      s += "  %s" + k + " = alloc i32[%blocks] zero_init resets_to_zero\n";
+      s += "  launch @step_sem grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%x, %w" + k + ", %s" + k + ", %total)\n";
+      s += "  free %s" + k + "\n";
+    } else {
+      s += "  launch @step grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%x, %w" + k + ", %total)\n";
+    }
+    s += "  free %w" + k + "\n";
+  }
+  return s + "  return %y\n}\n";
+}
+
+}  // namespace hostjit::bench

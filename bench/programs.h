@@ -12,3 +12,12 @@ namespace hostjit::bench {
 std::string segmentedProgram(int segments);
 
 }  // namespace hostjit::bench
+
+namespace hostjit::bench {
+
+// Text of a program with `launches` launches of the empty host kernel, each
+// with its own intermediate and every fourth with a zero_init
+// resets_to_zero semaphore (the compile-time benchmark's shape).
+std::string launchProgram(int launches);
+
+}  // namespace hostjit::bench
