@@ -1,6 +1,8 @@
 // lexer.cpp - splits .hir text into tokens and attaches comments to them.
 #include "lexer.h"
 
+#include <cmath>
+
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -65,6 +67,12 @@ std::vector<Token> lex(std::string_view s, Diagnostics &diags, std::vector<std::
       t.kind = Tok::Ident;
       t.text = std::string(s.substr(i, j - i));
       advance(j - i);
+    } else if (s.substr(i, 4) == "-inf" && (i + 4 >= s.size() || !identChar(s[i + 4]))) {
+      // The printer writes negative infinity as -inf.
+      t.kind = Tok::Float;
+      t.f = -HUGE_VAL;
+      t.text = "-inf";
+      advance(4);
     } else if (std::isdigit(static_cast<unsigned char>(c)) ||
                (c == '-' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
       size_t j = i + 1;

@@ -120,14 +120,16 @@ TEST_CASE("a compiled program is reentrant across threads with their own context
   for (const std::string &f : failures) CHECK(f == "");
 }
 
-TEST_CASE("tiered compiles: the evaluator serves calls until the native code is linked, with the same calls", "[jit]") {
-  // A chain of copies through 300 intermediates (several chunks of steps).
+namespace {
+// A chain of copies through n intermediates, every fourth step with a
+// zero_init resets_to_zero semaphore: long enough to span several chunks.
+std::string chainProgram(int n) {
   std::string text =
       "kernel @copy(ptr<f32>, ptr<f32>, i64) {\n  host = \"copy_f32\"\n}\n\n"
       "kernel @count(ptr<i32>, ptr<i32>) {\n  host = \"count_and_reset\"\n}\n\n"
       "func @main(%x: f32[?]) -> (f32[?], i32[1]) {\n  %n = size %x, 0\n  %c = alloc i32[1]\n";
   std::string prev = "%x";
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < n; ++i) {
     std::string w = "%w" + std::to_string(i);
     text += "  " + w + " = alloc f32[%n]\n  launch @copy grid(1, 1, 1) block(1, 1, 1) smem(0) (" + prev + ", " + w + ", %n)\n";
     if (i % 4 == 0)
@@ -138,7 +140,12 @@ TEST_CASE("tiered compiles: the evaluator serves calls until the native code is 
     prev = w;
   }
   text += "  return " + prev + ", %c\n}\n";
-  Program p = parseOk(text);
+  return text;
+}
+}  // namespace
+
+TEST_CASE("tiered compiles: the evaluator serves calls until the native code is linked, with the same calls", "[jit]") {
+  Program p = parseOk(chainProgram(300));
   auto rtEval = makeRuntime(), rtJit = makeRuntime();
   auto plan = makePlan(p);
   REQUIRE(plan);
@@ -225,4 +232,36 @@ TEST_CASE("tiered compiles: a program destroyed before its native code is ready,
   CHECK(failures[0] == "");
   CHECK(failures[1] == "");
   REQUIRE((*cp)->waitNative());
+}
+
+TEST_CASE("a call that fails in a late chunk frees everything, as the evaluator does", "[jit]") {
+  // A launch at the end whose grid is 0 at run time: hj_launch refuses it
+  // after about 450 steps, in the last chunk, with buffers live.
+  std::string text = chainProgram(300);
+  text.insert(text.rfind("  return"),
+              "  %zero = sub %n, %n\n  launch @copy grid(%zero, 1, 1) block(1, 1, 1) smem(0) (%x, %w299, %n)\n");
+  Program p = parseOk(text);
+  auto plan = makePlan(p);
+  REQUIRE(plan);
+  std::vector<std::string> records[2];
+  auto inputRt = makeRuntime();  // inputs shared by both runs: records name their pointers
+  auto inputs = InputSet::random(inputRt, *plan, {{"x", {100}}}, 3);
+  REQUIRE(inputs);
+  for (int jit = 0; jit < 2; ++jit) {
+    auto rt = makeRuntime();
+    Runner r(p, rt, jit == 1);
+    hj_record_enable(rt->context(), 1);
+    auto out = r.run(inputs->span());
+    REQUIRE(!out);
+    CHECK(out.error().message == "launch of @copy grid(0, 1, 1) block(1, 1, 1): grid.x is 0, expected 1 to 2147483647");
+    records[jit] = rt->recordLines();
+    CHECK(records[jit].size() > 400);
+    CHECK(rt->stats().live_bytes == 0);
+    int32_t zero = 0;
+    REQUIRE(hj_arena_check_zero(rt->context(), &zero) == HJ_OK);
+    CHECK(zero == 1);
+  }
+  auto diff = compareRecords(records[0], records[1]);
+  INFO((diff ? *diff : ""));
+  CHECK(!diff);
 }

@@ -79,3 +79,12 @@ TEST_CASE("a missing file is reported", "[text]") {
   REQUIRE(d.size() == 1);
   CHECK(d.list()[0].message == "cannot open '/nonexistent/x.hir'");
 }
+
+TEST_CASE("infinite and NaN float literals print and parse back", "[text]") {
+  std::string text =
+      "func @main(%a: f64) -> () {\n  %b = mul %a, -inf\n  %c = add %b, inf\n  %d = max %c, nan\n  %e = sub %d, -2.5\n"
+      "  return\n}\n";
+  Program p = parseOk(text);
+  CHECK(print(p) == text);
+  CHECK(print(parseOk(print(p))) == text);
+}
