@@ -267,6 +267,19 @@ struct Link {
 
 }  // namespace
 
+// A cache directory that is not private: counted, kept for JitStats, and
+// said once per process on stderr; the compile goes on without the cache.
+// im.mu must be held.
+static void noteRefusal(Jit::Impl &im, const jit::ObjectCache &cache) {
+  if (cache.problem().empty()) return;
+  ++im.stats.cacheRefused;
+  im.stats.cacheProblem = cache.problem();
+  static std::once_flag said;
+  std::call_once(said, [&] {
+    std::fprintf(stderr, "hostjit: warning: the object cache is not used: %s\n", cache.problem().c_str());
+  });
+}
+
 // Links an object into a JITDylib of its own; im.mu must be held.
 static Expected<std::pair<std::shared_ptr<void>, EntryFn>> linkObject(Jit::Impl &im,
                                                                       std::unique_ptr<llvm::MemoryBuffer> object) {
@@ -327,6 +340,7 @@ Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::s
   std::string cacheDir = options.useCache ? jit::ObjectCache::defaultDirectory(options.cacheDir) : std::string();
   std::unique_lock<std::mutex> lock(im.mu);
   jit::ObjectCache cache(cacheDir);
+  noteRefusal(im, cache);
   std::string key = hexKey(planFingerprint(*planPtr), options.opt, im.target);
   std::unique_ptr<llvm::MemoryBuffer> object;
   if (cache.enabled() && !wantCode) {
@@ -335,6 +349,7 @@ Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::s
         ++im.stats.cacheHits;
         cp->fromCache_ = true;
         break;
+      case jit::ObjectCache::Lookup::Untrusted: ++im.stats.cacheUntrusted; ++im.stats.cacheMisses; break;
       case jit::ObjectCache::Lookup::Corrupt: ++im.stats.cacheCorrupt; [[fallthrough]];
       case jit::ObjectCache::Lookup::Miss: ++im.stats.cacheMisses; break;
     }
@@ -373,6 +388,7 @@ Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::s
           ++im.stats.compiles;
           llvm::StringRef bytes(obj->data(), obj->size());
           jit::ObjectCache cache(cacheDir);
+          noteRefusal(im, cache);
           if (cache.enabled() && cache.put(key, bytes)) ++im.stats.cacheWrites;
           auto r = linkObject(im, llvm::MemoryBuffer::getMemBufferCopy(bytes, key));
           if (r) linked = std::move(*r);

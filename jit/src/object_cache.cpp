@@ -6,9 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <random>
 
+#include "hostjit/runtime.h"
 #include "llvm/Support/BLAKE3.h"
 
 namespace hostjit::jit {
@@ -33,7 +32,18 @@ std::string ObjectCache::defaultDirectory(const std::string &configured) {
   return {};
 }
 
+ObjectCache::ObjectCache(std::string dir) : dir_(std::move(dir)) {
+  if (dir_.empty()) return;
+  if (hj_cache_directory_check(dir_.c_str()) != HJ_OK) {
+    problem_ = hj_last_error();
+    dir_.clear();
+  }
+}
+
 ObjectCache::Lookup ObjectCache::get(const std::string &key, std::unique_ptr<llvm::MemoryBuffer> *object) const {
+  std::error_code ec;
+  if (!std::filesystem::exists(pathOf(key), ec)) return Lookup::Miss;
+  if (!hj_cache_entry_trusted(pathOf(key).c_str())) return Lookup::Untrusted;
   auto buf = llvm::MemoryBuffer::getFile(pathOf(key), /*IsText=*/false, /*RequiresNullTerminator=*/false);
   if (!buf) return Lookup::Miss;
   llvm::StringRef data = (*buf)->getBuffer();
@@ -49,31 +59,14 @@ ObjectCache::Lookup ObjectCache::get(const std::string &key, std::unique_ptr<llv
 }
 
 bool ObjectCache::put(const std::string &key, llvm::StringRef object) const {
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  std::random_device rd;
-  std::string tmp = pathOf(key) + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return false;
-    uint64_t size = object.size();
-    auto d = digest(object);
-    out.write(kMagic, 8);
-    out.write(reinterpret_cast<const char *>(&size), 8);
-    out.write(reinterpret_cast<const char *>(d.data()), 32);
-    out.write(object.data(), static_cast<std::streamsize>(object.size()));
-    if (!out.flush()) {
-      out.close();
-      std::filesystem::remove(tmp, ec);
-      return false;
-    }
-  }
-  std::filesystem::rename(tmp, pathOf(key), ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return false;
-  }
-  return true;
+  std::string entry(kHeader + object.size(), '\0');
+  uint64_t size = object.size();
+  auto d = digest(object);
+  std::memcpy(entry.data(), kMagic, 8);
+  std::memcpy(entry.data() + 8, &size, 8);
+  std::memcpy(entry.data() + 16, d.data(), 32);
+  std::memcpy(entry.data() + kHeader, object.data(), object.size());
+  return hj_cache_write(pathOf(key).c_str(), entry.data(), entry.size()) == HJ_OK;
 }
 
 }  // namespace hostjit::jit

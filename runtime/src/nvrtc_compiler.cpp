@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cache_files.h"
 #include "cuda_sources.h"
 #include "error.h"
 
@@ -73,11 +74,37 @@ std::string hashHex128(const std::string &data) {
   return s;
 }
 
+namespace {
+
+// The problem found with the image cache's directory (guarded by its mutex).
+struct CacheProblem {
+  std::mutex mutex;
+  std::string text;
+  bool said = false;
+};
+CacheProblem &cacheProblem() {
+  static CacheProblem p;
+  return p;
+}
+
+}  // namespace
+
 std::string cudaCacheDirectory() {
+  std::string dir;
   if (const char *off = std::getenv("HOSTJIT_CACHE"); off && std::strcmp(off, "0") == 0) return {};
-  if (const char *d = std::getenv("HOSTJIT_CACHE_DIR"); d && *d) return std::string(d) + "/cuda";
-  if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/hostjit/cuda";
-  if (const char *h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/hostjit/cuda";
+  if (const char *d = std::getenv("HOSTJIT_CACHE_DIR"); d && *d) dir = std::string(d) + "/cuda";
+  else if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = std::string(x) + "/hostjit/cuda";
+  else if (const char *h = std::getenv("HOME"); h && *h) dir = std::string(h) + "/.cache/hostjit/cuda";
+  if (dir.empty()) return {};
+  std::string problem = privateDirectoryProblem(dir);
+  CacheProblem &p = cacheProblem();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  p.text = problem;
+  if (problem.empty()) return dir;
+  if (!p.said) {
+    p.said = true;
+    std::fprintf(stderr, "hostjit: warning: the CUDA image cache is not used: %s\n", problem.c_str());
+  }
   return {};
 }
 
@@ -176,34 +203,12 @@ bool plausibleImage(const std::string &data, bool ptx) {
 }
 
 std::shared_ptr<const std::string> readCacheFile(const std::string &path, bool ptx) {
+  if (!trustedEntry(path)) return nullptr;  // absent, or someone else's: compiled again
   std::ifstream in(path, std::ios::binary);
   if (!in) return nullptr;
   auto data = std::make_shared<std::string>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   if (in.bad() || !plausibleImage(*data, ptx)) return nullptr;
   return data;
-}
-
-// Best effort: a cache that cannot be written is no error.
-void writeCacheFile(const std::string &dir, const std::string &path, const std::string &data) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  static std::atomic<uint64_t> counter{0};
-  uint64_t salt = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-                  (std::hash<std::thread::id>{}(std::this_thread::get_id()) << 1) ^ counter.fetch_add(1);
-  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(salt);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return;
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      std::filesystem::remove(tmp, ec);
-      return;
-    }
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
 }
 
 struct ProgramGuard {
@@ -318,7 +323,7 @@ int32_t compileCudaKernel(const hj_kernel_desc &desc, int ccMajor, int ccMinor, 
     if (int32_t st = runNvrtc(nv, desc, options, inputs, ptx, image)) return st;
     data = std::make_shared<const std::string>(std::move(image));
     out.compiled = true;
-    if (!file.empty()) writeCacheFile(dir, file, *data);
+    if (!file.empty()) writePrivateFile(file, data->data(), data->size());  // best effort
   }
   {
     std::lock_guard<std::mutex> lock(mem.mutex);
@@ -331,3 +336,11 @@ int32_t compileCudaKernel(const hj_kernel_desc &desc, int ccMajor, int ccMinor, 
 }  // namespace hj
 
 #endif  // HOSTJIT_HAVE_NVRTC
+
+extern "C" const char *hj_cuda_cache_problem(void) {
+  static thread_local std::string copy;
+  hj::CacheProblem &p = hj::cacheProblem();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  copy = p.text;
+  return copy.c_str();
+}

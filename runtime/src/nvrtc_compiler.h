@@ -29,8 +29,10 @@ struct CudaImage {
 int32_t compileCudaKernel(const hj_kernel_desc &desc, int ccMajor, int ccMinor, bool fresh, CudaImage &out);
 
 // The directory of the on-disk cache: $HOSTJIT_CACHE_DIR/cuda, else
-// $XDG_CACHE_HOME/hostjit/cuda, else $HOME/.cache/hostjit/cuda; empty when
-// HOSTJIT_CACHE=0 or no directory can be named.
+// $XDG_CACHE_HOME/hostjit/cuda, else $HOME/.cache/hostjit/cuda, created with
+// mode 0700. Empty when HOSTJIT_CACHE=0, when no directory can be named, or
+// when the directory is not private to this user (cache_files.h): then the
+// reason is kept for hj_cuda_cache_problem() and said once on stderr.
 std::string cudaCacheDirectory();
 
 // A 128-bit non-cryptographic hash of `data` as 32 hex digits (two

@@ -58,8 +58,10 @@ struct CompileOptions {
   // paid once per machine thanks to the object cache. O0 compiles ~10x faster.
   OptLevel opt = OptLevel::O2;
   // The persistent object cache. Directory: cacheDir, else $HOSTJIT_CACHE_DIR,
-  // else $XDG_CACHE_HOME/hostjit, else ~/.cache/hostjit. HOSTJIT_CACHE=0
-  // turns it off as useCache=false does.
+  // else $XDG_CACHE_HOME/hostjit, else ~/.cache/hostjit, created with mode
+  // 0700. It holds code this process runs, so it is used only when it belongs
+  // to this user and no one else can write it (JitStats says why not).
+  // HOSTJIT_CACHE=0 turns it off as useCache=false does.
   bool useCache = true;
   std::string cacheDir;
   // Tiered compilation. When the object is not in the cache, compile()
@@ -79,6 +81,9 @@ struct JitStats {
   uint64_t cacheMisses = 0;   // no usable entry
   uint64_t cacheCorrupt = 0;  // entries found truncated or corrupt (rebuilt)
   uint64_t cacheWrites = 0;
+  uint64_t cacheUntrusted = 0;  // entries ignored (and rebuilt): another user's, or writable by others
+  uint64_t cacheRefused = 0;    // compiles without the cache: its directory is not private to this user
+  std::string cacheProblem;     // why the directory was refused ("" when never); also said once on stderr
 };
 
 class Jit;
