@@ -144,7 +144,7 @@ void BM_Launch(benchmark::State &state, bool bare) {
   if (bare)
     timeBatches(state, *s.rt, [&] { cuLaunch(fn, unsigned(blocks), 1, 1, 256, 1, 1, 0, stream, params, nullptr); });
   else
-    timeBatches(state, *s.rt, [&] { hj_launch(ctx, s.cp->kernels(), 0, dims, params); });
+    timeBatches(state, *s.rt, [&] { hj_launch(ctx, s.cp->kernels(), 0, dims, params, nullptr); });
   hj_free(ctx, y);
   hj_free(ctx, work);
   hj_free(ctx, sem);

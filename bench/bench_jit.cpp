@@ -189,7 +189,7 @@ int32_t handWritten(hj_context *ctx, const hj_kernel_table *kt, const DLTensor *
       return st;
     }
     void *params[4] = {&xdata, &w, &s, &total};
-    int32_t st = hj_launch(ctx, kt, 0, dims, params);
+    int32_t st = hj_launch(ctx, kt, 0, dims, params, "hand-written");
     int32_t st2 = hj_free(ctx, w);
     int32_t st3 = hj_free(ctx, s);
     if (st || st2 || st3) {

@@ -229,7 +229,8 @@ nlohmann::json statsJson(const hj_stats &s) {
           {"arena_bytes", s.arena_bytes}};
 }
 
-void printOutputs(const char *mode, const std::vector<Tensor> &outs) {
+// Prints each output; kOk, or the exit status of an output that cannot be read.
+int printOutputs(const char *mode, const std::vector<Tensor> &outs) {
   for (size_t i = 0; i < outs.size(); ++i) {
     const Tensor &t = outs[i];
     auto host = t.toHost();
@@ -237,8 +238,8 @@ void printOutputs(const char *mode, const std::vector<Tensor> &outs) {
     for (uint32_t d = 0; d < t.rank(); ++d) shape += (d ? ", " : "") + std::to_string(t.size(d));
     std::printf("%s output %zu: %s[%s]", mode, i, dtypeName(t.dtype()), shape.c_str());
     if (!host) {
-      std::printf(" (cannot read: %s)\n", host.error().message.c_str());
-      continue;
+      std::printf(" (cannot read)\n");
+      return fromError(host.error(), std::string(mode) + ": reading output " + std::to_string(i) + ": ");
     }
     size_t n = host->size() / dtypeBytes(t.dtype());
     double sum = 0;
@@ -248,6 +249,7 @@ void printOutputs(const char *mode, const std::vector<Tensor> &outs) {
       std::printf("%s%.9g", k ? ", " : "", elementAsDouble(t.dtype(), host->data(), k));
     std::printf("%s]\n", n > 4 ? ", ..." : "");
   }
+  return kOk;
 }
 
 struct Timing {
@@ -264,6 +266,14 @@ struct Timing {
 template <class Fn>
 int runMode(const char *mode, Runtime &rt, const RunOptions &o, Fn &&call, std::vector<Tensor> *first,
             std::vector<std::string> *record, Timing *timing) {
+  // Each call is timed as issued (kernels may still run), then the stream
+  // is drained outside the timing, so a kernel that faults fails its own
+  // call, and nothing more is called on a context that can no longer work.
+  auto drained = [&](int call) -> int {
+    if (int32_t st = hj_synchronize(rt.context()))
+      return fromError(runtimeError(st), std::string(mode) + ", call " + std::to_string(call) + ": ");
+    return kOk;
+  };
   if (o.parity || o.printRecord) hj_record_enable(rt.context(), 1);
   auto t0 = std::chrono::steady_clock::now();
   auto r = call();
@@ -273,6 +283,7 @@ int runMode(const char *mode, Runtime &rt, const RunOptions &o, Fn &&call, std::
     hj_record_enable(rt.context(), 0);
   }
   if (!r) return fromError(r.error(), std::string(mode) + ": ");
+  if (int rc = drained(1)) return rc;
   *first = std::move(*r);
   timing->us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   for (int i = 1; i < o.repeat; ++i) {
@@ -280,6 +291,7 @@ int runMode(const char *mode, Runtime &rt, const RunOptions &o, Fn &&call, std::
     auto rr = call();
     auto b = std::chrono::steady_clock::now();
     if (!rr) return fromError(rr.error(), std::string(mode) + ", call " + std::to_string(i + 1) + ": ");
+    if (int rc = drained(i + 1)) return rc;
     timing->us.push_back(std::chrono::duration<double, std::micro>(b - a).count());
   }
   if (o.repeat > 1) timing->us.erase(timing->us.begin());  // the first call warms caches
@@ -338,7 +350,7 @@ int cmdRun(const RunOptions &o) {
     Timing t;
     int rc = runMode(name, *rt, o, call, &r.out, &r.record, &t);
     if (rc) return rc;
-    printOutputs(name, r.out);
+    if (int rc = printOutputs(name, r.out)) return rc;
     t.print(name);
     results.push_back(std::move(r));
     return kOk;

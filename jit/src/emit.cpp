@@ -428,7 +428,8 @@ class Emitter {
       for (size_t d = 0; d < arg.dims.size(); ++d)  // a tensor struct's sizes, then strides
         b_.CreateStore(val(arg.dims[d]), b_.CreateConstInBoundsGEP2_64(argsTy_, args_, 0, a * slotWords_ + 1 + d));
     }
-    check(b_.CreateCall(rt_.hj_launch, {ctx_, table_, b_.getInt32(s.kernel), dims_, params_}, "st"));
+    Value *site = b_.CreateGlobalString(s.site, "site", 0, &m_);
+    check(b_.CreateCall(rt_.hj_launch, {ctx_, table_, b_.getInt32(s.kernel), dims_, params_, site}, "st"));
   }
 
   void emitReturn(llvm::Function *) {

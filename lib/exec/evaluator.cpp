@@ -176,7 +176,7 @@ int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj
             }
           }
         }
-        status = hj_launch(ctx, table, s.kernel, dims, params.data());
+        status = hj_launch(ctx, table, s.kernel, dims, params.data(), s.site.c_str());
         break;
       }
     }

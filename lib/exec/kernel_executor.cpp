@@ -203,6 +203,9 @@ Expected<KernelExecutor> KernelExecutor::create(std::shared_ptr<const Fusion> f,
   e.a_ = std::make_shared<const FusionAnalysis>(std::move(*a));
   e.index_ = segment;
   e.kernels_ = std::move(kernels);
+  const Segment &s = e.f_->segments[segment];
+  e.site_ = (e.f_->file.empty() ? std::string() : e.f_->file + ": ") + "segments[" + std::to_string(segment) + "]" +
+            (s.name.empty() ? "" : " (" + s.name + ")") + ", run by KernelExecutor";
   return e;
 }
 
@@ -362,7 +365,7 @@ Expected<bool> KernelExecutor::launch(Runtime &rt, const SegmentCall &callRef, s
     std::memcpy(&values[word], &call->scalars[j], 8);
     ++word;
   }
-  if (int32_t st = hj_launch(ctx, kernels_->get(), static_cast<uint32_t>(sp.kernel), call->dims, params.data()))
+  if (int32_t st = hj_launch(ctx, kernels_->get(), static_cast<uint32_t>(sp.kernel), call->dims, params.data(), site_.c_str()))
     return unwind(st);
   if (own) {
     for (size_t k = 0; k < allocated; ++k) {

@@ -22,7 +22,10 @@ class Planner {
       plan_.kernels.push_back(planKernel(k.name, k.params, k.cuda, k.entry, k.host, k.nvrtcOptions, p_.filename));
     for (const Value &v : p_.values)
       if (!v.isTensor && v.expr.valid()) names_.emplace(v.expr.index, "%" + v.name);
-    for (const Stmt &s : p_.body) std::visit([&](const auto &n) { step(n); }, s.node);
+    for (const Stmt &s : p_.body) {
+      stmt_ = &s;
+      std::visit([&](const auto &n) { step(n); }, s.node);
+    }
     return std::move(plan_);
   }
 
@@ -91,6 +94,11 @@ class Planner {
     PlanStep s;
     s.kind = PlanStep::Kind::Launch;
     s.kernel = n.kernel.index;
+    s.site = "launch " + std::to_string(++launches_) + " of @" + p_.funcName;
+    if (stmt_->loc.known())
+      s.site += " at " + (p_.filename.empty() ? std::string("line ") : p_.filename + ":") +
+                std::to_string(stmt_->loc.line) + ":" + std::to_string(stmt_->loc.col);
+    if (!stmt_->origin.empty()) s.site += ", " + stmt_->origin;
     for (int i = 0; i < 3; ++i) s.dims[i] = operandI64(n.grid[i]);
     for (int i = 0; i < 3; ++i) s.dims[3 + i] = operandI64(n.block[i]);
     s.dims[6] = operandI64(n.smem);
@@ -169,6 +177,8 @@ class Planner {
   }
 
   const Program &p_;
+  const Stmt *stmt_ = nullptr;  // the statement being planned
+  uint32_t launches_ = 0;
   ExprTable table_;
   Plan plan_;
   std::unordered_map<uint32_t, uint32_t> map_, slots_;
@@ -255,6 +265,7 @@ std::string planFingerprint(const Plan &plan) {
     w.str(s.name);
     w.pod(s.kernel);
     for (uint32_t d : s.dims) w.pod(d);
+    w.str(s.site);
     w.pod(static_cast<uint64_t>(s.args.size()));
     for (const PlanArg &a : s.args) {
       w.pod(static_cast<uint8_t>(a.kind));

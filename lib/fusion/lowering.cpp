@@ -153,6 +153,8 @@ class Lowerer {
         args.push_back(o);
       }
       b_.launch(KernelId{static_cast<uint32_t>(sp.kernel)}, grid, block, smem, std::move(args));
+      b_.program().body.back().origin = (f_.file.empty() ? std::string() : f_.file + ": ") + "segments[" +
+                                        std::to_string(i) + "]" + (s.name.empty() ? "" : " (" + s.name + ")");
     }
     for (const fusion::Intermediate &m : sp.intermediates) b_.free(Operand::of(values_.at(m.irName)));
     for (const std::string &n : sp.frees) b_.free(Operand::of(values_.at(n)));

@@ -58,7 +58,27 @@ class Backend {
   // Things a kernel table must keep alive after this backend is gone
   // (loaded libraries, CUDA modules).
   virtual std::shared_ptr<void> keepAlive() { return nullptr; }
+
+  // Device faults. A kernel that fails on the device (an illegal address, a
+  // trap) leaves the context unusable, and the driver reports it only to
+  // later calls. Once a backend has seen one, fault() holds its cause and
+  // checkFault() fails every call with a message that says so, instead of
+  // blaming the call that noticed it.
+  const std::string &fault() const { return fault_; }
+  int32_t checkFault() const;
+
+ protected:
+  // Keeps the first fault's cause and returns checkFault()'s error.
+  int32_t faulted(const std::string &cause);
+
+ private:
+  std::string fault_;
 };
+
+// Host kernels report a device fault through hj_report_host_fault (or the
+// hook a host-kernel library can declare, see hj_load_host_library); the
+// host backend picks it up after the kernel returns.
+std::string takeHostFault();
 
 std::unique_ptr<Backend> makeHostBackend();
 // Creates the CUDA backend; HJ_ERR_NO_DRIVER when libcuda.so.1 is missing.

@@ -153,6 +153,7 @@ hj_context::hj_context(std::unique_ptr<hj::Backend> b, const hj_options &o, bool
       checkZeroed(check),
       fillNan(nan),
       recording(o.record != 0),
+      sync(option(o.sync, "HOSTJIT_SYNC")),
       memory(*backend, stats, o.memory_limit),
       pool(memory, stats),
       arena(memory, stats) {
@@ -179,6 +180,7 @@ void hj_options_init(hj_options *o) {
   o->reuse_zeroed_memory = -1;
   o->check_zeroed = -1;
   o->fill_nan = -1;
+  o->sync = -1;
 }
 
 int32_t hj_context_create(const hj_options *options, hj_context **out) {
@@ -224,6 +226,7 @@ int32_t hj_alloc(hj_context *ctx, const int64_t *sizes, const int64_t *strides, 
                  uint32_t flags, const char *name, void **out) {
   return guarded([&]() -> int32_t {
     if (!name) name = "?";
+    if (int32_t st = ctx->backend->checkFault()) return st;
     uint32_t esize = hj_dtype_size(dtype);
     if (esize == 0) return fail(HJ_ERR_INVALID_ARGUMENT, "buffer %%%s: unknown dtype %u", name, dtype);
     if ((flags & HJ_ALLOC_RESETS_TO_ZERO) && !(flags & HJ_ALLOC_ZERO_INIT))
@@ -274,6 +277,11 @@ int32_t hj_alloc(hj_context *ctx, const int64_t *sizes, const int64_t *strides, 
           giveBack();
           return st;
         }
+        if (ctx->sync)
+          if (int32_t st = ctx->backend->synchronize()) {
+            giveBack();
+            return st;
+          }
         ++ctx->stats.memsets;
         if (ctx->recording) record(ctx, HJ_REC_MEMSET, b, b->name);
       } else if (!zero && ctx->fillNan && bytes) {
@@ -336,8 +344,9 @@ void hj_free_all_on_error(hj_context *ctx, void *const *buffers, uint32_t count)
 }
 
 int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel, const int64_t *dims,
-                  void **params) {
+                  void **params, const char *site) {
   return guarded([&]() -> int32_t {
+    if (int32_t st = ctx->backend->checkFault()) return st;
     if (!table || kernel >= table->kernels.size())
       return fail(HJ_ERR_INVALID_ARGUMENT, "hj_launch: kernel index %u is not in the kernel table", kernel);
     const hj::KernelEntry &k = table->kernels[kernel];
@@ -405,6 +414,13 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
     hj_dim3 block{uint32_t(dims[3]), uint32_t(dims[4]), uint32_t(dims[5])};
     if (int32_t st = ctx->backend->launch(k, grid, block, uint32_t(dims[6]), params)) return st;
     ++ctx->stats.launches;
+    if (ctx->sync && ctx->backend->synchronize() != HJ_OK) {
+      if (ctx->backend->fault().empty()) return HJ_ERR_BACKEND;  // the synchronisation's own error is set
+      return fail(HJ_ERR_BACKEND,
+                  "kernel @%s (%s) failed on the device: %s; this context can no longer be used: destroy it, and "
+                  "the programs and kernel tables made on it, and create a new one",
+                  k.name.c_str(), site && *site ? site : "no site given", ctx->backend->fault().c_str());
+    }
     return HJ_OK;
   });
 }
@@ -426,6 +442,7 @@ int32_t hj_kernel_table_create(hj_context *ctx, const hj_kernel_desc *kernels, u
   return guarded([&]() -> int32_t {
     if (!out) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_kernel_table_create: out is NULL");
     *out = nullptr;
+    if (int32_t st = ctx->backend->checkFault()) return st;
     auto table = std::make_unique<hj_kernel_table>();
     table->backend = ctx->backend->kind();
     table->device = ctx->backend->deviceId();
@@ -595,7 +612,10 @@ int32_t hj_synchronize(hj_context *ctx) {
 }
 
 int32_t hj_buffer_alloc(hj_context *ctx, uint64_t bytes, void **out) {
-  return guarded([&] { return ctx->backend->allocate(bytes, out); });
+  return guarded([&] {
+    if (int32_t st = ctx->backend->checkFault()) return st;
+    return ctx->backend->allocate(bytes, out);
+  });
 }
 
 void hj_buffer_free(hj_context *ctx, void *ptr) {
@@ -613,7 +633,10 @@ int32_t hj_copy_to_host(hj_context *ctx, void *dst, const void *src, uint64_t by
 }
 
 int32_t hj_copy_from_host(hj_context *ctx, void *dst, const void *src, uint64_t bytes) {
-  return guarded([&] { return ctx->backend->copyFromHost(dst, src, bytes); });
+  return guarded([&] {
+    if (int32_t st = ctx->backend->checkFault()) return st;
+    return ctx->backend->copyFromHost(dst, src, bytes);
+  });
 }
 
 int32_t hj_arena_check_zero(hj_context *ctx, int32_t *isZero) {

@@ -30,6 +30,7 @@ struct hj_context {
   std::unique_ptr<hj::Backend> backend;
   hj_options options;
   bool reuseZeroed, checkZeroed, fillNan, recording;
+  bool sync;  // synchronise after every launch and memset (hj_options.sync)
   hj_stats stats{};
   hj::DeviceMemory memory;
   hj::Pool pool;

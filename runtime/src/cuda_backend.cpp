@@ -186,6 +186,7 @@ class CudaBackend final : public Backend {
     if (r == CUDA_ERROR_OUT_OF_MEMORY)
       return fail(HJ_ERR_OUT_OF_MEMORY, "out of device memory: cuMemAlloc of %zu bytes on CUDA device %d failed",
                   bytes, ordinal_);
+    if (r != CUDA_SUCCESS && sticky(r)) return driverError("cuMemAlloc", r);
     if (r != CUDA_SUCCESS)
       return fail(HJ_ERR_BACKEND, "cuMemAlloc of %zu bytes on CUDA device %d failed: %s", bytes, ordinal_,
                   describe(d_, r).c_str());
@@ -257,6 +258,7 @@ class CudaBackend final : public Backend {
     }
     CUresult r = d_.cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, smem, stream_, params,
                                    nullptr);
+    if (r != CUDA_SUCCESS && sticky(r)) return driverError("cuLaunchKernel", r);
     if (r != CUDA_SUCCESS)
       return fail(HJ_ERR_BACKEND, "cuLaunchKernel failed for @%s grid(%u, %u, %u) block(%u, %u, %u) smem(%u): %s",
                   kernel.name.c_str(), grid.x, grid.y, grid.z, block.x, block.y, block.z, smem,
@@ -306,7 +308,7 @@ class CudaBackend final : public Backend {
     if (slot.second) {
       CUmodule mod = nullptr;
       CUresult r = d_.cuModuleLoadData(&mod, image.data->data());
-      if (r != CUDA_SUCCESS && !image.compiled) {
+      if (r != CUDA_SUCCESS && !image.compiled && !sticky(r)) {
         // A cached image the driver refuses (a damaged file): rebuild it once.
         int32_t st = compileCudaKernel(desc, ccMajor_, ccMinor_, /*fresh=*/true, image);
         if (st != HJ_OK) {
@@ -317,6 +319,7 @@ class CudaBackend final : public Backend {
       }
       if (r != CUDA_SUCCESS) {
         modules_->modules.erase(slot.first);
+        if (sticky(r)) return driverError("cuModuleLoadData", r);
         return fail(HJ_ERR_BACKEND, "cuModuleLoadData failed for kernel @%s (%s) on CUDA device %d (sm_%d%d): %s",
                     name, path, ordinal_, ccMajor_, ccMinor_, describe(d_, r).c_str());
       }
@@ -340,7 +343,26 @@ class CudaBackend final : public Backend {
  private:
   static constexpr uint32_t kDefaultSharedLimit = 48u << 10;  // bytes without opting in
 
+  // Errors after which the context is unusable: a kernel faulted.
+  static bool sticky(CUresult r) {
+    switch (r) {
+      case CUDA_ERROR_ILLEGAL_ADDRESS:
+      case CUDA_ERROR_LAUNCH_TIMEOUT:
+      case CUDA_ERROR_ASSERT:
+      case CUDA_ERROR_HARDWARE_STACK_ERROR:
+      case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+      case CUDA_ERROR_MISALIGNED_ADDRESS:
+      case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+      case CUDA_ERROR_INVALID_PC:
+      case CUDA_ERROR_LAUNCH_FAILED:
+      case CUDA_ERROR_ECC_UNCORRECTABLE:
+      case CUDA_ERROR_CONTEXT_IS_DESTROYED: return true;
+      default: return false;
+    }
+  }
+
   int32_t driverError(const char *what, CUresult r) {
+    if (sticky(r)) return faulted(describe(d_, r) + " on CUDA device " + std::to_string(ordinal_));
     return fail(HJ_ERR_BACKEND, "%s failed on CUDA device %d: %s", what, ordinal_, describe(d_, r).c_str());
   }
 

@@ -55,7 +55,10 @@ class HostBackend final : public Backend {
   }
   int32_t launch(const KernelEntry &kernel, const hj_dim3 &grid, const hj_dim3 &block, uint32_t smem,
                  void **params) override {
+    takeHostFault();  // only what this kernel reports counts
     kernel.host(&grid, &block, smem, params);
+    // Like a GPU, the launch itself succeeds; the fault surfaces later.
+    if (std::string f = takeHostFault(); !f.empty()) faulted("host kernel @" + kernel.name + ": " + f);
     return HJ_OK;
   }
   int32_t copyToHost(void *dst, const void *src, size_t bytes) override {
@@ -66,7 +69,7 @@ class HostBackend final : public Backend {
     std::memcpy(dst, src, bytes);
     return HJ_OK;
   }
-  int32_t synchronize() override { return HJ_OK; }
+  int32_t synchronize() override { return checkFault(); }
 
   int32_t loadKernel(const hj_kernel_desc &desc, KernelEntry &out) override {
     if (!desc.host_symbol)
@@ -100,6 +103,9 @@ class HostBackend final : public Backend {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) return fail(HJ_ERR_NOT_FOUND, "cannot load host kernel library '%s': %s", path, dlerror());
     libs_->handles.push_back(h);
+    // A library not linked with the runtime reports faults through its hook.
+    if (void *hook = dlsym(h, "hj_host_fault_hook"))
+      *static_cast<void (**)(const char *)>(hook) = &hj_report_host_fault;
     return HJ_OK;
   }
 

@@ -127,3 +127,90 @@ TEST_CASE("a CUDA kernel includes <stdint.h> and a header beside it, takes optio
   ::unsetenv("HOSTJIT_CACHE_DIR");
   fs::remove_all(dir);
 }
+
+namespace {
+
+// Runs the fault program once on a fresh CUDA runtime, through one path;
+// returns the error the call, or the synchronisation after it, gave.
+std::string faultThrough(Path path, bool sync) {
+  hj_options o;
+  hj_options_init(&o);
+  o.backend = HJ_BACKEND_CUDA;
+  o.check_zeroed = o.fill_nan = o.reuse_zeroed_memory = 0;
+  o.sync = sync ? 1 : 0;
+  auto rt = Runtime::create(o);
+  REQUIRE(rt);
+  auto f = loadFusionJson(sourceDir() + "/test/gpu/programs/fault.json");
+  REQUIRE(f);
+  std::optional<PathRunner> fusionPath;
+  std::optional<Evaluator> ev;
+  std::unique_ptr<CompiledProgram> cp;
+  Program p = load(sourceDir() + "/test/gpu/programs/fault.hir");
+  auto plan = makePlan(p);
+  REQUIRE(plan);
+  auto in = InputSet::random(*rt, *plan, {{"x", {1000}}}, 5);
+  REQUIRE(in);
+  Expected<std::vector<Tensor>> out = Error{};
+  if (path == Path::Evaluator) {
+    ev.emplace(std::move(*Evaluator::create(p, *rt)));
+    out = ev->run(in->span());
+  } else if (path == Path::Jit) {
+    CompileOptions co;
+    co.useCache = false;
+    co.tiered = false;
+    auto c = jit().compile(p, *rt, co);
+    REQUIRE(c);
+    cp = std::move(*c);
+    out = cp->run(in->span());
+  } else {
+    fusionPath.emplace(*f, Path::Fallback, *rt, jit());
+    out = fusionPath->run(*in, {});
+  }
+  std::string message = out ? "" : out.error().message;
+  if (out) {  // queued before the trap ran: the fault shows at the next synchronisation
+    out->clear();
+    if (hj_synchronize((*rt)->context()) != HJ_OK) message = hj_last_error();
+  }
+  CHECK((*rt)->stats().live_bytes == 0);
+  // Later calls fail too, saying why, and never blame themselves.
+  void *p2 = nullptr;
+  int64_t n = 4;
+  CHECK(hj_alloc((*rt)->context(), &n, nullptr, 1, HJ_DTYPE_f32, 0, "later", &p2) == HJ_ERR_BACKEND);
+  CHECK_THAT(std::string(hj_last_error()), Catch::StartsWith("a kernel failed on the device earlier ("));
+  return message;
+}
+
+}  // namespace
+
+TEST_CASE("a kernel that traps fails the call, says which kernel with sync, and a new context works", "[cuda][fault]") {
+  struct Want {
+    Path path;
+    const char *site;
+  } wants[] = {{Path::Evaluator, "(launch 2 of @main at "},
+               {Path::Jit, "(launch 2 of @main at "},
+               {Path::Fallback, "(" }};
+  for (const Want &w : wants)
+    for (bool sync : {false, true}) {
+      INFO(pathName(w.path) << (sync ? ", HOSTJIT_SYNC" : ""));
+      std::string message = faultThrough(w.path, sync);
+      if (sync) {
+        CHECK_THAT(message, Catch::StartsWith("kernel @trap " + std::string(w.site)));
+        CHECK_THAT(message, Catch::Contains(w.path == Path::Fallback ? "segments[1] (bad), run by KernelExecutor"
+                                                                     : "fault.hir:16:3)"));
+        CHECK_THAT(message, Catch::Contains("failed on the device: CUDA_ERROR_"));
+      } else {
+        CHECK_THAT(message, Catch::StartsWith("a kernel failed on the device earlier (CUDA_ERROR_"));
+        CHECK_THAT(message, Catch::Contains("HOSTJIT_SYNC=1"));
+      }
+      // Everything on the faulted context is gone: a new one works.
+      auto rt = cudaRuntime();
+      Program good = load(sourceDir() + "/examples/grid_sum.hir");
+      auto ev = Evaluator::create(good, rt);
+      REQUIRE(ev);
+      auto in = InputSet::random(rt, ev->plan(), {{"x", {64, 64}}}, 1);
+      REQUIRE(in);
+      auto out = ev->run(in->span());
+      REQUIRE(out);
+      REQUIRE(hj_synchronize(rt->context()) == HJ_OK);
+    }
+}

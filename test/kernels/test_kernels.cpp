@@ -16,6 +16,15 @@ T arg(void **params, int i) {
 
 extern "C" {
 
+// The runtime points this at hj_report_host_fault when it loads the library.
+void (*hj_host_fault_hook)(const char *) = nullptr;
+
+// trap(ptr<f32> x): fails as a GPU kernel that traps does: it reports a
+// device fault, which later calls of the context see.
+void trap(const hj_dim3 *, const hj_dim3 *, uint32_t, void **) {
+  if (hj_host_fault_hook) hj_host_fault_hook("trap instruction executed");
+}
+
 // leaves_nonzero(ptr<i32> sem): a broken kernel that should reset its
 // semaphore but leaves 7 in it.
 void leaves_nonzero(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) { arg<int32_t *>(p, 0)[0] = 7; }

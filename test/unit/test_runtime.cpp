@@ -341,7 +341,7 @@ TEST_CASE("runtime errors name what was wrong", "[runtime]") {
   REQUIRE(hj_register_host_kernel(ctx, "noop", [](const hj_dim3 *, const hj_dim3 *, uint32_t, void **) {}) == HJ_OK);
   REQUIRE(hj_kernel_table_create(ctx, &desc, 1, &t) == HJ_OK);
   int64_t dims[7] = {0, 1, 1, 1, 1, 1, 0};
-  CHECK(hj_launch(ctx, t, 0, dims, nullptr) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(hj_launch(ctx, t, 0, dims, nullptr, nullptr) == HJ_ERR_INVALID_ARGUMENT);
   CHECK(std::string(hj_last_error()) ==
         "launch of @k grid(0, 1, 1) block(1, 1, 1): grid.x is 0, expected 1 to 2147483647");
   hj_kernel_table_destroy(t);

@@ -78,6 +78,7 @@ class KernelExecutor {
   std::shared_ptr<const fusion::FusionAnalysis> a_;
   size_t index_ = 0;
   std::shared_ptr<KernelTable> kernels_;
+  std::string site_;  // the segment, for messages about its launch
 };
 
 // A whole fusion run segment by segment through KernelExecutors: it

@@ -33,6 +33,9 @@ struct PlanStep {
   uint32_t kernel = 0;
   uint32_t dims[7] = {};  // grid xyz, block xyz, smem: plan expressions
   std::vector<PlanArg> args;
+  // Where the launch is, for messages: "launch 2 of @main at f.hir:14:3"
+  // (or the fusion segment it comes from).
+  std::string site;
 };
 
 struct PlanOutput {

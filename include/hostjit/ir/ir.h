@@ -129,6 +129,9 @@ struct Stmt {
   Node node;
   Loc loc;
   Comments comments;
+  // Where a built statement comes from ("fusion.json: segments[1] (reduce)"),
+  // for messages about it at run time; not printed.
+  std::string origin;
   StmtKind kind() const { return static_cast<StmtKind>(node.index()); }
 };
 

@@ -88,6 +88,9 @@ typedef struct hj_options {
   int32_t fill_nan;        /* contract point 6; -1: HOSTJIT_FILL_NAN */
   int32_t record;          /* record every call from the start */
   void *stream;            /* CUDA: a CUstream to use; NULL makes one per context */
+  int32_t sync;            /* synchronise after every launch and memset, so a kernel that faults on the
+                              device is reported by its own launch (slow: for finding a fault);
+                              -1: HOSTJIT_SYNC */
 } hj_options;
 
 /* Describes one kernel of a program for hj_kernel_table_create. Strings are
