@@ -344,6 +344,7 @@ class CudaBackend final : public Backend {
   static constexpr uint32_t kDefaultSharedLimit = 48u << 10;  // bytes without opting in
 
   // Errors after which the context is unusable: a kernel faulted.
+ public:
   static bool sticky(CUresult r) {
     switch (r) {
       case CUDA_ERROR_ILLEGAL_ADDRESS:
@@ -360,6 +361,8 @@ class CudaBackend final : public Backend {
       default: return false;
     }
   }
+
+ private:
 
   int32_t driverError(const char *what, CUresult r) {
     if (sticky(r)) return faulted(describe(d_, r) + " on CUDA device " + std::to_string(ordinal_));
@@ -412,6 +415,11 @@ int32_t makeCudaBackend(int32_t device, void *stream, std::unique_ptr<Backend> &
   auto modules = std::make_shared<CudaModules>(d, dev);
   if (CUresult rr = d.cuDevicePrimaryCtxRetain(&modules->ctx, dev)) {
     modules->ctx = nullptr;
+    if (CudaBackend::sticky(rr))
+      return fail(HJ_ERR_BACKEND,
+                  "CUDA device %d cannot be used again in this process: a kernel failed on it earlier (%s), and the "
+                  "driver requires the process to be restarted",
+                  device, describe(d, rr).c_str());
     return fail(HJ_ERR_BACKEND, "cannot retain the primary context of CUDA device %d: %s", device,
                 describe(d, rr).c_str());
   }

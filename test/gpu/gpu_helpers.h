@@ -39,6 +39,7 @@ inline std::shared_ptr<Runtime> cudaRuntime(int32_t checkZeroed = 0) {
   o.fill_nan = 0;
   o.reuse_zeroed_memory = 0;
   auto rt = Runtime::create(o);
+  INFO((rt ? "" : rt.error().message));
   REQUIRE(rt);
   return *rt;
 }

@@ -4,6 +4,7 @@
 // headers, with options, never served a stale image from the cache.
 #include "gpu_helpers.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -182,35 +183,38 @@ std::string faultThrough(Path path, bool sync) {
 
 }  // namespace
 
-TEST_CASE("a kernel that traps fails the call, says which kernel with sync, and a new context works", "[cuda][fault]") {
-  struct Want {
-    Path path;
-    const char *site;
-  } wants[] = {{Path::Evaluator, "(launch 2 of @main at "},
-               {Path::Jit, "(launch 2 of @main at "},
-               {Path::Fallback, "(" }};
-  for (const Want &w : wants)
-    for (bool sync : {false, true}) {
-      INFO(pathName(w.path) << (sync ? ", HOSTJIT_SYNC" : ""));
-      std::string message = faultThrough(w.path, sync);
-      if (sync) {
-        CHECK_THAT(message, Catch::StartsWith("kernel @trap " + std::string(w.site)));
-        CHECK_THAT(message, Catch::Contains(w.path == Path::Fallback ? "segments[1] (bad), run by KernelExecutor"
-                                                                     : "fault.hir:16:3)"));
-        CHECK_THAT(message, Catch::Contains("failed on the device: CUDA_ERROR_"));
-      } else {
-        CHECK_THAT(message, Catch::StartsWith("a kernel failed on the device earlier (CUDA_ERROR_"));
-        CHECK_THAT(message, Catch::Contains("HOSTJIT_SYNC=1"));
-      }
-      // Everything on the faulted context is gone: a new one works.
-      auto rt = cudaRuntime();
-      Program good = load(sourceDir() + "/examples/grid_sum.hir");
-      auto ev = Evaluator::create(good, rt);
-      REQUIRE(ev);
-      auto in = InputSet::random(rt, ev->plan(), {{"x", {64, 64}}}, 1);
-      REQUIRE(in);
-      auto out = ev->run(in->span());
-      REQUIRE(out);
-      REQUIRE(hj_synchronize(rt->context()) == HJ_OK);
-    }
+TEST_CASE("a kernel that traps fails the call and later calls, and says which kernel with sync", "[cuda][.][fault]") {
+  // A trap leaves CUDA unusable in this process (the driver wants it
+  // restarted), so the three paths take turns: each run is checked, then the
+  // next starts over in a fresh process (the GPU run does that by running
+  // this binary once per case: HOSTJIT_FAULT_CASE=0..5).
+  const char *which = std::getenv("HOSTJIT_FAULT_CASE");
+  int c = which ? std::atoi(which) : 0;
+  Path path = c / 2 == 0 ? Path::Evaluator : c / 2 == 1 ? Path::Jit : Path::Fallback;
+  bool sync = c % 2 == 1;
+  INFO(pathName(path) << (sync ? ", HOSTJIT_SYNC" : ""));
+  std::string message = faultThrough(path, sync);
+  if (sync) {
+    CHECK_THAT(message, Catch::StartsWith("kernel @trap ("));
+    CHECK_THAT(message, Catch::Contains(path == Path::Fallback ? "segments[1] (bad), run by KernelExecutor"
+                                                               : "(launch 2 of @main at "));
+    if (path != Path::Fallback) CHECK_THAT(message, Catch::Contains("fault.hir:16:3)"));
+    CHECK_THAT(message, Catch::Contains("failed on the device: CUDA_ERROR_"));
+  } else {
+    CHECK_THAT(message, Catch::StartsWith("a kernel failed on the device earlier (CUDA_ERROR_"));
+    CHECK_THAT(message, Catch::Contains("HOSTJIT_SYNC=1"));
+  }
+  // Everything on the faulted context is released; a new context in this
+  // process is refused with the driver's reason, never with a crash.
+  hj_options o;
+  hj_options_init(&o);
+  o.backend = HJ_BACKEND_CUDA;
+  hj_context *ctx = nullptr;
+  int32_t st = hj_context_create(&o, &ctx);
+  if (st == HJ_OK) {
+    hj_context_destroy(ctx);  // a driver that recovers: fine as well
+  } else {
+    CHECK_THAT(std::string(hj_last_error()),
+               Catch::StartsWith("CUDA device 0 cannot be used again in this process: a kernel failed on it earlier ("));
+  }
 }
