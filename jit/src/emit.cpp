@@ -7,6 +7,7 @@
 #include "abi_types.h"
 #include "hostjit/ir/error.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/MDBuilder.h"
 
 namespace hostjit::jit {
@@ -189,7 +190,8 @@ class Emitter {
     llvm::Type *t = isFloat(e.type) ? floatType(e.type) : static_cast<llvm::Type *>(i64_);
     llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
     const std::string &n = plan_.exprNames[i];  // "%name", or a description of an unnamed expression
-    vals_[i] = eb.CreateLoad(t, eb.CreateConstInBoundsGEP2_64(valsTy_, chunkVals_, 0, i), n[0] == '%' ? n.substr(1) : "");
+    vals_[i] = eb.CreateLoad(t, eb.CreateConstInBoundsGEP2_64(valsTy_, chunkVals_, 0, i),
+                             n[0] == '%' ? n.substr(1, n.find(' ') - 1) : "");
     return vals_[i];
   }
 
@@ -300,9 +302,21 @@ class Emitter {
     }
     Value *r = nullptr;
     switch (e.op) {
-      case OpCode::Add: r = b_.CreateAdd(a, b); break;
-      case OpCode::Sub: r = b_.CreateSub(a, b); break;
-      case OpCode::Mul: r = b_.CreateMul(a, b); break;
+      case OpCode::Add:
+      case OpCode::Sub:
+      case OpCode::Mul: {
+        // Checked, as scalar_semantics.h says: a size that wrapped would
+        // allocate less than the program meant.
+        llvm::Intrinsic::ID id = e.op == OpCode::Add   ? llvm::Intrinsic::sadd_with_overflow
+                                 : e.op == OpCode::Sub ? llvm::Intrinsic::ssub_with_overflow
+                                                       : llvm::Intrinsic::smul_with_overflow;
+        Value *pair = b_.CreateBinaryIntrinsic(id, a, b);
+        r = b_.CreateExtractValue(pair, 0);
+        Value *over = b_.CreateExtractValue(pair, 1);
+        if (t == DType::i32) over = b_.CreateOr(over, b_.CreateICmpNE(b_.CreateSExt(b_.CreateTrunc(r, i32_), i64_), r));
+        failIf(over, HJ_ERR_INVALID_ARGUMENT, "integer overflow computing " + plan_.exprNames[i]);
+        return r;
+      }
       case OpCode::Div:
       case OpCode::Mod:
       case OpCode::CeilDiv: {

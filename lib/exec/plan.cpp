@@ -21,7 +21,11 @@ class Planner {
     for (const Kernel &k : p_.kernels)
       plan_.kernels.push_back(planKernel(k.name, k.params, k.cuda, k.entry, k.host, k.nvrtcOptions, p_.filename));
     for (const Value &v : p_.values)
-      if (!v.isTensor && v.expr.valid()) names_.emplace(v.expr.index, "%" + v.name);
+      if (!v.isTensor && v.expr.valid())
+        names_.emplace(v.expr.index, "%" + v.name +
+                                         (v.loc.known() ? " (" + (p_.filename.empty() ? std::string("line ") : p_.filename + ":") +
+                                                              std::to_string(v.loc.line) + ":" + std::to_string(v.loc.col) + ")"
+                                                        : std::string()));
     for (const Stmt &s : p_.body) {
       stmt_ = &s;
       std::visit([&](const auto &n) { step(n); }, s.node);

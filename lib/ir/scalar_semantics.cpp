@@ -13,17 +13,24 @@ int64_t wrapTo(DType type, int64_t v) {
 }
 
 ScalarError evalIntOp(OpCode op, DType type, int64_t a, int64_t b, int64_t *out) {
-  auto u = [](int64_t x) { return static_cast<uint64_t>(x); };
   int64_t minv = type == DType::i32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
   switch (op) {
-    case OpCode::Add: *out = wrapTo(type, static_cast<int64_t>(u(a) + u(b))); return ScalarError::None;
-    case OpCode::Sub: *out = wrapTo(type, static_cast<int64_t>(u(a) - u(b))); return ScalarError::None;
-    case OpCode::Mul: *out = wrapTo(type, static_cast<int64_t>(u(a) * u(b))); return ScalarError::None;
+    case OpCode::Add:
+    case OpCode::Sub:
+    case OpCode::Mul: {
+      int64_t r = 0;
+      bool over = op == OpCode::Add   ? __builtin_add_overflow(a, b, &r)
+                  : op == OpCode::Sub ? __builtin_sub_overflow(a, b, &r)
+                                      : __builtin_mul_overflow(a, b, &r);
+      if (over || wrapTo(type, r) != r) return ScalarError::Overflow;
+      *out = r;
+      return ScalarError::None;
+    }
     case OpCode::Div:
     case OpCode::Mod:
     case OpCode::CeilDiv: {
       if (b == 0) return ScalarError::DivisionByZero;
-      if (a == minv && b == -1) return ScalarError::Overflow;
+      if (a == minv && b == -1) return ScalarError::DivisionOverflow;
       int64_t q = a / b, r = a % b;
       if (op == OpCode::Div) *out = q;
       else if (op == OpCode::Mod) *out = r;
@@ -76,7 +83,8 @@ void evalF32Op(OpCode op, float a, float b, float *f, int64_t *i) { floatOp<floa
 const char *scalarErrorText(ScalarError e) {
   switch (e) {
     case ScalarError::DivisionByZero: return "division by zero";
-    case ScalarError::Overflow: return "integer overflow in division";
+    case ScalarError::DivisionOverflow: return "integer overflow in division";
+    case ScalarError::Overflow: return "integer overflow";
     case ScalarError::None: break;
   }
   return "no error";

@@ -3,6 +3,7 @@
 
 #include <unordered_map>
 
+#include "hostjit/ir/scalar_semantics.h"
 #include "hostjit/text/text.h"
 
 namespace hostjit {
@@ -126,9 +127,19 @@ class Verifier {
                n.b.kind == Operand::Kind::Int && n.b.i == 0)
         error(n.b.loc, std::string("division by zero: the divisor of '") + opName(n.op) + "' is 0");
       else if (!meta && !p_.value(n.result).expr.valid() && constant(n.a) && constant(n.b))
-        error(stmt_->loc, "cannot evaluate " + name(n.result) + ": division by zero in a constant expression");
+        error(stmt_->loc, "cannot evaluate " + name(n.result) + ": " + foldError(n, *t.type) + " in a constant expression");
     }
     define(n.result);
+  }
+
+  // Why two constant operands do not fold (division by zero, overflow).
+  std::string foldError(const ScalarOp &n, DType resultType) const {
+    auto value = [&](const Operand &o) { return o.isValue() ? p_.exprs[p_.value(o.value).expr].i : o.i; };
+    OperandType ta = operandType(p_, n.a), tb = operandType(p_, n.b);
+    DType t = !ta.isLiteral ? ta.dtype : !tb.isLiteral ? tb.dtype : resultType;
+    int64_t r = 0;
+    ScalarError e = evalIntOp(n.op, t, value(n.a), value(n.b), &r);
+    return e == ScalarError::None ? "no constant result" : scalarErrorText(e);
   }
 
   // Whether an operand folded to a constant (a literal, or a value that did).

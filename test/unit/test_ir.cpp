@@ -80,7 +80,7 @@ func @main(%x: f32[?, 8]) -> () {
   CHECK(expr("md").i == -1);       // mod has the sign of the dividend
 }
 
-TEST_CASE("scalar semantics: division, wrap-around and comparisons", "[ir]") {
+TEST_CASE("scalar semantics: division, overflow and comparisons", "[ir]") {
   int64_t r = 0;
   CHECK(evalIntOp(OpCode::Div, DType::i64, -7, 2, &r) == ScalarError::None);
   CHECK(r == -3);
@@ -88,11 +88,21 @@ TEST_CASE("scalar semantics: division, wrap-around and comparisons", "[ir]") {
   CHECK(r == 4);
   CHECK(evalIntOp(OpCode::CeilDiv, DType::i64, -7, -2, &r) == ScalarError::None);
   CHECK(r == 4);
-  CHECK(evalIntOp(OpCode::Mul, DType::i32, 3, 2000000000, &r) == ScalarError::None);
-  CHECK(r == static_cast<int32_t>(static_cast<uint32_t>(6000000000ull)));
+  // add, sub and mul that do not fit the type are errors, never a wrap.
+  CHECK(evalIntOp(OpCode::Mul, DType::i32, 3, 2000000000, &r) == ScalarError::Overflow);
+  CHECK(evalIntOp(OpCode::Mul, DType::i32, 3, 700000000, &r) == ScalarError::None);
+  CHECK(r == 2100000000);
+  CHECK(evalIntOp(OpCode::Mul, DType::i64, 4, 4611686018427387904, &r) == ScalarError::Overflow);
+  CHECK(evalIntOp(OpCode::Add, DType::i64, INT64_MAX, 1, &r) == ScalarError::Overflow);
+  CHECK(evalIntOp(OpCode::Sub, DType::i64, INT64_MIN, 1, &r) == ScalarError::Overflow);
+  CHECK(evalIntOp(OpCode::Add, DType::i32, INT32_MAX, 1, &r) == ScalarError::Overflow);
+  CHECK(evalIntOp(OpCode::Sub, DType::i32, INT32_MIN, 1, &r) == ScalarError::Overflow);
+  CHECK(evalIntOp(OpCode::Add, DType::i64, INT64_MAX - 1, 1, &r) == ScalarError::None);
+  CHECK(r == INT64_MAX);
+  CHECK(std::string(scalarErrorText(ScalarError::Overflow)) == "integer overflow");
   CHECK(evalIntOp(OpCode::Div, DType::i64, 1, 0, &r) == ScalarError::DivisionByZero);
-  CHECK(evalIntOp(OpCode::Div, DType::i64, INT64_MIN, -1, &r) == ScalarError::Overflow);
-  CHECK(evalIntOp(OpCode::Div, DType::i32, INT32_MIN, -1, &r) == ScalarError::Overflow);
+  CHECK(evalIntOp(OpCode::Div, DType::i64, INT64_MIN, -1, &r) == ScalarError::DivisionOverflow);
+  CHECK(evalIntOp(OpCode::Div, DType::i32, INT32_MIN, -1, &r) == ScalarError::DivisionOverflow);
   double f = 0;
   evalFloatOp(OpCode::Add, DType::f32, 0.1, 0.2, &f, &r);
   CHECK(f == static_cast<double>(0.1f + 0.2f));

@@ -144,7 +144,7 @@ func @main(%x: f32[?], %k: i64) -> (f32[?]) {
   RunResult e = runOnce(p, zin, false, 0, OptLevel::Light);
   RunResult j = runOnce(p, zin, true, 0, OptLevel::O2);
   CHECK(e.status == HJ_ERR_INVALID_ARGUMENT);
-  CHECK(e.error == "division by zero computing %per");
+  CHECK(e.error == "division by zero computing %per (test.hir:6:3)");
   CHECK(j.error == e.error);
   CHECK(e.record.empty());
   CHECK(j.record.empty());
@@ -153,6 +153,54 @@ func @main(%x: f32[?], %k: i64) -> (f32[?]) {
   RunResult ok = runOnce(p, tin, true, 0, OptLevel::O0);
   REQUIRE(ok.status == 0);
   CHECK(ok.outputs[0].size(0) == 4);
+}
+
+TEST_CASE("parity: size arithmetic that overflows fails the same way, before any runtime call", "[parity]") {
+  // 4 x 2^62 wraps to 0 in two's complement; plus 8 it would allocate 8
+  // elements for a kernel that was meant to have 2^64.
+  Program p = parseOk(R"(kernel @empty() {
+  host = "empty"
+}
+func @main(%x: f32[?], %k: i64) -> (f32[?]) {
+  %n = size %x, 0
+  %m = mul %n, %k
+  %e = add %m, 8
+  %y = alloc f32[%e]
+  launch @empty grid(1, 1, 1) block(1, 1, 1) smem(0) ()
+  return %y
+}
+)");
+  struct Case {
+    const char *k, *message;
+  } cases[] = {{"4611686018427387904", "integer overflow computing %m (test.hir:6:3)"},
+               {"2305843009213693951", "integer overflow computing %e (test.hir:7:3)"}};
+  for (const Case &c : cases) {
+    ParityArgs args{{{"x", {4}}}, {{"k", c.k}}};
+    SharedInputs in(p, args);
+    for (OptLevel opt : {OptLevel::O0, OptLevel::Light, OptLevel::O2}) {
+      RunResult e = runOnce(p, in, false, 0, opt);
+      RunResult j = runOnce(p, in, true, 0, opt);
+      INFO(c.k << " at " << optLevelName(opt));
+      CHECK(e.status == HJ_ERR_INVALID_ARGUMENT);
+      CHECK(e.error == c.message);
+      CHECK(j.status == e.status);
+      CHECK(j.error == e.error);
+      CHECK(e.record.empty());  // no allocation was ever asked for
+      CHECK(j.record.empty());
+    }
+  }
+  ParityArgs fine{{{"x", {4}}}, {{"k", "1000"}}};
+  SharedInputs fin(p, fine);
+  RunResult ok = runOnce(p, fin, true, 0, OptLevel::O2);
+  REQUIRE(ok.status == 0);
+  CHECK(ok.outputs[0].size(0) == 4008);
+  // Constant folding checks the same way, at build time.
+  Diagnostics d;
+  Program c = parse("func @main() -> () {\n  %a = mul 4611686018427387904, 4\n  return\n}\n", "c.hir", d);
+  REQUIRE(d.empty());
+  Diagnostics v = verify(c);
+  REQUIRE(v.size() == 1);
+  CHECK(v.list()[0].message == "cannot evaluate %a: integer overflow in a constant expression");
 }
 
 TEST_CASE("parity: a computed extent that breaks a static output dim fails the same way", "[parity]") {

@@ -81,7 +81,8 @@ struct PlanCheck {
 struct Plan {
   // Expressions in evaluation order: operands refer to earlier entries.
   std::vector<Expr> exprs;
-  // For each expression, the value it computes ("%blocks"), for messages.
+  // For each expression, the value it computes and where, for messages:
+  // "%blocks (f.hir:7:3)", or "%blocks" for a built program.
   std::vector<std::string> exprNames;
   uint32_t numSlots = 0;
   std::vector<PlanCheck> checks;

@@ -2,8 +2,10 @@
 // constant folding and the evaluator call these; jit/ emits the same
 // operations and the parity tests hold it to them.
 //
-// Integers (i64, i32, and bool as 0/1) are held in int64_t. Results wrap to
-// the type's width (i32 sign-extended). div truncates toward zero; mod has
+// Integers (i64, i32, and bool as 0/1) are held in int64_t (i32
+// sign-extended). add, sub and mul whose result does not fit the type are
+// errors (integer overflow): a size that wrapped would allocate a buffer
+// smaller than the program meant. div truncates toward zero; mod has
 // the sign of the dividend; ceildiv(a, b) = a / b, plus one when the
 // remainder is non-zero and a and b have the same sign. Division, mod and
 // ceildiv by zero, and MIN / -1, are errors. min(a, b) = b < a ? b : a and
@@ -18,7 +20,7 @@
 
 namespace hostjit {
 
-enum class ScalarError : uint8_t { None, DivisionByZero, Overflow };
+enum class ScalarError : uint8_t { None, DivisionByZero, DivisionOverflow, Overflow };
 
 ScalarError evalIntOp(OpCode op, DType type, int64_t a, int64_t b, int64_t *out);
 // Arith ops on floats give a float (in *f); comparisons give bool (in *i).
