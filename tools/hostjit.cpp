@@ -226,7 +226,7 @@ nlohmann::json statsJson(const hj_stats &s) {
           {"backend_frees", s.backend_frees}, {"arena_growths", s.arena_growths},
           {"pool_hits", s.pool_hits},     {"live_bytes", s.live_bytes},
           {"peak_bytes", s.peak_bytes},   {"reserved_bytes", s.reserved_bytes},
-          {"arena_bytes", s.arena_bytes}};
+          {"arena_bytes", s.arena_bytes},   {"fallible_ops", s.fallible_ops}};
 }
 
 // Prints each output; kOk, or the exit status of an output that cannot be read.

@@ -158,6 +158,13 @@ hj_context::hj_context(std::unique_ptr<hj::Backend> b, const hj_options &o, bool
       pool(memory, stats),
       arena(memory, stats) {
   memory.setPool(&pool);
+  memory.setInjector(&injector);
+  int64_t failAt = o.fail_at;
+  if (failAt < 0) {
+    const char *v = std::getenv("HOSTJIT_FAIL_AT");
+    failAt = v && *v ? std::strtoll(v, nullptr, 10) : 0;
+  }
+  if (failAt > 0) injector.arm(static_cast<uint64_t>(failAt));
 }
 
 hj_context::~hj_context() {
@@ -181,6 +188,7 @@ void hj_options_init(hj_options *o) {
   o->check_zeroed = -1;
   o->fill_nan = -1;
   o->sync = -1;
+  o->fail_at = -1;
 }
 
 int32_t hj_context_create(const hj_options *options, hj_context **out) {
@@ -227,6 +235,7 @@ int32_t hj_alloc(hj_context *ctx, const int64_t *sizes, const int64_t *strides, 
   return guarded([&]() -> int32_t {
     if (!name) name = "?";
     if (int32_t st = ctx->backend->checkFault()) return st;
+    if (int32_t st = ctx->injector.check("hj_alloc of %%%s", name)) return st;
     uint32_t esize = hj_dtype_size(dtype);
     if (esize == 0) return fail(HJ_ERR_INVALID_ARGUMENT, "buffer %%%s: unknown dtype %u", name, dtype);
     if ((flags & HJ_ALLOC_RESETS_TO_ZERO) && !(flags & HJ_ALLOC_ZERO_INIT))
@@ -273,7 +282,9 @@ int32_t hj_alloc(hj_context *ctx, const int64_t *sizes, const int64_t *strides, 
       }
       if (ctx->recording) record(ctx, HJ_REC_ALLOC, b, b->name);
       if (zero && !fromArena && bytes) {
-        if (int32_t st = ctx->backend->memsetZero(b->ptr, bytes)) {
+        int32_t st = ctx->injector.check("memset of %%%s", b->name);
+        if (st == HJ_OK) st = ctx->backend->memsetZero(b->ptr, bytes);
+        if (st) {
           giveBack();
           return st;
         }
@@ -285,7 +296,9 @@ int32_t hj_alloc(hj_context *ctx, const int64_t *sizes, const int64_t *strides, 
         ++ctx->stats.memsets;
         if (ctx->recording) record(ctx, HJ_REC_MEMSET, b, b->name);
       } else if (!zero && ctx->fillNan && bytes) {
-        if (int32_t st = ctx->backend->fill(b->ptr, bytes, nanPattern(dtype), esize)) {
+        int32_t st = ctx->injector.check("fill of %%%s", b->name);
+        if (st == HJ_OK) st = ctx->backend->fill(b->ptr, bytes, nanPattern(dtype), esize);
+        if (st) {
           giveBack();
           return st;
         }
@@ -366,6 +379,8 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
     if (dims[6] < 0 || dims[6] > INT32_MAX)
       return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: smem is %" PRId64 ", expected 0 to 2147483647",
                   k.name.c_str(), dims[6]);
+    if (int32_t st = ctx->injector.check("launch of @%s (%s)", k.name.c_str(), site && *site ? site : "no site given"))
+      return st;
     if (ctx->recording || ctx->checkZeroed) {
       // Built aside and appended whole, so running out of memory half-way
       // leaves no half-made entry in the record.
@@ -454,6 +469,7 @@ int32_t hj_kernel_table_create(hj_context *ctx, const hj_kernel_desc *kernels, u
       for (int32_t p : e.params)
         if (paramBytes(p) == 0)
           return fail(HJ_ERR_INVALID_ARGUMENT, "kernel @%s: unknown parameter kind %d", e.name.c_str(), p);
+      if (int32_t st = ctx->injector.check("loading kernel @%s", d.name ? d.name : "?")) return st;
       if (int32_t st = ctx->backend->loadKernel(d, e)) return st;
     }
     table->keepAlive = ctx->backend->keepAlive();
@@ -481,10 +497,12 @@ void *hj_context_native_stream(const hj_context *ctx) { return ctx->backend->nat
 
 void hj_get_stats(const hj_context *ctx, hj_stats *out) { *out = ctx->stats; }
 
+void hj_inject_failure(hj_context *ctx, uint64_t n) { ctx->injector.arm(n); }
+
 void hj_reset_stats(hj_context *ctx) {
   hj_stats &s = ctx->stats;
   s.allocs = s.frees = s.memsets = s.fills = s.launches = s.backend_allocs = s.backend_frees = s.arena_growths =
-      s.pool_hits = 0;
+      s.pool_hits = s.fallible_ops = 0;
   s.peak_bytes = s.live_bytes;
 }
 

@@ -32,6 +32,7 @@ struct hj_context {
   bool reuseZeroed, checkZeroed, fillNan, recording;
   bool sync;  // synchronise after every launch and memset (hj_options.sync)
   hj_stats stats{};
+  hj::FaultInjector injector{stats};
   hj::DeviceMemory memory;
   hj::Pool pool;
   hj::Arena arena;

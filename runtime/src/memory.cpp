@@ -22,6 +22,8 @@ int32_t DeviceMemory::tryAllocate(size_t bytes, void **out) {
 }
 
 int32_t DeviceMemory::allocate(size_t bytes, void **out) {
+  if (injector_)
+    if (int32_t st = injector_->check("backend allocation of %zu bytes", bytes)) return st;
   int32_t st = tryAllocate(bytes, out);
   if (st != HJ_ERR_OUT_OF_MEMORY || !pool_) return st;
   pool_->emptyCache();
@@ -101,7 +103,10 @@ int32_t Arena::allocate(Block *block, size_t *grewBytes) {
     cap = (cap + kMinRegion - 1) / kMinRegion * kMinRegion;
     void *p = nullptr;
     if (int32_t st = memory_.allocate(cap, &p)) return st;
-    if (int32_t st = memory_.backend().memsetZero(p, cap)) {
+    int32_t st = memory_.injector() ? memory_.injector()->check("memset of a new zeroed-arena region of %zu bytes", cap)
+                                    : HJ_OK;
+    if (st == HJ_OK) st = memory_.backend().memsetZero(p, cap);
+    if (st) {
       memory_.release(p, cap);
       return st;
     }

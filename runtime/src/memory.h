@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "inject.h"
 
 namespace hj {
 
@@ -44,6 +45,8 @@ class DeviceMemory {
  public:
   DeviceMemory(Backend &backend, hj_stats &stats, uint64_t limit) : backend_(backend), stats_(stats), limit_(limit) {}
   void setPool(Pool *pool) { pool_ = pool; }
+  void setInjector(FaultInjector *injector) { injector_ = injector; }
+  FaultInjector *injector() { return injector_; }
   // Allocates from the backend within the limit; on out-of-memory releases
   // the pool's cached blocks and retries once.
   int32_t allocate(size_t bytes, void **out);
@@ -56,6 +59,7 @@ class DeviceMemory {
   hj_stats &stats_;
   uint64_t limit_;
   Pool *pool_ = nullptr;
+  FaultInjector *injector_ = nullptr;
 };
 
 class Pool {

@@ -18,7 +18,8 @@ typedef enum hj_status {
   HJ_ERR_BACKEND = 4,          /* the driver or a backend call failed */
   HJ_ERR_NOT_ZEROED = 5,       /* HOSTJIT_CHECK_ZEROED found a non-zero buffer */
   HJ_ERR_NO_DRIVER = 6,        /* no CUDA driver on this machine */
-  HJ_ERR_INTERNAL = 7          /* an exception or broken invariant inside */
+  HJ_ERR_INTERNAL = 7,         /* an exception or broken invariant inside */
+  HJ_ERR_INJECTED = 8          /* a failure injected on purpose (hj_inject_failure, HOSTJIT_FAIL_AT) */
 } hj_status;
 
 typedef enum hj_dtype {
@@ -88,6 +89,8 @@ typedef struct hj_options {
   int32_t fill_nan;        /* contract point 6; -1: HOSTJIT_FILL_NAN */
   int32_t record;          /* record every call from the start */
   void *stream;            /* CUDA: a CUstream to use; NULL makes one per context */
+  int64_t fail_at;         /* make the N-th fallible operation from creation fail (0: none; -1:
+                              HOSTJIT_FAIL_AT); see hj_inject_failure */
   int32_t sync;            /* synchronise after every launch and memset, so a kernel that faults on the
                               device is reported by its own launch (slow: for finding a fault);
                               -1: HOSTJIT_SYNC */
@@ -120,6 +123,7 @@ typedef struct hj_stats {
   uint64_t peak_bytes;     /* maximum of live_bytes */
   uint64_t reserved_bytes; /* bytes held from the backend (pool + arena) */
   uint64_t arena_bytes;    /* bytes held by zeroed arena regions */
+  uint64_t fallible_ops;   /* operations that can fail and so can be made to (hj_inject_failure) */
 } hj_stats;
 
 typedef enum hj_record_kind {
