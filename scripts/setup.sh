@@ -19,5 +19,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 build_type="${HOSTJIT_BUILD_TYPE:-Release}"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$build_type" >/dev/null
-ninja -C build
+# HOSTJIT_SANITIZE=address,undefined (or thread) builds into its own folder.
+build_dir="${HOSTJIT_BUILD_DIR:-build}"
+if [ -n "${HOSTJIT_SANITIZE:-}" ]; then build_dir="build-${HOSTJIT_SANITIZE//,/-}"; fi
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" -DHOSTJIT_SANITIZE="${HOSTJIT_SANITIZE:-}" >/dev/null
+ninja -C "$build_dir"
