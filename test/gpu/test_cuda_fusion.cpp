@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "common/fusion_cases.h"
+#include "common/inject.h"
 #include "hostjit/exec/parity.h"
 
 using namespace hostjit;
@@ -127,6 +128,19 @@ TEST_CASE("a CUDA kernel includes <stdint.h> and a header beside it, takes optio
   ::unsetenv("HOSTJIT_NVRTC_OPTIONS");
   ::unsetenv("HOSTJIT_CACHE_DIR");
   fs::remove_all(dir);
+}
+
+TEST_CASE("injected failures on the GPU: every operation of every example fusion, through all four paths",
+          "[cuda][inject]") {
+  for (const std::string &name : exampleFusions()) {
+    Fusion f = loadExampleFusion(sourceDir(), name);
+    FusionCase c = fusionCases(name)[0];
+    for (Path path : kPaths) {
+      PathRunner r(f, path, cudaRuntime(), jit());
+      FusionInputs in(f, c, r.rt(), 13);
+      injectEverywhere(*r.rt(), [&] { return r.run(*in.set, in.scalars); }, name + " on " + pathName(path));
+    }
+  }
 }
 
 namespace {
