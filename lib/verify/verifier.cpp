@@ -223,8 +223,12 @@ class Verifier {
     }
     if (!isAllocated(v)) {
       ValueId root = p_.rootOf(v);
-      error(n.tensor.loc, "cannot free view " + name(v) + "; a view owns no memory" +
-                              (root != v ? " (free its buffer " + name(root) + " instead)" : ""));
+      std::string hint;
+      if (root != v)
+        hint = p_.value(root).def == Value::Def::TensorInput
+                   ? " (it views function input " + name(root) + ", which belongs to the caller)"
+                   : " (free its buffer " + name(root) + " instead)";
+      error(n.tensor.loc, "cannot free view " + name(v) + "; a view owns no memory" + hint);
       return;
     }
     if (freedAt_[v.index]) {
