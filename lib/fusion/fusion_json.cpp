@@ -244,6 +244,10 @@ Expected<Fusion> parseFusionJson(std::string_view text, const std::string &filen
       if (auto c = m.find(": ", k); c != std::string::npos) m = m.substr(c + 2);
     }
     return Error{HJ_ERR_INVALID_ARGUMENT, (where.empty() ? prefix : where) + "not valid JSON: " + m};
+  } catch (const json::exception &e) {  // a number too large for any type (out_of_range.406), ...
+    std::string m = e.what();
+    if (auto k = m.find("] "); k != std::string::npos) m = m.substr(k + 2);
+    return Error{HJ_ERR_INVALID_ARGUMENT, prefix + "not valid JSON: " + m};
   }
   try {
     return Reader(filename).fusion(j);
