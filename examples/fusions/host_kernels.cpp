@@ -13,16 +13,12 @@
 #include <limits>
 
 #include "hostjit/runtime.h"
+#include "../kernels/host_params.h"
 #include "kernels/tensor.h"
 
 namespace {
 
-template <class T>
-T arg(void **params, int i) {
-  T v;
-  std::memcpy(&v, params[i], sizeof v);
-  return v;
-}
+using hostjit_examples::arg;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 

@@ -12,17 +12,9 @@
 #include <string>
 
 #include "hostjit/runtime.h"
+#include "host_params.h"
 
-namespace {
-
-template <class T>
-T arg(void **params, int i) {
-  T v;
-  std::memcpy(&v, params[i], sizeof v);
-  return v;
-}
-
-}  // namespace
+using hostjit_examples::arg;
 
 extern "C" {
 

@@ -3,9 +3,13 @@
 // nothing), with a small memory limit.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "hostjit/exec/runtime.hpp"
+#include "hostjit/exec/plan.h"
 #include "hostjit/ir/ir.h"
 
 namespace hostjit::fuzz {
@@ -23,6 +27,31 @@ inline std::shared_ptr<Runtime> runtimeFor(const Program &p) {
   for (const Kernel &k : p.kernels)
     if (k.host) hj_register_host_kernel((*rt)->context(), k.host->c_str(), noKernel);
   return *rt;
+}
+
+// Every dynamic dimension of every input 3.
+inline std::map<std::string, std::vector<int64_t>> fixedShapes(const Plan &plan) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const PlanInput &in : plan.inputs) {
+    std::vector<int64_t> dims;
+    for (int64_t dim : in.dims) dims.push_back(dim == kDynamic ? 3 : dim);
+    shapes[in.name] = dims;
+  }
+  return shapes;
+}
+
+// Every scalar argument 2, in its own type.
+inline std::vector<ScalarArg> fixedScalars(const Plan &plan) {
+  std::vector<ScalarArg> scalars;
+  for (const PlanScalar &s : plan.scalars) {
+    ScalarArg a;
+    a.type = s.dtype;
+    a.value.i64 = 2;
+    if (s.dtype == DType::f32) a.value.f32 = 2.0f;
+    if (s.dtype == DType::f64) a.value.f64 = 2.0;
+    scalars.push_back(a);
+  }
+  return scalars;
 }
 
 }  // namespace hostjit::fuzz

@@ -31,21 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!d.empty()) return 0;
   auto plan = makePlan(p);
   if (!plan) return 0;
-  std::map<std::string, std::vector<int64_t>> shapes;
-  for (const PlanInput &in : plan->inputs) {
-    std::vector<int64_t> dims;
-    for (int64_t dim : in.dims) dims.push_back(dim == kDynamic ? 3 : dim);
-    shapes[in.name] = dims;
-  }
-  std::vector<ScalarArg> scalars;
-  for (const PlanScalar &s : plan->scalars) {
-    ScalarArg a;
-    a.type = s.dtype;
-    a.value.i64 = 2;
-    if (s.dtype == DType::f32) a.value.f32 = 2.0f;
-    if (s.dtype == DType::f64) a.value.f64 = 2.0;
-    scalars.push_back(a);
-  }
+  auto shapes = fuzz::fixedShapes(*plan);
+  auto scalars = fuzz::fixedScalars(*plan);
   auto inRt = fuzz::runtimeFor(p);
   if (!inRt) return 0;
   auto inputs = InputSet::random(inRt, *plan, shapes, 1);

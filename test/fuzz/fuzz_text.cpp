@@ -24,23 +24,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!rt) return 0;
   auto ev = Evaluator::create(p, rt);
   if (!ev) return 0;
-  std::map<std::string, std::vector<int64_t>> shapes;
-  for (const PlanInput &in : ev->plan().inputs) {
-    std::vector<int64_t> dims;
-    for (int64_t dim : in.dims) dims.push_back(dim == kDynamic ? 3 : dim);
-    shapes[in.name] = dims;
-  }
+  auto shapes = fuzz::fixedShapes(ev->plan());
   auto inputs = InputSet::random(rt, ev->plan(), shapes, 1);
   if (!inputs) return 0;
-  std::vector<ScalarArg> scalars;
-  for (const PlanScalar &s : ev->plan().scalars) {
-    ScalarArg a;
-    a.type = s.dtype;
-    a.value.i64 = 2;
-    if (s.dtype == DType::f32) a.value.f32 = 2.0f;
-    if (s.dtype == DType::f64) a.value.f64 = 2.0;
-    scalars.push_back(a);
-  }
+  auto scalars = fuzz::fixedScalars(ev->plan());
   auto out = ev->run(inputs->span(), scalars);
   if (!out && rt->stats().live_bytes != 0) __builtin_trap();  // a failed call must free what it took
   return 0;
