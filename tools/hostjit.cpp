@@ -66,6 +66,9 @@ non-zero inputs and prints each output's shape, sum and first values.
                                  evaluator serves calls until the native code is ready; with
                                  --check-parity or --print-record the JIT always waits)
   --print-record                 print the runtime call record of the first call
+  --graph                        graph mode for eval and jit: each input signature's launches and
+                                 memsets are built into a graph (CUDA graph on the GPU) once and
+                                 replayed; the stats show builds, replays and node updates
 
 example:
   hostjit run examples/grid_sum.hir --input x=f32[1024,256] --host-kernels build/lib/libhostjit_example_kernels.so \
@@ -110,7 +113,7 @@ example:
 bool optionApplies(const std::string &command, const std::string &option) {
   static const char *compileOnly[] = {"--emit-llvm", "--emit-asm", "--optimized"};
   static const char *runOnly[] = {"--input", "--scalar", "--seed", "--backend", "--mode", "--repeat", "--check-parity",
-                                  "--stats", "--host-kernels", "--no-cache", "--no-tier", "--print-record"};
+                                  "--stats", "--host-kernels", "--no-cache", "--no-tier", "--print-record", "--graph"};
   auto in = [&](const auto &list) { return std::find(std::begin(list), std::end(list), option) != std::end(list); };
   if (in(compileOnly)) return command == "compile";
   if (in(runOnly)) return command == "run";
@@ -169,7 +172,7 @@ struct RunOptions {
   bool eval = false, jit = true, executor = false;
   OptLevel opt = OptLevel::O2;
   int repeat = 1;
-  bool parity = false, printRecord = false, cache = true, tiered = true;
+  bool parity = false, printRecord = false, cache = true, tiered = true, graph = false;
   std::string stats;
   std::vector<std::string> hostLibs;
 };
@@ -226,7 +229,11 @@ nlohmann::json statsJson(const hj_stats &s) {
           {"backend_frees", s.backend_frees}, {"arena_growths", s.arena_growths},
           {"pool_hits", s.pool_hits},     {"live_bytes", s.live_bytes},
           {"peak_bytes", s.peak_bytes},   {"reserved_bytes", s.reserved_bytes},
-          {"arena_bytes", s.arena_bytes},   {"fallible_ops", s.fallible_ops}};
+          {"arena_bytes", s.arena_bytes},   {"fallible_ops", s.fallible_ops},
+          {"graph_builds", s.graph_builds}, {"graph_replays", s.graph_replays},
+          {"graph_fast", s.graph_fast},     {"graph_updates", s.graph_updates},
+          {"graph_fallbacks", s.graph_fallbacks}, {"graph_evictions", s.graph_evictions},
+          {"graph_bytes", s.graph_bytes}};
 }
 
 // Prints each output; kOk, or the exit status of an output that cannot be read.
@@ -358,6 +365,7 @@ int cmdRun(const RunOptions &o) {
   if (doEval) {
     auto ev = Evaluator::create(p, *rtEval);
     if (!ev) return fromError(ev.error());
+    ev->setGraphMode(o.graph);
     if (int rc = mode("eval", *rtEval, [&] { return ev->run(inputs->span(), *scalars); })) return rc;
   }
   std::unique_ptr<Jit> jit;
@@ -373,6 +381,7 @@ int cmdRun(const RunOptions &o) {
     co.useCache = o.cache;
     // Records compare only when every call runs the native code.
     co.tiered = o.tiered && !o.parity && !o.printRecord;
+    co.graph = o.graph;
     auto t0 = std::chrono::steady_clock::now();
     auto cp = jit->compile(p, *rtJit, co);
     auto t1 = std::chrono::steady_clock::now();
@@ -568,6 +577,8 @@ int realMain(int argc, char **argv) {
       o.cache = false;
     } else if (a == "--no-tier") {
       o.tiered = false;
+    } else if (a == "--graph") {
+      o.graph = true;
     } else if (a == "--stats") {
       if (!value(&v) || (v != "json" && v != "text")) return userError("--stats expects json or text");
       o.stats = v;

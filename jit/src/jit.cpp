@@ -324,6 +324,8 @@ Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::s
   cp->plan_ = planPtr;
   cp->rt_ = rt;
   cp->kernels_ = *kernels;
+  cp->sig_ = GraphSignature::of(*planPtr, rt);
+  cp->graph_ = options.graph;
   cp->fallback_ = std::make_shared<const Evaluator>(Evaluator::fromPlan(planPtr, rt, *kernels));
   auto publish = [&cp, &t0](std::pair<std::shared_ptr<void>, EntryFn> linked) {
     CompiledProgram::Tier &tier = *cp->tier_;
@@ -455,8 +457,9 @@ Expected<std::vector<Tensor>> CompiledProgram::run(std::span<const DLTensor *con
   packScalars(scalars, slots.data());
   Scratch<void *, 16> outData(plan.outputs.size());
   Scratch<int64_t, 64> outDims(outputDimSlots(plan));
-  if (int32_t st = call(rt_->context(), inputs.data(), slots.data(), outData.data(), outDims.data()))
-    return runtimeError(st);
+  int32_t st = graph_ ? callGraph(rt_->context(), inputs.data(), slots.data(), outData.data(), outDims.data())
+                      : call(rt_->context(), inputs.data(), slots.data(), outData.data(), outDims.data());
+  if (st) return runtimeError(st);
   return makeOutputs(rt_, plan, outData.data(), outDims.data());
 }
 

@@ -39,6 +39,7 @@ Expected<Evaluator> Evaluator::create(const Program &p, std::shared_ptr<Runtime>
   auto kt = KernelTable::load(rt, *e.plan_);
   if (!kt) return kt.error();
   e.kernels_ = *kt;
+  e.sig_ = GraphSignature::of(*e.plan_, rt);
   e.rt_ = std::move(rt);
   return e;
 }
@@ -47,6 +48,7 @@ Evaluator Evaluator::fromPlan(std::shared_ptr<const Plan> plan, std::shared_ptr<
                               std::shared_ptr<KernelTable> kernels) {
   Evaluator e;
   e.plan_ = std::move(plan);
+  e.sig_ = GraphSignature::of(*e.plan_, rt);
   e.rt_ = std::move(rt);
   e.kernels_ = std::move(kernels);
   return e;
@@ -61,8 +63,9 @@ Expected<std::vector<Tensor>> Evaluator::run(std::span<const DLTensor *const> in
   packScalars(scalars, sv.data());
   Scratch<void *, 16> outData(plan.outputs.size());
   Scratch<int64_t, 64> outDims(outputDimSlots(plan));
-  if (int32_t st = call(rt_->context(), inputs.data(), sv.data(), outData.data(), outDims.data()))
-    return runtimeError(st);
+  int32_t st = graph_ ? callGraph(rt_->context(), inputs.data(), sv.data(), outData.data(), outDims.data())
+                      : call(rt_->context(), inputs.data(), sv.data(), outData.data(), outDims.data());
+  if (st) return runtimeError(st);
   return makeOutputs(rt_, plan, outData.data(), outDims.data());
 }
 

@@ -16,12 +16,39 @@
 
 namespace hj {
 
+// Bytes of one kernel argument of an hj_param_kind (0 for an unknown kind).
+uint32_t paramBytes(int32_t kind);
+
 // A kernel resolved for one backend; owned by an hj_kernel_table.
 struct KernelEntry {
   std::string name;              // the program's name, for messages and records
   std::vector<int32_t> params;   // hj_param_kind of each parameter
   hj_host_kernel_fn host = nullptr;
   void *function = nullptr;      // CUDA: CUfunction
+};
+
+// One operation of a graph (graph mode), in stream order.
+struct GraphNode {
+  enum class Kind : uint8_t { Memset, Fill, Kernel } kind = Kind::Kernel;
+  void *ptr = nullptr;  // Memset, Fill: destination
+  size_t bytes = 0;
+  uint64_t pattern = 0;  // Fill: the element pattern, `width` bytes
+  unsigned width = 0;
+  const KernelEntry *kernel = nullptr;  // Kernel
+  hj_dim3 grid{}, block{};
+  uint32_t smem = 0;
+  void **params = nullptr;  // one pointer per declared parameter; the values are copied
+};
+
+// An executable graph: nodes run one after another on the backend's stream
+// each time it is launched. Made by Backend::buildGraph.
+class Graph {
+ public:
+  virtual ~Graph() = default;
+  // Gives node `index` new arguments (Kernel) or a new destination (Memset,
+  // Fill); its kind, sizes, kernel and dims are those it was built with.
+  virtual int32_t update(size_t index, const GraphNode &node) = 0;
+  virtual int32_t launch() = 0;
 };
 
 class Backend {
@@ -42,6 +69,9 @@ class Backend {
   virtual int32_t fill(void *ptr, size_t bytes, uint64_t pattern, unsigned width) = 0;
   virtual int32_t launch(const KernelEntry &kernel, const hj_dim3 &grid, const hj_dim3 &block,
                          uint32_t smem, void **params) = 0;
+
+  // Builds an executable graph of `nodes` (graph mode).
+  virtual int32_t buildGraph(const std::vector<GraphNode> &nodes, std::unique_ptr<Graph> &out) = 0;
 
   // Synchronous.
   virtual int32_t copyToHost(void *dst, const void *src, size_t bytes) = 0;

@@ -8,11 +8,19 @@
 #include <cstring>
 #include <string>
 
+#include "calls.h"
 #include "error.h"
 
 using hj::Block;
+using hj::bufferBytes;
+using hj::checkZeroedOnFree;
+using hj::dtypeName;
 using hj::fail;
 using hj::guarded;
+using hj::nanPattern;
+using hj::paramBytes;
+using hj::record;
+using hj::releaseBlock;
 
 namespace {
 
@@ -23,6 +31,10 @@ bool envFlag(const char *name) {
 }
 
 bool option(int32_t value, const char *env) { return value < 0 ? envFlag(env) : value != 0; }
+
+}  // namespace
+
+namespace hj {
 
 const char *dtypeName(uint32_t d) {
   static const char *names[] = {
@@ -136,7 +148,10 @@ int32_t checkZeroedOnFree(hj_context *ctx, Block *b) {
 void releaseBlock(hj_context *ctx, Block *b) {
   ctx->stats.live_bytes -= b->bytes;
   ++ctx->stats.frees;
-  if (b->region) {
+  if (b->planned >= 0) {
+    ctx->graphs.releasePlanned(b);
+    ctx->pool.recycle(b);
+  } else if (b->region) {
     ctx->arena.release(b);
     ctx->pool.recycle(b);
   } else {
@@ -144,7 +159,7 @@ void releaseBlock(hj_context *ctx, Block *b) {
   }
 }
 
-}  // namespace
+}  // namespace hj
 
 hj_context::hj_context(std::unique_ptr<hj::Backend> b, const hj_options &o, bool reuse, bool check, bool nan)
     : backend(std::move(b)),
@@ -169,7 +184,9 @@ hj_context::hj_context(std::unique_ptr<hj::Backend> b, const hj_options &o, bool
 
 hj_context::~hj_context() {
   live.forEach([&](const void *, Block *b) {
-    if (b->region) {
+    if (b->planned >= 0) {
+      delete b;  // a graph's memory, returned with the graph
+    } else if (b->region) {
       arena.release(b);
       delete b;
     } else {
@@ -177,6 +194,97 @@ hj_context::~hj_context() {
     }
   });
 }
+
+namespace hj {
+
+int32_t allocBlock(hj_context *ctx, uint64_t bytes, uint32_t flags, uint32_t dtype, const char *name, bool deferInit,
+                   Block **out, void *at, int32_t planned) {
+  bool zero = flags & HJ_ALLOC_ZERO_INIT;
+  uint32_t esize = hj_dtype_size(dtype);
+  bool fromArena = zero && !(flags & HJ_ALLOC_OUTPUT) && ((flags & HJ_ALLOC_RESETS_TO_ZERO) || ctx->reuseZeroed);
+  Block *b = nullptr;
+  size_t grew = 0;
+  if (at) {
+    b = ctx->pool.newBlock();
+    b->ptr = at;
+  } else if (fromArena) {
+    b = ctx->pool.newBlock();
+    b->bytes = bytes;
+    if (int32_t st = ctx->arena.allocate(b, &grew)) {
+      ctx->pool.recycle(b);
+      return st;
+    }
+  } else {
+    if (int32_t st = ctx->pool.allocate(bytes, &b)) return st;
+    b->region = nullptr;
+    b->lastKernel[0] = '\0';
+  }
+  b->planned = planned;
+  // From here on the block is ours: give it back if anything fails or throws.
+  auto giveBack = [&] {
+    if (at) {
+      ctx->pool.recycle(b);
+    } else if (b->region) {
+      ctx->arena.release(b);
+      ctx->pool.recycle(b);
+    } else {
+      ctx->pool.release(b);
+    }
+  };
+  try {
+    b->bytes = bytes;
+    b->flags = flags;
+    b->dtype = dtype;
+    b->id = ctx->nextBufferId++;
+    std::strncpy(b->name, name, sizeof b->name - 1);
+    b->name[sizeof b->name - 1] = '\0';
+    if (grew) {
+      ++ctx->stats.memsets;
+      if (ctx->recording) record(ctx, HJ_REC_MEMSET, nullptr, "arena").entry.bytes = grew;
+    }
+    if (ctx->recording) record(ctx, HJ_REC_ALLOC, b, b->name);
+    if (zero && !fromArena && bytes) {
+      if (!deferInit) {
+        int32_t st = ctx->injector.check("memset of %%%s", b->name);
+        if (st == HJ_OK) st = ctx->backend->memsetZero(b->ptr, bytes);
+        if (st) {
+          giveBack();
+          return st;
+        }
+        if (ctx->sync)
+          if (int32_t st = ctx->backend->synchronize()) {
+            giveBack();
+            return st;
+          }
+      }
+      ++ctx->stats.memsets;
+      if (ctx->recording) record(ctx, HJ_REC_MEMSET, b, b->name);
+    } else if (!zero && ctx->fillNan && bytes) {
+      if (!deferInit) {
+        int32_t st = ctx->injector.check("fill of %%%s", b->name);
+        if (st == HJ_OK) st = ctx->backend->fill(b->ptr, bytes, nanPattern(dtype), esize);
+        if (st) {
+          giveBack();
+          return st;
+        }
+      }
+      ++ctx->stats.fills;
+      if (ctx->recording) record(ctx, HJ_REC_FILL, b, b->name);
+    }
+    ctx->live.insert(b->ptr, b);
+    ++ctx->stats.allocs;
+    ctx->stats.live_bytes += bytes;
+    if (ctx->stats.live_bytes > ctx->stats.peak_bytes) ctx->stats.peak_bytes = ctx->stats.live_bytes;
+  } catch (...) {
+    ctx->live.erase(b->ptr);
+    giveBack();
+    throw;
+  }
+  *out = b;
+  return HJ_OK;
+}
+
+}  // namespace hj
 
 extern "C" {
 
@@ -234,86 +342,23 @@ int32_t hj_alloc(hj_context *ctx, const int64_t *sizes, const int64_t *strides, 
                  uint32_t flags, const char *name, void **out) {
   return guarded([&]() -> int32_t {
     if (!name) name = "?";
-    if (int32_t st = ctx->backend->checkFault()) return st;
-    if (int32_t st = ctx->injector.check("hj_alloc of %%%s", name)) return st;
+    hj::GraphCache::Mode mode = ctx->graphs.mode();
+    if (mode != hj::GraphCache::Mode::Trace)
+      if (int32_t st = ctx->backend->checkFault()) return st;
+    if (mode != hj::GraphCache::Mode::Trace)
+      if (int32_t st = ctx->injector.check("hj_alloc of %%%s", name)) return st;
     uint32_t esize = hj_dtype_size(dtype);
     if (esize == 0) return fail(HJ_ERR_INVALID_ARGUMENT, "buffer %%%s: unknown dtype %u", name, dtype);
     if ((flags & HJ_ALLOC_RESETS_TO_ZERO) && !(flags & HJ_ALLOC_ZERO_INIT))
       return fail(HJ_ERR_INVALID_ARGUMENT, "buffer %%%s: resets_to_zero requires zero_init", name);
     uint64_t bytes = 0;
     if (int32_t st = bufferBytes(sizes, strides, rank, esize, name, &bytes)) return st;
-    bool zero = flags & HJ_ALLOC_ZERO_INIT;
     if ((flags & HJ_ALLOC_OUTPUT) && (flags & HJ_ALLOC_RESETS_TO_ZERO))
       return fail(HJ_ERR_INVALID_ARGUMENT, "buffer %%%s: an output cannot be resets_to_zero", name);
-    bool fromArena = zero && !(flags & HJ_ALLOC_OUTPUT) && ((flags & HJ_ALLOC_RESETS_TO_ZERO) || ctx->reuseZeroed);
+    if (mode == hj::GraphCache::Mode::Trace || mode == hj::GraphCache::Mode::Replay)
+      return ctx->graphs.alloc(sizes, strides, rank, dtype, flags, bytes, name, out);
     Block *b = nullptr;
-    size_t grew = 0;
-    if (fromArena) {
-      b = ctx->pool.newBlock();
-      b->bytes = bytes;
-      if (int32_t st = ctx->arena.allocate(b, &grew)) {
-        ctx->pool.recycle(b);
-        return st;
-      }
-    } else {
-      if (int32_t st = ctx->pool.allocate(bytes, &b)) return st;
-      b->region = nullptr;
-      b->lastKernel[0] = '\0';
-    }
-    // From here on the block is ours: give it back if anything fails or throws.
-    auto giveBack = [&] {
-      if (b->region) {
-        ctx->arena.release(b);
-        ctx->pool.recycle(b);
-      } else {
-        ctx->pool.release(b);
-      }
-    };
-    try {
-      b->bytes = bytes;
-      b->flags = flags;
-      b->dtype = dtype;
-      b->id = ctx->nextBufferId++;
-      std::strncpy(b->name, name, sizeof b->name - 1);
-      b->name[sizeof b->name - 1] = '\0';
-      if (grew) {
-        ++ctx->stats.memsets;
-        if (ctx->recording) record(ctx, HJ_REC_MEMSET, nullptr, "arena").entry.bytes = grew;
-      }
-      if (ctx->recording) record(ctx, HJ_REC_ALLOC, b, b->name);
-      if (zero && !fromArena && bytes) {
-        int32_t st = ctx->injector.check("memset of %%%s", b->name);
-        if (st == HJ_OK) st = ctx->backend->memsetZero(b->ptr, bytes);
-        if (st) {
-          giveBack();
-          return st;
-        }
-        if (ctx->sync)
-          if (int32_t st = ctx->backend->synchronize()) {
-            giveBack();
-            return st;
-          }
-        ++ctx->stats.memsets;
-        if (ctx->recording) record(ctx, HJ_REC_MEMSET, b, b->name);
-      } else if (!zero && ctx->fillNan && bytes) {
-        int32_t st = ctx->injector.check("fill of %%%s", b->name);
-        if (st == HJ_OK) st = ctx->backend->fill(b->ptr, bytes, nanPattern(dtype), esize);
-        if (st) {
-          giveBack();
-          return st;
-        }
-        ++ctx->stats.fills;
-        if (ctx->recording) record(ctx, HJ_REC_FILL, b, b->name);
-      }
-      ctx->live.insert(b->ptr, b);
-      ++ctx->stats.allocs;
-      ctx->stats.live_bytes += bytes;
-      if (ctx->stats.live_bytes > ctx->stats.peak_bytes) ctx->stats.peak_bytes = ctx->stats.live_bytes;
-    } catch (...) {
-      ctx->live.erase(b->ptr);
-      giveBack();
-      throw;
-    }
+    if (int32_t st = hj::allocBlock(ctx, bytes, flags, dtype, name, /*deferInit=*/false, &b)) return st;
     *out = b->ptr;
     return HJ_OK;
   });
@@ -321,6 +366,7 @@ int32_t hj_alloc(hj_context *ctx, const int64_t *sizes, const int64_t *strides, 
 
 int32_t hj_free(hj_context *ctx, void *ptr) {
   return guarded([&]() -> int32_t {
+    if (ctx->graphs.mode() == hj::GraphCache::Mode::Trace) return ctx->graphs.traceFree(ptr, false);
     Block *b = ctx->live.erase(ptr);
     if (!b) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_free: %p is not a live buffer of this context", ptr);
     int32_t st = HJ_OK;
@@ -337,7 +383,8 @@ int32_t hj_free(hj_context *ctx, void *ptr) {
 }
 
 void hj_free_on_error(hj_context *ctx, void *ptr) {
-  guarded([&] {
+  guarded([&]() -> int32_t {
+    if (ctx->graphs.mode() == hj::GraphCache::Mode::Trace) return ctx->graphs.traceFree(ptr, true);
     if (Block *b = ctx->live.erase(ptr)) {
       try {
         if (ctx->recording) record(ctx, HJ_REC_FREE, b, b->name);
@@ -359,7 +406,9 @@ void hj_free_all_on_error(hj_context *ctx, void *const *buffers, uint32_t count)
 int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel, const int64_t *dims,
                   void **params, const char *site) {
   return guarded([&]() -> int32_t {
-    if (int32_t st = ctx->backend->checkFault()) return st;
+    hj::GraphCache::Mode mode = ctx->graphs.mode();
+    if (mode != hj::GraphCache::Mode::Trace)
+      if (int32_t st = ctx->backend->checkFault()) return st;
     if (!table || kernel >= table->kernels.size())
       return fail(HJ_ERR_INVALID_ARGUMENT, "hj_launch: kernel index %u is not in the kernel table", kernel);
     const hj::KernelEntry &k = table->kernels[kernel];
@@ -379,6 +428,7 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
     if (dims[6] < 0 || dims[6] > INT32_MAX)
       return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: smem is %" PRId64 ", expected 0 to 2147483647",
                   k.name.c_str(), dims[6]);
+    if (mode == hj::GraphCache::Mode::Trace) return ctx->graphs.launch(table, kernel, dims, params);
     if (int32_t st = ctx->injector.check("launch of @%s (%s)", k.name.c_str(), site && *site ? site : "no site given"))
       return st;
     if (ctx->recording || ctx->checkZeroed) {
@@ -408,7 +458,7 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
           if (Block *b = ctx->live.find(p)) {
             a.is_buffer = 1;
             a.value = b->id;
-            if (b->region) {
+            if (b->region || b->planned >= 0) {
               std::strncpy(b->lastKernel, k.name.c_str(), sizeof b->lastKernel - 1);
               b->lastKernel[sizeof b->lastKernel - 1] = '\0';
             }
@@ -424,6 +474,11 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
           }
         ctx->record.push_back(std::move(call));
       }
+    }
+    if (mode == hj::GraphCache::Mode::Replay) {
+      if (int32_t st = ctx->graphs.launch(table, kernel, dims, params)) return st;
+      ++ctx->stats.launches;
+      return HJ_OK;
     }
     hj_dim3 grid{uint32_t(dims[0]), uint32_t(dims[1]), uint32_t(dims[2])};
     hj_dim3 block{uint32_t(dims[3]), uint32_t(dims[4]), uint32_t(dims[5])};
@@ -503,6 +558,7 @@ void hj_reset_stats(hj_context *ctx) {
   hj_stats &s = ctx->stats;
   s.allocs = s.frees = s.memsets = s.fills = s.launches = s.backend_allocs = s.backend_frees = s.arena_growths =
       s.pool_hits = s.fallible_ops = 0;
+  s.graph_builds = s.graph_replays = s.graph_fast = s.graph_updates = s.graph_fallbacks = s.graph_evictions = 0;
   s.peak_bytes = s.live_bytes;
 }
 
@@ -661,6 +717,7 @@ int32_t hj_arena_check_zero(hj_context *ctx, int32_t *isZero) {
   return guarded([&]() -> int32_t {
     bool z = true;
     int32_t st = ctx->arena.checkZero(&z);
+    if (st == HJ_OK && z) st = ctx->graphs.checkZero(&z);
     *isZero = z ? 1 : 0;
     return st;
   });

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "graph.h"
 #include "memory.h"
 #include "ptr_map.h"
 
@@ -39,6 +40,9 @@ struct hj_context {
   hj::PtrMap<hj::Block> live;
   uint64_t nextBufferId = 1;
   std::vector<hj::RecordedCall> record;
+  // Declared last so it goes first: its graphs and blocks return to the
+  // backend and memory above.
+  hj::GraphCache graphs{*this};
 };
 
 struct hj_kernel_table {

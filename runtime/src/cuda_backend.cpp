@@ -15,7 +15,9 @@ int32_t makeCudaBackend(int32_t, void *, std::unique_ptr<Backend> &) {
 #include <cuda.h>  // types, enums and prototypes only: libcuda is never linked
 #include <dlfcn.h>
 
+#include <array>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <unordered_map>
 
@@ -132,6 +134,142 @@ class CurrentContext {
   CUcontext prev_ = nullptr;
   CUresult result_ = CUDA_SUCCESS;
   bool restore_ = false;
+};
+
+// The memset nodes that do what CudaBackend::memsetZero or fill does for
+// one GraphNode (one node, or two for an 8-byte pattern of unequal halves).
+int memsetNodes(const GraphNode &n, CUDA_MEMSET_NODE_PARAMS out[2]) {
+  for (int i = 0; i < 2; ++i) out[i] = CUDA_MEMSET_NODE_PARAMS{};
+  CUdeviceptr p = dptr(n.ptr);
+  out[0].dst = p;
+  out[0].height = 1;
+  if (n.kind == GraphNode::Kind::Memset) {
+    out[0].elementSize = 1;
+    out[0].width = n.bytes;
+    return 1;
+  }
+  size_t count = n.bytes / n.width;
+  uint32_t lo = static_cast<uint32_t>(n.pattern), hi = static_cast<uint32_t>(n.pattern >> 32);
+  if (n.width < 8) {
+    out[0].elementSize = n.width;
+    out[0].width = count;
+    out[0].value = n.width == 4 ? lo : n.width == 2 ? (lo & 0xffffu) : (lo & 0xffu);
+    return 1;
+  }
+  if (lo == hi) {
+    out[0].elementSize = 4;
+    out[0].width = 2 * count;
+    out[0].value = lo;
+    return 1;
+  }
+  // Low words at p, p+8, ...; high words at p+4, p+12, ... (pitch 8).
+  for (int i = 0; i < 2; ++i) {
+    out[i].dst = p + 4 * i;
+    out[i].pitch = 8;
+    out[i].elementSize = 4;
+    out[i].width = 1;
+    out[i].height = count;
+    out[i].value = i ? hi : lo;
+  }
+  return 2;
+}
+
+CUDA_KERNEL_NODE_PARAMS kernelNode(const GraphNode &n) {
+  CUDA_KERNEL_NODE_PARAMS k{};
+  k.func = static_cast<CUfunction>(n.kernel->function);
+  k.gridDimX = n.grid.x;
+  k.gridDimY = n.grid.y;
+  k.gridDimZ = n.grid.z;
+  k.blockDimX = n.block.x;
+  k.blockDimY = n.block.y;
+  k.blockDimZ = n.block.z;
+  k.sharedMemBytes = n.smem;
+  k.kernelParams = n.params;
+  return k;
+}
+
+// A CUDA graph of the nodes in one chain, and its executable.
+class CudaGraph final : public Graph {
+ public:
+  CudaGraph(const Driver &d, CUcontext ctx, CUstream stream, int32_t ordinal)
+      : d_(d), ctx_(ctx), stream_(stream), ordinal_(ordinal) {}
+  ~CudaGraph() override {
+    CurrentContext cc(d_, ctx_);
+    if (exec_) d_.cuGraphExecDestroy(exec_);
+    if (graph_) d_.cuGraphDestroy(graph_);
+  }
+
+  int32_t build(const std::vector<GraphNode> &nodes) {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return error("cuCtxSetCurrent", r);
+    if (CUresult r = d_.cuGraphCreate(&graph_, 0)) return error("cuGraphCreate", r);
+    CUgraphNode prev = nullptr;
+    for (const GraphNode &n : nodes) {
+      std::array<CUgraphNode, 2> made{};
+      int count = 1;
+      if (n.kind == GraphNode::Kind::Kernel) {
+        CUDA_KERNEL_NODE_PARAMS k = kernelNode(n);
+        if (CUresult r = d_.cuGraphAddKernelNode_v2(&made[0], graph_, prev ? &prev : nullptr, prev ? 1 : 0, &k))
+          return error("cuGraphAddKernelNode", r, n.kernel->name.c_str());
+      } else {
+        CUDA_MEMSET_NODE_PARAMS m[2];
+        count = memsetNodes(n, m);
+        for (int i = 0; i < count; ++i) {
+          if (CUresult r = d_.cuGraphAddMemsetNode(&made[i], graph_, prev ? &prev : nullptr, prev ? 1 : 0, &m[i], ctx_))
+            return error("cuGraphAddMemsetNode", r);
+          prev = made[i];
+        }
+      }
+      prev = made[count - 1];
+      nodes_.push_back(made);
+    }
+    if (CUresult r = d_.cuGraphInstantiateWithFlags(&exec_, graph_, 0)) return error("cuGraphInstantiate", r);
+    return HJ_OK;
+  }
+
+  int32_t update(size_t index, const GraphNode &n) override {
+    if (index >= nodes_.size()) return fail(HJ_ERR_INTERNAL, "CUDA graph: node %zu does not exist", index);
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return error("cuCtxSetCurrent", r);
+    if (n.kind == GraphNode::Kind::Kernel) {
+      CUDA_KERNEL_NODE_PARAMS k = kernelNode(n);
+      if (CUresult r = d_.cuGraphExecKernelNodeSetParams_v2(exec_, nodes_[index][0], &k))
+        return error("cuGraphExecKernelNodeSetParams", r, n.kernel->name.c_str());
+      return HJ_OK;
+    }
+    CUDA_MEMSET_NODE_PARAMS m[2];
+    int count = memsetNodes(n, m);
+    for (int i = 0; i < count; ++i)
+      if (CUresult r = d_.cuGraphExecMemsetNodeSetParams(exec_, nodes_[index][i], &m[i], ctx_))
+        return error("cuGraphExecMemsetNodeSetParams", r);
+    return HJ_OK;
+  }
+
+  int32_t launch() override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return error("cuCtxSetCurrent", r);
+    if (CUresult r = d_.cuGraphLaunch(exec_, stream_)) return error("cuGraphLaunch", r);
+    return HJ_OK;
+  }
+
+  // Set by the backend: a sticky error makes the backend faulted.
+  std::function<int32_t(const std::string &)> onFault;
+
+ private:
+  int32_t error(const char *what, CUresult r, const char *kernel = nullptr) {
+    if (onFault && (r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED || r == CUDA_ERROR_ASSERT))
+      return onFault(describe(d_, r) + " on CUDA device " + std::to_string(ordinal_));
+    return fail(HJ_ERR_BACKEND, "%s%s%s failed on CUDA device %d: %s", what, kernel ? " for @" : "", kernel ? kernel : "",
+                ordinal_, describe(d_, r).c_str());
+  }
+
+  const Driver &d_;
+  CUcontext ctx_;
+  CUstream stream_;
+  int32_t ordinal_;
+  CUgraph graph_ = nullptr;
+  CUgraphExec exec_ = nullptr;
+  std::vector<std::array<CUgraphNode, 2>> nodes_;
 };
 
 class CudaBackend final : public Backend {
@@ -263,6 +401,17 @@ class CudaBackend final : public Backend {
       return fail(HJ_ERR_BACKEND, "cuLaunchKernel failed for @%s grid(%u, %u, %u) block(%u, %u, %u) smem(%u): %s",
                   kernel.name.c_str(), grid.x, grid.y, grid.z, block.x, block.y, block.z, smem,
                   describe(d_, r).c_str());
+    return HJ_OK;
+  }
+
+  int32_t buildGraph(const std::vector<GraphNode> &nodes, std::unique_ptr<Graph> &out) override {
+    for (const GraphNode &n : nodes)
+      if (n.kind == GraphNode::Kind::Kernel && n.smem > kDefaultSharedLimit)
+        if (int32_t st = allowSharedMemory(*n.kernel, static_cast<CUfunction>(n.kernel->function), n.smem)) return st;
+    auto g = std::make_unique<CudaGraph>(d_, ctx_, stream_, ordinal_);
+    g->onFault = [this](const std::string &cause) { return faulted(cause); };
+    if (int32_t st = g->build(nodes)) return st;
+    out = std::move(g);
     return HJ_OK;
   }
 

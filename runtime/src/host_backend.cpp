@@ -29,6 +29,69 @@ struct HostLibraries {
   }
 };
 
+// A replay list: the nodes with copies of their arguments, run in order.
+class HostGraph final : public Graph {
+ public:
+  explicit HostGraph(Backend &backend) : backend_(backend) {}
+
+  void add(const GraphNode &node) {
+    Stored &s = nodes_.emplace_back();
+    s.node = node;
+    if (node.kind == GraphNode::Kind::Kernel) copyParams(s, node.params);
+  }
+
+  int32_t update(size_t index, const GraphNode &node) override {
+    if (index >= nodes_.size()) return fail(HJ_ERR_INTERNAL, "host graph: node %zu does not exist", index);
+    Stored &s = nodes_[index];
+    if (s.node.kind == GraphNode::Kind::Kernel)
+      copyParams(s, node.params);
+    else
+      s.node.ptr = node.ptr;
+    return HJ_OK;
+  }
+
+  int32_t launch() override {
+    for (Stored &s : nodes_) {
+      const GraphNode &n = s.node;
+      int32_t st = HJ_OK;
+      switch (n.kind) {
+        case GraphNode::Kind::Memset: st = backend_.memsetZero(n.ptr, n.bytes); break;
+        case GraphNode::Kind::Fill: st = backend_.fill(n.ptr, n.bytes, n.pattern, n.width); break;
+        case GraphNode::Kind::Kernel: st = backend_.launch(*n.kernel, n.grid, n.block, n.smem, s.ptrs.data()); break;
+      }
+      if (st != HJ_OK) return st;
+    }
+    return HJ_OK;
+  }
+
+ private:
+  struct Stored {
+    GraphNode node;
+    std::vector<unsigned char> values;
+    std::vector<void *> ptrs;
+  };
+
+  // Copies the argument values, as a CUDA graph does when a node is made.
+  static void copyParams(Stored &s, void **params) {
+    const std::vector<int32_t> &kinds = s.node.kernel->params;
+    size_t total = 0;
+    for (int32_t k : kinds) total += paramBytes(k);
+    s.values.resize(total);
+    s.ptrs.resize(kinds.size());
+    size_t off = 0;
+    for (size_t i = 0; i < kinds.size(); ++i) {
+      size_t n = paramBytes(kinds[i]);
+      std::memcpy(s.values.data() + off, params[i], n);
+      s.ptrs[i] = s.values.data() + off;
+      off += n;
+    }
+    s.node.params = s.ptrs.data();
+  }
+
+  Backend &backend_;
+  std::vector<Stored> nodes_;
+};
+
 class HostBackend final : public Backend {
  public:
   hj_backend_kind kind() const override { return HJ_BACKEND_HOST; }
@@ -59,6 +122,12 @@ class HostBackend final : public Backend {
     kernel.host(&grid, &block, smem, params);
     // Like a GPU, the launch itself succeeds; the fault surfaces later.
     if (std::string f = takeHostFault(); !f.empty()) faulted("host kernel @" + kernel.name + ": " + f);
+    return HJ_OK;
+  }
+  int32_t buildGraph(const std::vector<GraphNode> &nodes, std::unique_ptr<Graph> &out) override {
+    auto g = std::make_unique<HostGraph>(*this);
+    for (const GraphNode &n : nodes) g->add(n);
+    out = std::move(g);
     return HJ_OK;
   }
   int32_t copyToHost(void *dst, const void *src, size_t bytes) override {

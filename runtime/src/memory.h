@@ -35,6 +35,7 @@ struct Block {
   uint32_t flags = 0;
   uint32_t dtype = 0;
   ArenaRegion *region = nullptr;  // non-null for arena buffers
+  int32_t planned = -1;  // graph mode: index of the planned allocation whose memory this is (not the pool's)
   char lastKernel[40] = {};  // HOSTJIT_CHECK_ZEROED: last kernel given this buffer (a copy: tables may go first)
   char name[40] = {};
 };

@@ -126,31 +126,36 @@ struct FusionInputs {
 };
 
 // The four ways to run a fusion.
-enum class Path { Evaluator, Jit, Fallback, Supplied };
+enum class Path { Evaluator, Jit, Fallback, Supplied, EvaluatorGraph, JitGraph };
 inline const char *pathName(Path p) {
   switch (p) {
     case Path::Evaluator: return "evaluator";
     case Path::Jit: return "jit";
+    case Path::EvaluatorGraph: return "evaluator in graph mode";
+    case Path::JitGraph: return "jit in graph mode";
     case Path::Fallback: return "executor (fallback)";
     case Path::Supplied: return "executor (caller-given intermediates)";
   }
   return "?";
 }
-inline constexpr Path kPaths[] = {Path::Evaluator, Path::Jit, Path::Fallback, Path::Supplied};
+inline constexpr Path kPaths[] = {Path::Evaluator, Path::Jit,           Path::Fallback,
+                                  Path::Supplied,  Path::EvaluatorGraph, Path::JitGraph};
 
 // One path on its own runtime, behind one run(); the JIT compiles without
 // the object cache.
 class PathRunner {
  public:
   PathRunner(const Fusion &f, Path path, std::shared_ptr<Runtime> rt, Jit &jit) : rt_(std::move(rt)) {
-    if (path == Path::Evaluator || path == Path::Jit) {
+    bool graph = path == Path::EvaluatorGraph || path == Path::JitGraph;
+    if (path == Path::Evaluator || path == Path::Jit || graph) {
       auto p = lowerFusion(f);
       INFO((p ? "" : p.error().message));
       REQUIRE(p);
-      if (path == Path::Jit) {
+      if (path == Path::Jit || path == Path::JitGraph) {
         CompileOptions co;
         co.useCache = false;
         co.tiered = false;
+        co.graph = graph;
         auto c = jit.compile(*p, rt_, co);
         INFO((c ? "" : c.error().message));
         REQUIRE(c);
@@ -160,6 +165,7 @@ class PathRunner {
         INFO((e ? "" : e.error().message));
         REQUIRE(e);
         ev_.emplace(std::move(*e));
+        ev_->setGraphMode(graph);
       }
     } else {
       FusionExecutor::Options opts;

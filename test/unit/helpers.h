@@ -144,9 +144,13 @@ inline CompileOptions noCache(OptLevel opt = OptLevel::O2) {
 // no cache), behind one run() so tests treat both paths alike.
 class Runner {
  public:
-  Runner(const Program &p, const std::shared_ptr<Runtime> &rt, bool jit, OptLevel opt = OptLevel::O2) {
+  // graph: run() in graph mode (docs/graph-mode.md).
+  Runner(const Program &p, const std::shared_ptr<Runtime> &rt, bool jit, OptLevel opt = OptLevel::O2,
+         bool graph = false) {
     if (jit) {
-      auto c = sharedJit().compile(p, rt, noCache(opt));
+      CompileOptions co = noCache(opt);
+      co.graph = graph;
+      auto c = sharedJit().compile(p, rt, co);
       INFO((c ? "" : c.error().message));
       REQUIRE(c);
       cp_ = std::move(*c);
@@ -155,6 +159,7 @@ class Runner {
       INFO((e ? "" : e.error().message));
       REQUIRE(e);
       ev_.emplace(std::move(*e));
+      ev_->setGraphMode(graph);
     }
   }
   Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> inputs = {},

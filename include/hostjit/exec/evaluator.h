@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "hostjit/exec/graph_mode.h"
 #include "hostjit/exec/plan.h"
 #include "hostjit/exec/runtime.hpp"
 
@@ -30,6 +31,17 @@ class Evaluator {
   int32_t call(hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars, void **outData,
                int64_t *outDims) const;
 
+  // Graph mode (docs/graph-mode.md): run() replays a graph per input
+  // signature instead of making the launches one by one.
+  void setGraphMode(bool on) { graph_ = on; }
+  bool graphMode() const { return graph_; }
+  // The raw call in graph mode, on any context of the runtime's backend.
+  int32_t callGraph(hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars, void **outData,
+                    int64_t *outDims) const {
+    return callInGraphMode(ctx, *plan_, *sig_, inputs, scalars, outData, outDims,
+                           [&] { return call(ctx, inputs, scalars, outData, outDims); });
+  }
+
   const Plan &plan() const { return *plan_; }
   const std::shared_ptr<Runtime> &runtime() const { return rt_; }
 
@@ -37,6 +49,8 @@ class Evaluator {
   std::shared_ptr<const Plan> plan_;
   std::shared_ptr<Runtime> rt_;
   std::shared_ptr<KernelTable> kernels_;
+  std::shared_ptr<const GraphSignature> sig_;
+  bool graph_ = false;
 };
 
 // Converts typed scalar arguments to the entry's hj_value slots.

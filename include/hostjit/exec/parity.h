@@ -10,7 +10,9 @@
 
 namespace hostjit {
 
-// nullopt when equal; else "record line 4: eval: ... / jit: ...".
+// nullopt when equal; else "record line 4: eval: ... / jit: ...". Lines of
+// the zeroed arena's growth ("memset #0 %arena ...") are not compared: they
+// say what memory the context already held, not what the program called.
 std::optional<std::string> compareRecords(const std::vector<std::string> &a, const std::vector<std::string> &b,
                                           const char *nameA = "eval", const char *nameB = "jit");
 // nullopt when outputs have the same dtypes, shapes, strides and bytes.

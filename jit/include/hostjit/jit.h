@@ -36,6 +36,7 @@
 
 #include "hostjit/ir/ir.h"
 #include "hostjit/exec/evaluator.h"
+#include "hostjit/exec/graph_mode.h"
 #include "hostjit/exec/plan.h"
 #include "hostjit/exec/runtime.hpp"
 
@@ -72,6 +73,9 @@ struct CompileOptions {
   // runs it; no caller ever waits for it. false: compile() waits for the
   // native code (and a compile error is compile()'s error).
   bool tiered = true;
+  // Graph mode for run() (docs/graph-mode.md): the launches and memsets of
+  // each input signature are built into a graph once and replayed.
+  bool graph = false;
 };
 
 // Counters of one Jit, for tests and benchmarks.
@@ -106,6 +110,14 @@ class CompiledProgram {
     if (EntryFn e = tier_->entry.load(std::memory_order_acquire)) return e(ctx, kernels_->get(), inputs, scalars, outData, outDims);
     return fallback_->call(ctx, inputs, scalars, outData, outDims);
   }
+  // The raw entry in graph mode (docs/graph-mode.md).
+  int32_t callGraph(hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars, void **outData,
+                    int64_t *outDims) const {
+    return callInGraphMode(ctx, *plan_, *sig_, inputs, scalars, outData, outDims,
+                           [&] { return call(ctx, inputs, scalars, outData, outDims); });
+  }
+  void setGraphMode(bool on) { graph_ = on; }
+  bool graphMode() const { return graph_; }
   // The native entry, or nullptr while it is being compiled.
   EntryFn entry() const { return tier_->entry.load(std::memory_order_acquire); }
   bool native() const { return entry() != nullptr; }
@@ -142,6 +154,8 @@ class CompiledProgram {
   std::shared_ptr<const Plan> plan_;
   std::shared_ptr<Runtime> rt_;
   std::shared_ptr<KernelTable> kernels_;
+  std::shared_ptr<const GraphSignature> sig_;
+  bool graph_ = false;
 };
 
 // The one JIT of a process: create it once, destroy it explicitly (before

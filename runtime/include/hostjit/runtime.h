@@ -94,6 +94,8 @@ typedef struct hj_options {
   int32_t sync;            /* synchronise after every launch and memset, so a kernel that faults on the
                               device is reported by its own launch (slow: for finding a fault);
                               -1: HOSTJIT_SYNC */
+  uint32_t graph_cache;    /* graph mode: executable graphs (signatures) kept per context, least
+                              recently used evicted first; 0: HOSTJIT_GRAPH_CACHE, else 16 */
 } hj_options;
 
 /* Describes one kernel of a program for hj_kernel_table_create. Strings are
@@ -124,6 +126,14 @@ typedef struct hj_stats {
   uint64_t reserved_bytes; /* bytes held from the backend (pool + arena) */
   uint64_t arena_bytes;    /* bytes held by zeroed arena regions */
   uint64_t fallible_ops;   /* operations that can fail and so can be made to (hj_inject_failure) */
+  /* Graph mode (hj_graph_call). */
+  uint64_t graph_builds;   /* executable graphs built (one per new signature) */
+  uint64_t graph_replays;  /* calls that launched a graph (the building call included) */
+  uint64_t graph_fast;     /* of those, replays that did not run the program */
+  uint64_t graph_updates;  /* graph nodes given new arguments or destinations before a launch */
+  uint64_t graph_fallbacks; /* graph-mode calls that ran eagerly (hj_graph_reason says why) */
+  uint64_t graph_evictions; /* graphs dropped to stay within hj_options.graph_cache */
+  uint64_t graph_bytes;    /* bytes held by the memory plans of cached graphs */
 } hj_stats;
 
 typedef enum hj_record_kind {

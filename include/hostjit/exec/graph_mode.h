@@ -1,0 +1,56 @@
+// graph_mode.h - graph mode for the evaluator and the JIT alike: the key of
+// a call's signature, and the call protocol of hj_graph_call around a
+// program's raw entry (docs/graph-mode.md).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+#include "hostjit/exec/plan.h"
+#include "hostjit/exec/runtime.hpp"
+#include "hostjit/runtime.h"
+
+namespace hostjit {
+
+// What graph mode needs to know about a program; computed once per plan.
+// Destroying it drops the program's graphs from the runtime it was made for
+// (other contexts' copies go when their caches evict them).
+struct GraphSignature {
+  uint64_t programId = 0;            // unique in this process: keys of two programs never match
+  std::vector<uint32_t> keyScalars;  // scalar inputs any extent, launch dim, output dim or check depends on
+  bool fast = true;                  // every scalar input of the program is in keyScalars
+  std::shared_ptr<Runtime> runtime;
+  static std::shared_ptr<const GraphSignature> of(const Plan &plan, std::shared_ptr<Runtime> rt);
+  GraphSignature() = default;
+  GraphSignature(const GraphSignature &) = delete;
+  GraphSignature &operator=(const GraphSignature &) = delete;
+  ~GraphSignature();
+};
+
+// The first half of a call in graph mode: makes the signature key (the
+// program, every input's rank, dtype, sizes and strides and which inputs
+// share an address, and the key scalars) and calls hj_graph_call. *done is
+// set when the call was a replay that needed no run of the program.
+int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &sig, const DLTensor *const *inputs,
+                       const hj_value *scalars, void **outData, int64_t *outDims, int32_t *done);
+
+// A call of `run` (a program's raw entry, returning an hj_status) in graph
+// mode: the contract of the raw entry (jit.h), with the program's launches
+// and memsets replayed from a graph per signature.
+template <class Run>
+int32_t callInGraphMode(hj_context *ctx, const Plan &plan, const GraphSignature &sig, const DLTensor *const *inputs,
+                        const hj_value *scalars, void **outData, int64_t *outDims, Run &&run) {
+  int32_t done = 0;
+  if (int32_t st = graphCallBegin(ctx, plan, sig, inputs, scalars, outData, outDims, &done)) return st;
+  if (done) return HJ_OK;
+  for (;;) {
+    int32_t again = 0;
+    int32_t st = hj_graph_end(ctx, run(), outData, outDims, &again);
+    if (!again) return st;
+  }
+}
+
+}  // namespace hostjit

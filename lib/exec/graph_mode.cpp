@@ -1,0 +1,123 @@
+// graph_mode.cpp - the signature key of a graph-mode call and the analysis
+// of which scalar inputs it must hold.
+#include "hostjit/exec/graph_mode.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "hostjit/exec/scratch.h"
+
+namespace hostjit {
+
+namespace {
+
+// Marks e and every expression it is computed from.
+void markFrom(const Plan &plan, uint32_t e, std::vector<char> &marked) {
+  std::vector<uint32_t> work{e};
+  while (!work.empty()) {
+    uint32_t i = work.back();
+    work.pop_back();
+    if (marked[i]) continue;
+    marked[i] = 1;
+    const Expr &x = plan.exprs[i];
+    if (x.kind == Expr::Kind::Binary) {
+      work.push_back(x.a.index);
+      work.push_back(x.b.index);
+    }
+  }
+}
+
+// A scalar input's value as 8 bytes, whatever its type (the unused bytes of
+// an hj_value are not part of it).
+int64_t scalarBits(const hj_value &v, DType t) {
+  int64_t bits = 0;
+  switch (t) {
+    case DType::i64: bits = v.i64; break;
+    case DType::i32: bits = v.i32; break;
+    case DType::f32: {
+      uint32_t u;
+      std::memcpy(&u, &v.f32, 4);
+      bits = u;
+      break;
+    }
+    case DType::f64: std::memcpy(&bits, &v.f64, 8); break;
+    default: bits = v.b != 0; break;
+  }
+  return bits;
+}
+
+}  // namespace
+
+GraphSignature::~GraphSignature() {
+  if (runtime) hj_graph_forget(runtime->context(), &programId, sizeof programId);
+}
+
+std::shared_ptr<const GraphSignature> GraphSignature::of(const Plan &plan, std::shared_ptr<Runtime> rt) {
+  static std::atomic<uint64_t> nextId{1};
+  auto sig = std::make_shared<GraphSignature>();
+  sig->runtime = std::move(rt);
+  sig->programId = nextId.fetch_add(1, std::memory_order_relaxed);
+  std::vector<char> shape(plan.exprs.size(), 0);
+  auto mark = [&](uint32_t e) { markFrom(plan, e, shape); };
+  for (const PlanStep &s : plan.steps) {
+    for (uint32_t e : s.sizes) mark(e);
+    for (uint32_t e : s.strides) mark(e);
+    if (s.kind == PlanStep::Kind::Launch)
+      for (uint32_t e : s.dims) mark(e);
+  }
+  for (const PlanOutput &o : plan.outputs) {
+    for (uint32_t e : o.sizes) mark(e);
+    for (uint32_t e : o.strides) mark(e);
+  }
+  for (const PlanCheck &c : plan.checks) mark(c.expr);
+  for (size_t i = 0; i < plan.exprs.size(); ++i) {
+    const Expr &x = plan.exprs[i];
+    if (x.kind != Expr::Kind::ScalarInput) continue;
+    if (!shape[i]) {
+      sig->fast = false;  // a scalar only kernels see: replays run the program to compute their arguments
+      continue;
+    }
+    if (std::find(sig->keyScalars.begin(), sig->keyScalars.end(), x.input) == sig->keyScalars.end())
+      sig->keyScalars.push_back(x.input);
+  }
+  std::sort(sig->keyScalars.begin(), sig->keyScalars.end());
+  return sig;
+}
+
+int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &sig, const DLTensor *const *inputs,
+                       const hj_value *scalars, void **outData, int64_t *outDims, int32_t *done) {
+  size_t n = plan.inputs.size();
+  size_t slots = 1 + sig.keyScalars.size();
+  for (size_t i = 0; i < n; ++i) slots += 3 + 2 * static_cast<size_t>(std::max(inputs[i]->ndim, 0));
+  Scratch<int64_t, 64> key(slots);
+  Scratch<void *, 16> data(n);
+  size_t k = 0;
+  key[k++] = static_cast<int64_t>(sig.programId);
+  for (size_t i = 0; i < n; ++i) {
+    const DLTensor *t = inputs[i];
+    data[i] = static_cast<char *>(t->data) + t->byte_offset;
+    int64_t alias = static_cast<int64_t>(i);
+    for (size_t j = 0; j < i; ++j)
+      if (data[j] == data[i]) {
+        alias = static_cast<int64_t>(j);
+        break;
+      }
+    key[k++] = t->ndim;
+    key[k++] = int64_t{t->dtype.code} | int64_t{t->dtype.bits} << 8 | int64_t{t->dtype.lanes} << 16;
+    key[k++] = alias;
+    int64_t stride = 1;
+    for (int32_t d = t->ndim - 1; d >= 0; --d) {
+      key[k + d] = t->shape[d];
+      key[k + t->ndim + d] = t->strides ? t->strides[d] : stride;
+      stride *= t->shape[d];
+    }
+    k += 2 * static_cast<size_t>(t->ndim);
+  }
+  for (uint32_t s : sig.keyScalars) key[k++] = scalarBits(scalars[s], plan.scalars[s].dtype);
+  return hj_graph_call(ctx, key.data(), k * sizeof(int64_t), data.data(), static_cast<uint32_t>(n), sig.fast ? 1 : 0,
+                       outData, static_cast<uint32_t>(plan.outputs.size()), outDims,
+                       static_cast<uint32_t>(outputDimSlots(plan)), done);
+}
+
+}  // namespace hostjit

@@ -1,0 +1,33 @@
+// calls.h - the pieces of the runtime's calls that graph mode shares with
+// eager calls: buffer sizes, pool buffers, the record and the stats.
+#pragma once
+
+#include <cstdint>
+
+#include "context.h"
+
+namespace hj {
+
+const char *dtypeName(uint32_t dtype);
+// The HOSTJIT_FILL_NAN pattern of a dtype (contract point 6).
+uint64_t nanPattern(uint32_t dtype);
+// Bytes of a buffer with these extents and element strides (NULL:
+// contiguous); stride 0 dims take no memory. Errors name the buffer.
+int32_t bufferBytes(const int64_t *sizes, const int64_t *strides, uint32_t rank, uint32_t esize, const char *name,
+                    uint64_t *out);
+// Appends an entry to the record (the caller checks ctx->recording).
+RecordedCall &record(hj_context *ctx, int32_t kind, const Block *b, const char *name);
+// A buffer as hj_alloc makes it eagerly: from the arena or the pool, zeroed
+// or NaN-filled per its flags, recorded, counted and live. With deferInit the
+// zeroing or filling is recorded and counted but left to the caller (a
+// graph's memset node). With `at`, the buffer is planned memory of a graph
+// (allocation `planned` of its plan) instead of the arena's or the pool's.
+int32_t allocBlock(hj_context *ctx, uint64_t bytes, uint32_t flags, uint32_t dtype, const char *name, bool deferInit,
+                   Block **out, void *at = nullptr, int32_t planned = -1);
+// Takes a buffer out of use (it is no longer live): counted, and returned to
+// the arena, the pool or its graph.
+void releaseBlock(hj_context *ctx, Block *b);
+// HOSTJIT_CHECK_ZEROED for an arena buffer being freed.
+int32_t checkZeroedOnFree(hj_context *ctx, Block *b);
+
+}  // namespace hj

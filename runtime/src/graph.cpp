@@ -1,0 +1,673 @@
+// graph.cpp - graph mode: tracing a program, its memory plan, and building,
+// updating and replaying its executable graph.
+#include "graph.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "calls.h"
+#include "context.h"
+#include "error.h"
+
+namespace hj {
+
+namespace {
+
+constexpr size_t kAlign = 256;
+
+// Bytes a planned buffer takes: aligned, and never 0, so that two live
+// buffers never share an address.
+size_t footprint(uint64_t bytes) { return std::max<size_t>((bytes + kAlign - 1) / kAlign * kAlign, kAlign); }
+
+// The addresses handed out while tracing: never dereferenced and never a
+// real buffer (non-canonical on x86-64 and AArch64).
+void *fakeAddress(size_t index) {
+  return reinterpret_cast<void *>(uintptr_t{0xF00D} << 48 | (static_cast<uintptr_t>(index) + 1) << 8);
+}
+
+uint32_t cacheCapacity(const hj_options &o) {
+  if (o.graph_cache) return o.graph_cache;
+  if (const char *v = std::getenv("HOSTJIT_GRAPH_CACHE"); v && *v) {
+    long n = std::strtol(v, nullptr, 10);
+    if (n > 0 && n < (1L << 20)) return static_cast<uint32_t>(n);
+  }
+  return 16;
+}
+
+bool overlaps(const PlannedAlloc &a, const PlannedAlloc &b) {
+  return a.firstEvent <= b.lastEvent && b.firstEvent <= a.lastEvent;
+}
+
+// Gives each of `which` an offset: the lowest at which it overlaps no buffer
+// placed before it whose lifetime overlaps its own; the largest go first.
+// Returns the bytes the buffers span.
+size_t place(std::vector<PlannedAlloc> &allocs, const std::vector<uint32_t> &which) {
+  std::vector<uint32_t> order = which;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return footprint(allocs[a].bytes) > footprint(allocs[b].bytes); });
+  std::vector<uint32_t> placed;
+  std::vector<std::pair<size_t, size_t>> busy;
+  size_t total = 0;
+  for (uint32_t i : order) {
+    PlannedAlloc &a = allocs[i];
+    size_t size = footprint(a.bytes);
+    busy.clear();
+    for (uint32_t j : placed)
+      if (overlaps(a, allocs[j])) busy.emplace_back(allocs[j].offset, allocs[j].offset + footprint(allocs[j].bytes));
+    std::sort(busy.begin(), busy.end());
+    size_t off = 0;
+    for (const auto &[lo, hi] : busy) {
+      if (off + size <= lo) break;
+      off = std::max(off, hi);
+    }
+    a.offset = off;
+    total = std::max(total, off + size);
+    placed.push_back(i);
+  }
+  return total;
+}
+
+GraphNode nodeOf(const GraphEntry &e, const PlannedOp &op) {
+  GraphNode n;
+  n.kind = op.kind;
+  if (op.kind == GraphNode::Kind::Kernel) {
+    n.kernel = &op.table->kernels[op.kernel];
+    n.grid = {uint32_t(op.dims[0]), uint32_t(op.dims[1]), uint32_t(op.dims[2])};
+    n.block = {uint32_t(op.dims[3]), uint32_t(op.dims[4]), uint32_t(op.dims[5])};
+    n.smem = uint32_t(op.dims[6]);
+    n.params = const_cast<void **>(op.params.data());
+  } else {
+    std::memcpy(&n.ptr, op.values.data(), sizeof(void *));
+    n.bytes = e.allocs[op.alloc].bytes;
+    n.pattern = op.pattern;
+    n.width = op.width;
+  }
+  return n;
+}
+
+}  // namespace
+
+GraphCache::GraphCache(hj_context &ctx) : ctx_(ctx) {}
+
+GraphCache::~GraphCache() { clear(); }
+
+void GraphCache::clear() {
+  while (!entries_.empty()) erase(entries_.begin()->second.get());
+  mode_ = Mode::Off;
+  cur_ = nullptr;
+}
+
+int32_t GraphCache::checkZero(bool *isZero) {
+  for (auto &kv : entries_) {
+    const GraphEntry &e = *kv.second;
+    if (e.zeroedBytes == 0) continue;
+    if (int32_t st = ctx_.backend->synchronize()) return st;
+    std::vector<unsigned char> host(e.zeroedBytes);
+    if (int32_t st = ctx_.backend->copyToHost(host.data(), static_cast<char *>(e.block) + e.zeroedOffset, host.size()))
+      return st;
+    for (unsigned char c : host)
+      if (c) {
+        *isZero = false;
+        return HJ_OK;
+      }
+  }
+  return HJ_OK;
+}
+
+void GraphCache::forget(std::string_view prefix) {
+  std::vector<GraphEntry *> doomed;
+  for (auto &kv : entries_)
+    if (kv.first.substr(0, prefix.size()) == prefix && kv.second.get() != cur_) doomed.push_back(kv.second.get());
+  for (GraphEntry *e : doomed) erase(e);
+}
+
+GraphEntry *GraphCache::insert(std::string_view key) {
+  uint32_t capacity = cacheCapacity(ctx_.options);
+  while (entries_.size() >= capacity) {
+    GraphEntry *oldest = nullptr;
+    for (auto &kv : entries_)
+      if (!oldest || kv.second->lastUse < oldest->lastUse) oldest = kv.second.get();
+    erase(oldest);
+    ++ctx_.stats.graph_evictions;
+  }
+  auto e = std::make_unique<GraphEntry>();
+  e->key.assign(key.data(), key.size());
+  e->lastUse = ++tick_;
+  GraphEntry *raw = e.get();
+  entries_.emplace(std::string_view(raw->key), std::move(e));
+  return raw;
+}
+
+void GraphCache::erase(GraphEntry *e) {
+  auto it = entries_.find(std::string_view(e->key));
+  HJ_INVARIANT(it != entries_.end() && it->second.get() == e);
+  std::unique_ptr<GraphEntry> owned = std::move(it->second);
+  entries_.erase(it);
+  owned->exec.reset();
+  if (owned->block) {
+    ctx_.memory.release(owned->block, owned->blockBytes);
+    ctx_.stats.graph_bytes -= owned->blockBytes;
+  }
+}
+
+int32_t GraphCache::mismatch(const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  reason_ = std::string("the program's runtime calls differ from those its graph was built from (") + buf +
+            "): the key given to hj_graph_call does not cover everything they depend on";
+  mismatched_ = true;
+  return fail(HJ_ERR_INTERNAL, "graph mode: %s", reason_.c_str());
+}
+
+void GraphCache::startReplay() {
+  mode_ = Mode::Replay;
+  allocAt_ = opAt_ = 0;
+  outputs_.clear();
+  recordMark_ = ctx_.record.size();
+  statsMark_ = ctx_.stats;
+  mismatched_ = false;
+}
+
+int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs, uint32_t numInputs, bool fast,
+                         void **outData, uint32_t numOutputs, int64_t *outDims, uint32_t numDims, int32_t *done) {
+  *done = 0;
+  if (mode_ != Mode::Off)
+    return fail(HJ_ERR_INVALID_ARGUMENT,
+                "hj_graph_call: a graph-mode call is already in progress on this context (hj_graph_end was not "
+                "called)");
+  if (!key || keyBytes == 0) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_call: the key is empty");
+  if (numInputs && !inputs) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_call: inputs is NULL");
+  if (int32_t st = ctx_.backend->checkFault()) return st;
+  reason_.clear();
+  inputs_.assign(inputs, inputs + numInputs);
+  numOutputs_ = numOutputs;
+  numDims_ = numDims;
+  fast_ = fast;
+  if (ctx_.sync) {
+    reason_ = "the context synchronises after every launch (hj_options.sync, HOSTJIT_SYNC), which a graph cannot";
+    mode_ = Mode::Eager;
+    ++ctx_.stats.graph_fallbacks;
+    return HJ_OK;
+  }
+  auto it = entries_.find(std::string_view(static_cast<const char *>(key), keyBytes));
+  if (it == entries_.end()) {
+    cur_ = insert(std::string_view(static_cast<const char *>(key), keyBytes));
+    mode_ = Mode::Trace;
+    event_ = 0;
+    liveBytes_ = 0;
+    traced_.clear();
+    return HJ_OK;
+  }
+  GraphEntry &e = *it->second;
+  e.lastUse = ++tick_;
+  if (!e.eagerReason.empty()) {
+    reason_ = e.eagerReason;
+    mode_ = Mode::Eager;
+    ++ctx_.stats.graph_fallbacks;
+    return HJ_OK;
+  }
+  if (e.exec && e.fast && fast && !ctx_.recording) {
+    *done = 1;
+    return fastReplay(e, inputs, outData, outDims);
+  }
+  cur_ = &e;
+  startReplay();
+  return HJ_OK;
+}
+
+int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_t *again) {
+  *again = 0;
+  switch (mode_) {
+    case Mode::Off: return fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_end: no graph-mode call is in progress");
+    case Mode::Eager:
+      mode_ = Mode::Off;
+      cur_ = nullptr;
+      return status;
+    case Mode::Trace: {
+      mode_ = Mode::Off;
+      traced_.clear();
+      GraphEntry *e = cur_;
+      cur_ = nullptr;
+      if (status != HJ_OK) {
+        erase(e);
+        return status;
+      }
+      if (int32_t st = plan(*e)) {
+        erase(e);
+        return st;
+      }
+      cur_ = e;
+      startReplay();
+      *again = 1;
+      return HJ_OK;
+    }
+    case Mode::Replay: break;
+  }
+  GraphEntry &e = *cur_;
+  if (status == HJ_OK && !mismatched_ && (allocAt_ != e.allocs.size() || opAt_ != e.ops.size())) {
+    mismatch("the program made %zu of %zu allocations and %zu of %zu operations", allocAt_, e.allocs.size(), opAt_,
+             e.ops.size());
+    freeOutputs();
+    status = HJ_ERR_INTERNAL;
+  }
+  if (mismatched_) {
+    // Nothing reached the device; the program has released its buffers.
+    // Forget what this run recorded and counted, and run it eagerly.
+    ctx_.record.resize(recordMark_);
+    ctx_.stats.allocs = statsMark_.allocs;
+    ctx_.stats.frees = statsMark_.frees;
+    ctx_.stats.memsets = statsMark_.memsets;
+    ctx_.stats.fills = statsMark_.fills;
+    ctx_.stats.launches = statsMark_.launches;
+    mismatched_ = false;
+    e.eagerReason = reason_;
+    e.exec.reset();
+    if (e.block) {
+      ctx_.memory.release(e.block, e.blockBytes);
+      ctx_.stats.graph_bytes -= e.blockBytes;
+      e.block = nullptr;
+    }
+    e.allocs.clear();
+    e.ops.clear();
+    e.patches.clear();
+    outputs_.clear();
+    mode_ = Mode::Eager;
+    ++ctx_.stats.graph_fallbacks;
+    *again = 1;
+    return HJ_OK;
+  }
+  mode_ = Mode::Off;
+  cur_ = nullptr;
+  if (status != HJ_OK) {  // the program failed and released its buffers
+    outputs_.clear();
+    return status;
+  }
+  int32_t st = finishReplay(e, outData, outDims);
+  outputs_.clear();
+  return st;
+}
+
+int32_t GraphCache::plan(GraphEntry &e) {
+  std::vector<uint32_t> general, zeroed;
+  for (uint32_t i = 0; i < e.allocs.size(); ++i) {
+    const PlannedAlloc &a = e.allocs[i];
+    if (a.output) continue;
+    (a.zeroed ? zeroed : general).push_back(i);
+    ++e.fastAllocs;
+    if (a.op >= 0) ++(e.ops[a.op].kind == GraphNode::Kind::Memset ? e.fastMemsets : e.fastFills);
+  }
+  size_t generalBytes = place(e.allocs, general);
+  size_t zeroedBytes = place(e.allocs, zeroed);
+  for (uint32_t i : zeroed) e.allocs[i].offset += generalBytes;
+  e.zeroedOffset = generalBytes;
+  e.zeroedBytes = zeroedBytes;
+  e.blockBytes = generalBytes + zeroedBytes;
+  for (const PlannedOp &op : e.ops)
+    if (op.kind == GraphNode::Kind::Kernel) {
+      ++e.launches;
+      if (!e.keepAlive) e.keepAlive = op.table->keepAlive;
+    }
+  if (e.blockBytes == 0) return HJ_OK;
+  if (int32_t st = ctx_.memory.allocate(e.blockBytes, &e.block)) {
+    e.block = nullptr;
+    std::string why = hj_last_error();
+    return fail(st, "graph mode: the memory plan of %zu intermediates (%zu bytes): %s",
+                general.size() + zeroed.size(), e.blockBytes, why.c_str());
+  }
+  ctx_.stats.graph_bytes += e.blockBytes;
+  if (zeroedBytes) {
+    // resets_to_zero buffers: zeroed once here, left zero by their kernels.
+    int32_t st = ctx_.injector.check("zeroing the memory plan of a graph (%zu bytes)", zeroedBytes);
+    if (st == HJ_OK) st = ctx_.backend->memsetZero(static_cast<char *>(e.block) + generalBytes, zeroedBytes);
+    if (st) return st;
+    ++ctx_.stats.memsets;  // like the arena's growth; not recorded: the program did not call it
+  }
+  return HJ_OK;
+}
+
+int32_t GraphCache::alloc(const int64_t *sizes, const int64_t *strides, uint32_t rank, uint32_t dtype, uint32_t flags,
+                          uint64_t bytes, const char *name, void **out) {
+  GraphEntry &e = *cur_;
+  if (mode_ == Mode::Trace) {
+    PlannedAlloc a;
+    a.sizes.assign(sizes, sizes + rank);
+    if (strides) a.strides.assign(strides, strides + rank);
+    a.dtype = dtype;
+    a.flags = flags;
+    a.bytes = bytes;
+    a.name = name;
+    a.output = flags & HJ_ALLOC_OUTPUT;
+    bool zero = flags & HJ_ALLOC_ZERO_INIT;
+    a.zeroed = zero && !a.output && ((flags & HJ_ALLOC_RESETS_TO_ZERO) || ctx_.reuseZeroed);
+    a.firstEvent = event_++;
+    uint32_t index = static_cast<uint32_t>(e.allocs.size());
+    if (bytes && ((zero && !a.zeroed) || (!zero && ctx_.fillNan))) {
+      PlannedOp &op = e.ops.emplace_back();
+      op.kind = zero ? GraphNode::Kind::Memset : GraphNode::Kind::Fill;
+      op.alloc = index;
+      if (!zero) {
+        op.pattern = nanPattern(dtype);
+        op.width = hj_dtype_size(dtype);
+      }
+      op.values.assign(sizeof(void *), 0);
+      a.op = static_cast<int32_t>(e.ops.size() - 1);
+    }
+    e.allocs.push_back(std::move(a));
+    liveBytes_ += bytes;
+    e.peakBytes = std::max(e.peakBytes, liveBytes_);
+    void *p = fakeAddress(index);
+    traced_[p] = index;
+    *out = p;
+    return HJ_OK;
+  }
+  if (allocAt_ >= e.allocs.size())
+    return mismatch("buffer %%%s is allocation %zu; there were %zu", name, allocAt_ + 1, e.allocs.size());
+  const PlannedAlloc &a = e.allocs[allocAt_];
+  bool same = a.sizes.size() == rank && std::equal(a.sizes.begin(), a.sizes.end(), sizes) && a.dtype == dtype &&
+              a.flags == flags && (strides ? a.strides.size() == rank && std::equal(a.strides.begin(), a.strides.end(), strides)
+                                           : a.strides.empty());
+  if (!same) return mismatch("buffer %%%s, allocation %zu, has other extents, strides, dtype or flags", name, allocAt_ + 1);
+  if (a.op >= 0 && static_cast<size_t>(a.op) != opAt_)
+    return mismatch("buffer %%%s is initialised at another point", name);
+  uint32_t index = static_cast<uint32_t>(allocAt_);
+  Block *b = nullptr;
+  if (a.output) {
+    if (int32_t st = allocBlock(&ctx_, bytes, flags, dtype, name, /*deferInit=*/true, &b)) return st;
+    try {
+      outputs_.emplace_back(index, b->ptr);
+    } catch (...) {
+      ctx_.live.erase(b->ptr);
+      releaseBlock(&ctx_, b);
+      throw;
+    }
+  } else {
+    if (int32_t st = allocBlock(&ctx_, bytes, flags, dtype, name, /*deferInit=*/true, &b,
+                                static_cast<char *>(e.block) + a.offset, static_cast<int32_t>(index)))
+      return st;
+  }
+  ++allocAt_;
+  if (a.op >= 0) {
+    ++opAt_;
+    markDirty(e.ops[a.op], &b->ptr, 0, sizeof(void *));
+  }
+  *out = b->ptr;
+  return HJ_OK;
+}
+
+int32_t GraphCache::traceFree(void *ptr, bool onError) {
+  auto it = traced_.find(ptr);
+  if (it == traced_.end()) {
+    if (onError) return HJ_OK;
+    return fail(HJ_ERR_INVALID_ARGUMENT, "hj_free: %p is not a live buffer of this context", ptr);
+  }
+  PlannedAlloc &a = cur_->allocs[it->second];
+  traced_.erase(it);
+  a.lastEvent = event_++;
+  liveBytes_ -= a.bytes;
+  ++cur_->frees;
+  return HJ_OK;
+}
+
+void GraphCache::releasePlanned(Block *b) {
+  if (mode_ != Mode::Replay || !cur_ || static_cast<size_t>(b->planned) >= cur_->allocs.size()) return;
+  PlannedAlloc &a = cur_->allocs[b->planned];
+  std::memcpy(a.lastKernel, b->lastKernel, sizeof a.lastKernel);
+}
+
+void GraphCache::markDirty(PlannedOp &op, const void *value, size_t offset, size_t bytes) {
+  unsigned char *at = op.values.data() + offset;
+  if (std::memcmp(at, value, bytes) == 0) return;
+  std::memcpy(at, value, bytes);
+  op.dirty = true;
+}
+
+int32_t GraphCache::launch(const hj_kernel_table *table, uint32_t kernel, const int64_t *dims, void **params) {
+  GraphEntry &e = *cur_;
+  const KernelEntry &k = table->kernels[kernel];
+  if (mode_ == Mode::Trace) {
+    PlannedOp &op = e.ops.emplace_back();
+    op.kind = GraphNode::Kind::Kernel;
+    op.table = table;
+    op.kernel = kernel;
+    std::memcpy(op.dims, dims, sizeof op.dims);
+    size_t total = 0;
+    for (int32_t kind : k.params) total += paramBytes(kind);
+    op.values.assign(total, 0);
+    op.params.resize(k.params.size());
+    size_t off = 0;
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      op.params[i] = op.values.data() + off;
+      off += paramBytes(k.params[i]);
+    }
+    ++event_;
+    return HJ_OK;
+  }
+  if (opAt_ >= e.ops.size()) return mismatch("launch of @%s is operation %zu; there were %zu", k.name.c_str(), opAt_ + 1, e.ops.size());
+  PlannedOp &op = e.ops[opAt_];
+  if (op.kind != GraphNode::Kind::Kernel || op.table != table || op.kernel != kernel ||
+      std::memcmp(op.dims, dims, sizeof op.dims) != 0)
+    return mismatch("launch of @%s, operation %zu, has another kernel or other dims", k.name.c_str(), opAt_ + 1);
+  ++opAt_;
+  size_t off = 0;
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    size_t n = paramBytes(k.params[i]);
+    markDirty(op, params[i], off, n);
+    off += n;
+  }
+  return HJ_OK;
+}
+
+void GraphCache::freeOutputs() {
+  for (const auto &[index, ptr] : outputs_) {
+    (void)index;
+    if (Block *b = ctx_.live.erase(ptr)) {
+      if (ctx_.recording) record(&ctx_, HJ_REC_FREE, b, b->name);
+      releaseBlock(&ctx_, b);
+    }
+  }
+  outputs_.clear();
+}
+
+int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
+  bool any = false;
+  for (const PlannedOp &op : e.ops) any |= op.dirty;
+  if (any) {
+    if (int32_t st = ctx_.injector.check("updating the nodes of a graph")) return st;
+    for (size_t i = 0; i < e.ops.size(); ++i) {
+      PlannedOp &op = e.ops[i];
+      if (!op.dirty) continue;
+      if (int32_t st = e.exec->update(i, nodeOf(e, op))) return st;  // the rest stay dirty
+      op.dirty = false;
+      ++ctx_.stats.graph_updates;
+    }
+  }
+  if (e.ops.empty()) return HJ_OK;
+  if (int32_t st = ctx_.injector.check("launching a graph of %zu operations", e.ops.size())) return st;
+  return e.exec->launch();
+}
+
+int32_t GraphCache::checkZeroed(GraphEntry &e) {
+  if (!ctx_.checkZeroed || e.zeroedBytes == 0) return HJ_OK;
+  if (int32_t st = ctx_.backend->synchronize()) return st;
+  std::vector<unsigned char> host(e.zeroedBytes);
+  char *zeroed = static_cast<char *>(e.block) + e.zeroedOffset;
+  if (int32_t st = ctx_.backend->copyToHost(host.data(), zeroed, e.zeroedBytes)) return st;
+  for (const PlannedAlloc &a : e.allocs) {
+    if (!a.zeroed || a.output) continue;
+    const unsigned char *p = host.data() + (a.offset - e.zeroedOffset);
+    for (size_t i = 0; i < a.bytes; ++i) {
+      if (p[i] == 0) continue;
+      // Repair the plan's memory so later replays still start at zero.
+      ctx_.backend->memsetZero(zeroed, e.zeroedBytes);
+      ++ctx_.stats.memsets;
+      return fail(HJ_ERR_NOT_ZEROED,
+                  "HOSTJIT_CHECK_ZEROED: buffer %%%s (%s, %" PRIu64
+                  " bytes, zero_init resets_to_zero) was not zero after the graph ran: byte %zu is 0x%02x; the last "
+                  "kernel given it was @%s, which must leave it zero",
+                  a.name.c_str(), dtypeName(a.dtype), a.bytes, i, p[i], a.lastKernel[0] ? a.lastKernel : "(none)");
+    }
+  }
+  return HJ_OK;
+}
+
+int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims) {
+  if (!e.exec) {
+    // The first replay: find which arguments are input or output addresses
+    // (patched on fast replays), then build the graph from these values.
+    auto sourceOf = [&](const void *p, int32_t *source) {
+      for (const auto &[index, ptr] : outputs_)
+        if (ptr == p) {
+          *source = -static_cast<int32_t>(index) - 1;
+          return true;
+        }
+      for (size_t i = 0; i < inputs_.size(); ++i)
+        if (inputs_[i] == p) {
+          *source = static_cast<int32_t>(i);
+          return true;
+        }
+      return false;
+    };
+    e.patches.clear();
+    for (uint32_t oi = 0; oi < e.ops.size(); ++oi) {
+      PlannedOp &op = e.ops[oi];
+      if (op.kind != GraphNode::Kind::Kernel) {
+        if (e.allocs[op.alloc].output) e.patches.push_back({oi, 0, -static_cast<int32_t>(op.alloc) - 1});
+        continue;
+      }
+      const std::vector<int32_t> &kinds = op.table->kernels[op.kernel].params;
+      uint32_t off = 0;
+      for (int32_t kind : kinds) {
+        if (kind == HJ_PARAM_PTR || (kind & 0xff) == HJ_PARAM_TENSOR) {
+          void *p;
+          std::memcpy(&p, op.values.data() + off, sizeof p);
+          int32_t source;
+          if (p && sourceOf(p, &source)) e.patches.push_back({oi, off, source});
+        }
+        off += paramBytes(kind);
+      }
+    }
+    e.fast = fast_;
+    e.outSource.assign(numOutputs_, 0);
+    for (uint32_t k = 0; k < numOutputs_; ++k)
+      if (!sourceOf(outData[k], &e.outSource[k])) e.fast = false;
+    e.outDims.assign(outDims, outDims + numDims_);
+    std::vector<GraphNode> nodes;
+    nodes.reserve(e.ops.size());
+    for (const PlannedOp &op : e.ops) nodes.push_back(nodeOf(e, op));
+    int32_t st = ctx_.injector.check("building a graph of %zu operations", e.ops.size());
+    if (st == HJ_OK) st = ctx_.backend->buildGraph(nodes, e.exec);
+    if (st != HJ_OK) {
+      e.exec.reset();
+      freeOutputs();
+      return st;
+    }
+    for (PlannedOp &op : e.ops) op.dirty = false;
+    ++ctx_.stats.graph_builds;
+  }
+  if (int32_t st = pushAndLaunch(e)) {
+    freeOutputs();
+    return st;
+  }
+  if (int32_t st = checkZeroed(e)) {
+    freeOutputs();
+    return st;
+  }
+  ++ctx_.stats.graph_replays;
+  return HJ_OK;
+}
+
+int32_t GraphCache::fastReplay(GraphEntry &e, void *const *inputs, void **outData, int64_t *outDims) {
+  hj_stats &s = ctx_.stats;
+  uint64_t liveBefore = s.live_bytes;
+  fastOut_.assign(e.allocs.size(), nullptr);
+  auto release = [&] {
+    for (void *p : fastOut_)
+      if (p)
+        if (Block *b = ctx_.live.erase(p)) releaseBlock(&ctx_, b);
+  };
+  for (size_t i = 0; i < e.allocs.size(); ++i) {
+    const PlannedAlloc &a = e.allocs[i];
+    if (!a.output) continue;
+    Block *b = nullptr;
+    int32_t st = ctx_.injector.check("hj_alloc of %%%s", a.name.c_str());
+    if (st == HJ_OK) st = allocBlock(&ctx_, a.bytes, a.flags, a.dtype, a.name.c_str(), /*deferInit=*/true, &b);
+    if (st != HJ_OK) {
+      release();
+      return st;
+    }
+    fastOut_[i] = b->ptr;
+  }
+  for (const Patch &p : e.patches) {
+    const void *v = p.source >= 0 ? inputs[p.source] : fastOut_[-p.source - 1];
+    markDirty(e.ops[p.op], &v, p.offset, sizeof v);
+  }
+  if (int32_t st = pushAndLaunch(e)) {
+    release();
+    return st;
+  }
+  if (int32_t st = checkZeroed(e)) {
+    release();
+    return st;
+  }
+  // Count what the program's calls would have counted.
+  s.allocs += e.fastAllocs;
+  s.memsets += e.fastMemsets;
+  s.fills += e.fastFills;
+  s.frees += e.frees;
+  s.launches += e.launches;
+  s.peak_bytes = std::max(s.peak_bytes, liveBefore + e.peakBytes);
+  for (uint32_t k = 0; k < e.outSource.size(); ++k) {
+    int32_t src = e.outSource[k];
+    outData[k] = src >= 0 ? inputs[src] : fastOut_[-src - 1];
+  }
+  if (!e.outDims.empty()) std::memcpy(outDims, e.outDims.data(), e.outDims.size() * sizeof(int64_t));
+  ++s.graph_replays;
+  ++s.graph_fast;
+  return HJ_OK;
+}
+
+}  // namespace hj
+
+extern "C" {
+
+int32_t hj_graph_call(hj_context *ctx, const void *key, uint64_t key_bytes, void *const *inputs, uint32_t num_inputs,
+                      int32_t fast, void **out_data, uint32_t num_outputs, int64_t *out_dims, uint32_t num_dims,
+                      int32_t *done) {
+  return hj::guarded([&]() -> int32_t {
+    if (!ctx || !done) return hj::fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_call: ctx and done are required");
+    return ctx->graphs.call(key, key_bytes, inputs, num_inputs, fast != 0, out_data, num_outputs, out_dims, num_dims,
+                            done);
+  });
+}
+
+int32_t hj_graph_end(hj_context *ctx, int32_t status, void **out_data, int64_t *out_dims, int32_t *again) {
+  return hj::guarded([&]() -> int32_t {
+    if (!ctx || !again) return hj::fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_end: ctx and again are required");
+    return ctx->graphs.end(status, out_data, out_dims, again);
+  });
+}
+
+const char *hj_graph_reason(const hj_context *ctx) { return ctx->graphs.reason().c_str(); }
+
+void hj_graph_clear(hj_context *ctx) {
+  hj::guarded([&] {
+    ctx->graphs.clear();
+    return HJ_OK;
+  });
+}
+
+void hj_graph_forget(hj_context *ctx, const void *prefix, uint64_t bytes) {
+  hj::guarded([&] {
+    if (ctx && prefix) ctx->graphs.forget(std::string_view(static_cast<const char *>(prefix), bytes));
+    return HJ_OK;
+  });
+}
+
+}  // extern "C"

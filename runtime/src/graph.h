@@ -1,0 +1,149 @@
+// graph.h - graph mode: per-signature memory plans and executable graphs of a
+// program's launches and memsets, kept per context (docs/graph-mode.md).
+//
+// A call in graph mode (hj_graph_call, hj_graph_end) goes through these modes
+// of the context: Trace runs the program once without touching the device
+// (fake buffer addresses) to learn its allocations, their lifetimes and its
+// operations; the memory plan is then made (intermediates at fixed offsets of
+// one block, buffers whose lifetimes do not overlap sharing memory).
+// Replay runs the program against the plan: intermediates get their planned
+// addresses, outputs come from the pool, launches and memsets are collected
+// (not issued) and compared with the graph's; at the end the graph is built
+// (first time) or its changed nodes updated, and launched. A fast replay
+// skips the program: it allocates the outputs, patches the nodes whose
+// arguments are input or output addresses, and launches. Eager runs the
+// program as without graph mode (a fallback, with a reason).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "backend.h"
+
+struct hj_context;
+
+namespace hj {
+
+struct Block;
+
+// One hj_alloc of the program, in call order.
+struct PlannedAlloc {
+  std::vector<int64_t> sizes, strides;  // strides empty: contiguous
+  uint32_t dtype = 0, flags = 0;
+  uint64_t bytes = 0;
+  bool output = false;
+  bool zeroed = false;  // lives in the block's zeroed part (resets_to_zero)
+  size_t offset = 0;    // intermediates: offset in the block
+  size_t firstEvent = 0, lastEvent = SIZE_MAX;  // its alloc and its free, in call order
+  int32_t op = -1;      // its memset or fill operation, if any
+  std::string name;
+  char lastKernel[40] = {};  // HOSTJIT_CHECK_ZEROED: the last kernel given it
+};
+
+// One operation of the graph, in stream order.
+struct PlannedOp {
+  GraphNode::Kind kind = GraphNode::Kind::Kernel;
+  uint32_t alloc = 0;  // Memset, Fill: the allocation
+  uint64_t pattern = 0;
+  unsigned width = 0;
+  const hj_kernel_table *table = nullptr;  // Kernel
+  uint32_t kernel = 0;
+  int64_t dims[7] = {};
+  std::vector<unsigned char> values;  // Kernel: the argument values; Memset, Fill: the destination
+  std::vector<void *> params;         // pointers into values, one per parameter
+  bool dirty = false;                 // values differ from the executable graph's
+};
+
+// Where a patched value comes from on a fast replay.
+struct Patch {
+  uint32_t op = 0, offset = 0;  // the 8 bytes at values[offset] of ops[op]
+  int32_t source = 0;           // >= 0: input i; < 0: the output allocation -source-1
+};
+
+struct GraphEntry {
+  std::string key;
+  std::string eagerReason;  // not empty: this signature runs eagerly, for this reason
+  std::vector<PlannedAlloc> allocs;
+  std::vector<PlannedOp> ops;
+  void *block = nullptr;
+  size_t blockBytes = 0, zeroedOffset = 0, zeroedBytes = 0;
+  std::unique_ptr<Graph> exec;
+  std::shared_ptr<void> keepAlive;  // the kernel table's modules or libraries
+  // Fast replay.
+  bool fast = false;
+  std::vector<Patch> patches;
+  std::vector<int32_t> outSource;  // per program output: as Patch::source
+  std::vector<int64_t> outDims;
+  // What one call counts in hj_stats beyond its outputs' allocations.
+  uint64_t fastAllocs = 0, fastMemsets = 0, fastFills = 0, frees = 0, launches = 0;
+  uint64_t peakBytes = 0;  // the most bytes live at once during the program
+  uint64_t lastUse = 0;
+};
+
+// The graph-mode state of a context.
+class GraphCache {
+ public:
+  enum class Mode : uint8_t { Off, Trace, Replay, Eager };
+
+  explicit GraphCache(hj_context &ctx);
+  ~GraphCache();
+
+  Mode mode() const { return mode_; }
+  const std::string &reason() const { return reason_; }
+  void clear();
+  void forget(std::string_view prefix);
+  // Checks that the zeroed part of every cached memory plan is zero.
+  int32_t checkZero(bool *isZero);
+
+  int32_t call(const void *key, uint64_t keyBytes, void *const *inputs, uint32_t numInputs, bool fast,
+               void **outData, uint32_t numOutputs, int64_t *outDims, uint32_t numDims, int32_t *done);
+  int32_t end(int32_t status, void **outData, int64_t *outDims, int32_t *again);
+
+  // The runtime calls of a program in Trace or Replay mode (already checked
+  // as eager calls check them).
+  int32_t alloc(const int64_t *sizes, const int64_t *strides, uint32_t rank, uint32_t dtype, uint32_t flags,
+                uint64_t bytes, const char *name, void **out);
+  // Trace: the end of a traced buffer's life.
+  int32_t traceFree(void *ptr, bool onError);
+  int32_t launch(const hj_kernel_table *table, uint32_t kernel, const int64_t *dims, void **params);
+  // Replay: the block behind a planned buffer is released (bookkeeping only).
+  void releasePlanned(Block *b);
+
+ private:
+  GraphEntry *insert(std::string_view key);
+  void erase(GraphEntry *e);
+  int32_t mismatch(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+  int32_t plan(GraphEntry &e);
+  int32_t finishReplay(GraphEntry &e, void **outData, int64_t *outDims);
+  int32_t fastReplay(GraphEntry &e, void *const *inputs, void **outData, int64_t *outDims);
+  int32_t pushAndLaunch(GraphEntry &e);
+  int32_t checkZeroed(GraphEntry &e);
+  void freeOutputs();
+  void startReplay();
+  void markDirty(PlannedOp &op, const void *value, size_t offset, size_t bytes);
+
+  hj_context &ctx_;
+  Mode mode_ = Mode::Off;
+  GraphEntry *cur_ = nullptr;
+  std::string reason_;
+  std::unordered_map<std::string_view, std::unique_ptr<GraphEntry>> entries_;
+  uint64_t tick_ = 0;
+  // The call in progress.
+  std::vector<void *> inputs_;
+  uint32_t numOutputs_ = 0, numDims_ = 0;
+  size_t allocAt_ = 0, opAt_ = 0, event_ = 0;
+  uint64_t liveBytes_ = 0;
+  std::unordered_map<const void *, uint32_t> traced_;   // Trace: fake address -> allocation
+  std::vector<std::pair<uint32_t, void *>> outputs_;    // Replay: outputs allocated by this call
+  size_t recordMark_ = 0;
+  hj_stats statsMark_{};
+  bool mismatched_ = false;
+  bool fast_ = false;
+  std::vector<void *> fastOut_;  // fast replay: the outputs by allocation
+};
+
+}  // namespace hj
