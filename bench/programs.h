@@ -17,7 +17,9 @@ namespace hostjit::bench {
 
 // Text of a program with `launches` launches of the empty host kernel, each
 // with its own intermediate and every fourth with a zero_init
-// resets_to_zero semaphore (the compile-time benchmark's shape).
-std::string launchProgram(int launches);
+// resets_to_zero semaphore (the compile-time and graph benchmarks' shape).
+// With cudaSource (a path to bench/kernels/steps.cu), the kernels have CUDA
+// implementations too.
+std::string launchProgram(int launches, const std::string &cudaSource = "");
 
 }  // namespace hostjit::bench

@@ -317,6 +317,7 @@ int32_t GraphCache::plan(GraphEntry &e) {
   if (e.blockBytes == 0) return HJ_OK;
   if (int32_t st = ctx_.memory.allocate(e.blockBytes, &e.block)) {
     e.block = nullptr;
+    if (st == HJ_ERR_INJECTED) return st;
     std::string why = hj_last_error();
     return fail(st, "graph mode: the memory plan of %zu intermediates (%zu bytes): %s",
                 general.size() + zeroed.size(), e.blockBytes, why.c_str());

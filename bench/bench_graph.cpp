@@ -1,0 +1,297 @@
+// bench_graph.cpp - host cost per call of a launch-bound program of K empty
+// kernels (bench/programs.cpp: an intermediate per launch, a zeroed
+// semaphore every fourth) on the CUDA backend, in one run for every way of
+// issuing it: the evaluator, the JIT, hand-written C++ making the same
+// runtime calls, bare cuLaunchKernel on pre-allocated buffers (the floor), a
+// CUDA graph captured by hand and replayed (the anchor), and hostjit's graph
+// mode with inputs at the same addresses and at fresh addresses on every
+// call; and the first call of a new signature in graph mode (trace, plan,
+// build, instantiate, launch). Each iteration times a batch of calls being
+// issued; the stream is synchronised after the batch, outside the timing.
+//
+// HOSTJIT_SOURCE_DIR (environment) names the source tree when the binary
+// runs elsewhere than it was built.
+#include <benchmark/benchmark.h>
+#include <cuda.h>  // types and prototypes only: the driver is loaded with dlopen
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <optional>
+
+#include "hostjit/exec/evaluator.h"
+#include "hostjit/exec/host_data.h"
+#include "hostjit/jit.h"
+#include "hostjit/text/text.h"
+#include "programs.h"
+
+using namespace hostjit;
+
+namespace {
+
+constexpr int kBatch = 64;
+constexpr int kFresh = 8;  // input and output copies the fresh-address mode rotates through
+std::unique_ptr<Jit> gJit;
+
+struct Driver {
+#define HJ_BENCH_CUDA_FN(sym) decltype(&::sym) sym = nullptr;
+#define HJ_BENCH_CUDA_FNS                      \
+  HJ_BENCH_CUDA_FN(cuLaunchKernel)             \
+  HJ_BENCH_CUDA_FN(cuStreamBeginCapture_v2)    \
+  HJ_BENCH_CUDA_FN(cuStreamEndCapture)         \
+  HJ_BENCH_CUDA_FN(cuGraphInstantiateWithFlags) \
+  HJ_BENCH_CUDA_FN(cuGraphLaunch)              \
+  HJ_BENCH_CUDA_FN(cuGraphExecDestroy)         \
+  HJ_BENCH_CUDA_FN(cuGraphDestroy)
+  HJ_BENCH_CUDA_FNS
+#undef HJ_BENCH_CUDA_FN
+  bool ok = false;
+  Driver() {
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!lib) return;
+    ok = true;
+#define HJ_BENCH_CUDA_FN(sym) ok = ok && (sym = reinterpret_cast<decltype(&::sym)>(dlsym(lib, #sym)));
+    HJ_BENCH_CUDA_FNS
+#undef HJ_BENCH_CUDA_FN
+  }
+};
+
+std::string sourceDir() {
+  const char *d = std::getenv("HOSTJIT_SOURCE_DIR");
+  return d && *d ? d : HOSTJIT_SOURCE_DIR;
+}
+
+// One program of K launches, compiled, with inputs of 64 x 256 floats.
+struct Setup {
+  int k = 0;
+  std::shared_ptr<Runtime> rt;
+  Program p;
+  std::optional<Evaluator> ev;
+  std::unique_ptr<CompiledProgram> cp;
+  std::vector<InputSet> inputs;  // kFresh copies
+  void *outData[1] = {};
+  int64_t outDims[2] = {};
+  std::string error;
+
+  explicit Setup(int launches) : k(launches) {
+    hj_options o;
+    hj_options_init(&o);
+    o.backend = HJ_BACKEND_CUDA;
+    o.check_zeroed = o.fill_nan = o.reuse_zeroed_memory = 0;
+    auto r = Runtime::create(o);
+    if (!r) {
+      error = r.error().message;
+      return;
+    }
+    rt = *r;
+    Diagnostics d;
+    p = parse(bench::launchProgram(k, sourceDir() + "/bench/kernels/steps.cu"), "launches.hir", d);
+    if (!d.empty()) {
+      error = d.format("launches.hir", p.source);
+      return;
+    }
+    auto e = Evaluator::create(p, rt);
+    if (!e) {
+      error = e.error().message;
+      return;
+    }
+    ev.emplace(std::move(*e));
+    CompileOptions co;
+    co.tiered = false;
+    auto c = gJit->compile(p, rt, co);
+    if (!c) {
+      error = c.error().message;
+      return;
+    }
+    cp = std::move(*c);
+    for (int i = 0; i < kFresh; ++i) inputs.push_back(std::move(*InputSet::random(rt, ev->plan(), {{"x", {64, 256}}}, i + 1)));
+  }
+  const DLTensor *const *in(int i = 0) const { return inputs[static_cast<size_t>(i)].pointers().data(); }
+};
+
+template <class Fn>
+void timeBatches(benchmark::State &state, Setup &s, Fn &&issue) {
+  for (auto _ : state) {
+    auto a = std::chrono::steady_clock::now();
+    for (int i = 0; i < kBatch; ++i) issue();
+    auto b = std::chrono::steady_clock::now();
+    state.SetIterationTime(std::chrono::duration<double>(b - a).count());
+    if (hj_synchronize(s.rt->context())) state.SkipWithError(hj_last_error());
+  }
+  state.counters["us_per_call"] = benchmark::Counter(static_cast<double>(state.iterations()) * kBatch / 1e6,
+                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void finish(benchmark::State &state, Setup &s) {
+  hj_stats st = s.rt->stats();
+  state.counters["launches"] = static_cast<double>(st.launches);
+  state.counters["graph_updates"] = static_cast<double>(st.graph_updates);
+  state.counters["graph_builds"] = static_cast<double>(st.graph_builds);
+  if (st.live_bytes != 0) state.SkipWithError("leaked");
+}
+
+// The same runtime calls as the program, written by hand.
+int32_t handWritten(hj_context *ctx, const hj_kernel_table *kt, const DLTensor *x, int k, void **outData,
+                    int64_t *outDims) {
+  int64_t n = x->shape[0], h = x->shape[1], total = n * h, blocks = (total + 255) / 256;
+  int64_t ysizes[2] = {n, h};
+  void *y = nullptr;
+  if (int32_t st = hj_alloc(ctx, ysizes, nullptr, 2, HJ_DTYPE_f32, HJ_ALLOC_OUTPUT, "y", &y)) return st;
+  int64_t dims[7] = {blocks, 1, 1, 256, 1, 1, 0};
+  void *xdata = static_cast<char *>(x->data) + x->byte_offset;
+  for (int i = 0; i < k; ++i) {
+    void *w = nullptr, *s = nullptr;
+    int32_t st = hj_alloc(ctx, &blocks, nullptr, 1, HJ_DTYPE_f32, 0, "w", &w);
+    if (st == HJ_OK && i % 4 == 0)
+      st = hj_alloc(ctx, &blocks, nullptr, 1, HJ_DTYPE_i32, HJ_ALLOC_ZERO_INIT | HJ_ALLOC_RESETS_TO_ZERO, "s", &s);
+    if (st == HJ_OK) {
+      void *withSem[4] = {&xdata, &w, &s, &total}, *plain[3] = {&xdata, &w, &total};
+      st = i % 4 == 0 ? hj_launch(ctx, kt, 1, dims, withSem, "hand-written") : hj_launch(ctx, kt, 0, dims, plain, "hand-written");
+    }
+    if (s) st = st ? (hj_free_on_error(ctx, s), st) : hj_free(ctx, s);
+    if (w) st = st ? (hj_free_on_error(ctx, w), st) : hj_free(ctx, w);
+    if (st) {
+      hj_free_on_error(ctx, y);
+      return st;
+    }
+  }
+  outData[0] = y;
+  outDims[0] = n;
+  outDims[1] = h;
+  return HJ_OK;
+}
+
+enum Mode { kEval, kJit, kHand, kGraphSame, kGraphFresh };
+
+void BM_Call(benchmark::State &state, Mode mode) {
+  Setup s(static_cast<int>(state.range(0)));
+  if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
+  hj_context *ctx = s.rt->context();
+  void *kept[kFresh] = {};
+  int call = 0;
+  auto issue = [&] {
+    int32_t st = HJ_OK;
+    switch (mode) {
+      case kEval: st = s.ev->call(ctx, s.in(), nullptr, s.outData, s.outDims); break;
+      case kJit: st = s.cp->call(ctx, s.in(), nullptr, s.outData, s.outDims); break;
+      case kHand: st = handWritten(ctx, s.cp->kernels(), s.in()[0], s.k, s.outData, s.outDims); break;
+      case kGraphSame: st = s.cp->callGraph(ctx, s.in(), nullptr, s.outData, s.outDims); break;
+      case kGraphFresh: {
+        // A new input address every call, and the outputs of the last
+        // kFresh calls still held by the caller.
+        int slot = call++ % kFresh;
+        if (kept[slot]) hj_free(ctx, kept[slot]);
+        st = s.cp->callGraph(ctx, s.in(slot), nullptr, s.outData, s.outDims);
+        kept[slot] = st ? nullptr : s.outData[0];
+        return st;
+      }
+    }
+    if (st == HJ_OK) hj_free(ctx, s.outData[0]);
+    return st;
+  };
+  if (issue()) return state.SkipWithError(hj_last_error());  // warm: kernels, pool, graph
+  hj_synchronize(ctx);
+  hj_reset_stats(ctx);
+  timeBatches(state, s, [&] {
+    if (issue()) state.SkipWithError(hj_last_error());
+  });
+  finish(state, s);
+  for (void *p : kept)
+    if (p) hj_free(ctx, p);
+}
+
+// The floor and the anchor: the same K kernels on buffers allocated once,
+// launched one by one with cuLaunchKernel, or captured once into a CUDA
+// graph that is replayed.
+void BM_Driver(benchmark::State &state, bool graph) {
+  static Driver d;
+  if (!d.ok) return state.SkipWithError("the CUDA driver's functions were not found");
+  Setup s(static_cast<int>(state.range(0)));
+  if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
+  hj_context *ctx = s.rt->context();
+  const DLTensor *x = s.in()[0];
+  int64_t total = x->shape[0] * x->shape[1], blocks = (total + 255) / 256;
+  std::vector<void *> work(static_cast<size_t>(s.k)), sems(static_cast<size_t>(s.k));
+  for (int i = 0; i < s.k; ++i) {
+    hj_alloc(ctx, &blocks, nullptr, 1, HJ_DTYPE_f32, 0, "w", &work[i]);
+    hj_alloc(ctx, &blocks, nullptr, 1, HJ_DTYPE_i32, HJ_ALLOC_ZERO_INIT, "s", &sems[i]);
+  }
+  void *fn[2] = {};
+  hj_kernel_table_native(s.cp->kernels(), 0, &fn[0]);
+  hj_kernel_table_native(s.cp->kernels(), 1, &fn[1]);
+  auto stream = static_cast<CUstream>(hj_context_native_stream(ctx));
+  void *xdata = x->data;
+  auto launchAll = [&] {
+    for (int i = 0; i < s.k; ++i) {
+      void *withSem[4] = {&xdata, &work[i], &sems[i], &total}, *plain[3] = {&xdata, &work[i], &total};
+      d.cuLaunchKernel(static_cast<CUfunction>(fn[i % 4 == 0]), unsigned(blocks), 1, 1, 256, 1, 1, 0, stream,
+                       i % 4 == 0 ? withSem : plain, nullptr);
+    }
+  };
+  hj_synchronize(ctx);
+  if (!graph) {
+    timeBatches(state, s, launchAll);
+  } else {
+    CUgraph g = nullptr;
+    CUgraphExec exec = nullptr;
+    if (d.cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
+      return state.SkipWithError("cuStreamBeginCapture failed");
+    launchAll();
+    if (d.cuStreamEndCapture(stream, &g) != CUDA_SUCCESS || d.cuGraphInstantiateWithFlags(&exec, g, 0) != CUDA_SUCCESS)
+      return state.SkipWithError("capturing the graph failed");
+    timeBatches(state, s, [&] { d.cuGraphLaunch(exec, stream); });
+    hj_synchronize(ctx);
+    d.cuGraphExecDestroy(exec);
+    d.cuGraphDestroy(g);
+  }
+  for (int i = 0; i < s.k; ++i) {
+    hj_free(ctx, work[i]);
+    hj_free(ctx, sems[i]);
+  }
+}
+
+// The first call of a new signature in graph mode: the graphs are dropped
+// before each (untimed), so every timed call traces, plans, builds,
+// instantiates and launches.
+void BM_GraphFirstCall(benchmark::State &state) {
+  Setup s(static_cast<int>(state.range(0)));
+  if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
+  hj_context *ctx = s.rt->context();
+  for (auto _ : state) {
+    hj_graph_clear(ctx);
+    hj_synchronize(ctx);
+    auto a = std::chrono::steady_clock::now();
+    int32_t st = s.cp->callGraph(ctx, s.in(), nullptr, s.outData, s.outDims);
+    auto b = std::chrono::steady_clock::now();
+    if (st) return state.SkipWithError(hj_last_error());
+    state.SetIterationTime(std::chrono::duration<double>(b - a).count());
+    hj_free(ctx, s.outData[0]);
+    hj_synchronize(ctx);
+  }
+  finish(state, s);
+}
+
+void launches(benchmark::internal::Benchmark *b) {
+  b->ArgNames({"K"})->Arg(1)->Arg(4)->Arg(16)->Arg(64)->UseManualTime()->Unit(benchmark::kMicrosecond);
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(BM_Call, evaluator, kEval)->Apply(launches);
+BENCHMARK_CAPTURE(BM_Call, jit, kJit)->Apply(launches);
+BENCHMARK_CAPTURE(BM_Call, hand_written, kHand)->Apply(launches);
+BENCHMARK_CAPTURE(BM_Driver, bare_launches, false)->Apply(launches);
+BENCHMARK_CAPTURE(BM_Driver, hand_graph, true)->Apply(launches);
+BENCHMARK_CAPTURE(BM_Call, graph_same_addresses, kGraphSame)->Apply(launches);
+BENCHMARK_CAPTURE(BM_Call, graph_fresh_addresses, kGraphFresh)->Apply(launches);
+BENCHMARK(BM_GraphFirstCall)->Apply(launches)->Iterations(50);
+
+int main(int argc, char **argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  gJit = std::move(*Jit::create());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  gJit.reset();
+  return 0;
+}

@@ -1,0 +1,261 @@
+// test_cuda_graph.cpp - graph mode on a real GPU (CUDA graphs): the examples
+// against their CPU references and eager calls, inputs and outputs at new
+// addresses, the fill and zero flags as memset nodes, HOSTJIT_CHECK_ZEROED,
+// failures at every operation, and 8 threads with a context and stream each.
+#define CATCH_CONFIG_EXTERNAL_INTERFACES
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <thread>
+
+#include "common/inject.h"
+#include "gpu_helpers.h"
+#include "hostjit/exec/evaluator.h"
+#include "hostjit/exec/host_data.h"
+#include "hostjit/exec/parity.h"
+#include "reference.h"
+
+using namespace hostjit;
+using namespace hostjit::gputest;
+
+namespace {
+
+const std::string kExamples = sourceDir() + "/examples";
+
+// The evaluator or the JIT in graph mode or not, behind one run().
+struct GraphRunner {
+  std::unique_ptr<CompiledProgram> cp;
+  std::optional<Evaluator> ev;
+  GraphRunner(const Program &p, const std::shared_ptr<Runtime> &rt, bool useJit, bool graph) {
+    if (useJit) {
+      CompileOptions co;
+      co.useCache = false;
+      co.tiered = false;
+      co.graph = graph;
+      auto c = jit().compile(p, rt, co);
+      INFO((c ? "" : c.error().message));
+      REQUIRE(c);
+      cp = std::move(*c);
+    } else {
+      auto e = Evaluator::create(p, rt);
+      INFO((e ? "" : e.error().message));
+      REQUIRE(e);
+      ev.emplace(std::move(*e));
+      ev->setGraphMode(graph);
+    }
+  }
+  Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> in, std::span<const ScalarArg> s = {}) {
+    return cp ? cp->run(in, s) : ev->run(in, s);
+  }
+};
+
+std::shared_ptr<Runtime> cudaRuntimeWith(int32_t fillNan, int32_t checkZeroed) {
+  hj_options o;
+  hj_options_init(&o);
+  o.backend = HJ_BACKEND_CUDA;
+  o.check_zeroed = checkZeroed;
+  o.fill_nan = fillNan;
+  o.reuse_zeroed_memory = 0;
+  auto rt = Runtime::create(o);
+  INFO((rt ? "" : rt.error().message));
+  REQUIRE(rt);
+  return *rt;
+}
+
+}  // namespace
+
+TEST_CASE("graph mode on the GPU: examples match the CPU reference and eager calls, at moving addresses",
+          "[cuda][graph]") {
+  for (const char *name : {"grid_sum", "splitk", "pipeline"}) {
+    for (const examples::ExampleCase &c : examples::exampleCases(kExamples, name)) {
+      Program p = load(c.file);
+      for (bool useJit : {false, true}) {
+        INFO(name << (useJit ? " (jit)" : " (eval)"));
+        auto rt = cudaRuntime(), eagerRt = cudaRuntime();
+        GraphRunner graph(p, rt, useJit, true), eager(p, eagerRt, useJit, false);
+        auto plan = makePlan(p);
+        REQUIRE(plan);
+        std::vector<InputSet> inputs;
+        for (uint64_t seed : {21, 22, 23}) inputs.push_back(std::move(*InputSet::random(rt, *plan, c.shapes, seed)));
+        std::vector<std::vector<Tensor>> kept;
+        // Same inputs, then other inputs (new addresses), outputs kept or dropped.
+        for (int call = 0; call < 12; ++call) {
+          const InputSet &in = inputs[static_cast<size_t>(call < 4 ? 0 : call % 3)];
+          auto a = graph.run(in.span(), c.scalars);
+          auto b = eager.run(in.span(), c.scalars);
+          INFO("call " << call << (a ? "" : ": " + a.error().message));
+          REQUIRE(a);
+          REQUIRE(b);
+          CHECK(examples::checkExample(c, in, *a) == "");
+          auto diff = compareOutputs(*a, *b);
+          INFO((diff ? *diff : ""));
+          CHECK(!diff);
+          if (call % 2) kept.push_back(std::move(*a));
+        }
+        kept.clear();
+        hj_stats st = rt->stats();
+        CHECK(st.graph_builds == 1);
+        CHECK(st.graph_replays == 12);
+        CHECK(st.graph_fallbacks == 0);
+        CHECK(st.live_bytes == 0);
+        CHECK(st.graph_fast == 11);
+        int32_t zero = 0;
+        REQUIRE(hj_arena_check_zero(rt->context(), &zero) == HJ_OK);
+        CHECK(zero == 1);
+      }
+    }
+  }
+}
+
+TEST_CASE("graph mode on the GPU: HOSTJIT_FILL_NAN fills as memset nodes, 1, 4 and 8 bytes wide", "[cuda][graph]") {
+  std::string cu = sourceDir() + "/test/gpu/programs/copy_bytes.cu";
+  Program p;
+  {
+    Diagnostics d;
+    p = parse(R"(
+kernel @copy_bytes(ptr<u8>, ptr<u8>, i64) {
+  cuda = ")" + cu + R"("
+  entry = "copy_bytes"
+}
+func @main(%x: f32[?]) -> (u8[4], u8[16], u8[32]) {
+  %a = alloc u8[4]
+  %b = alloc f32[4]
+  %c = alloc f64[4]
+  %oa = alloc u8[4] zero_init
+  %ob = alloc u8[16] zero_init
+  %oc = alloc u8[32] zero_init
+  launch @copy_bytes grid(1, 1, 1) block(32, 1, 1) smem(0) (%a, %oa, 4)
+  launch @copy_bytes grid(1, 1, 1) block(32, 1, 1) smem(0) (%b, %ob, 16)
+  launch @copy_bytes grid(1, 1, 1) block(32, 1, 1) smem(0) (%c, %oc, 32)
+  free %a
+  free %b
+  free %c
+  return %oa, %ob, %oc
+}
+)",
+              "fill.hir", d);
+    INFO(d.format("fill.hir", p.source));
+    REQUIRE(d.empty());
+  }
+  auto rt = cudaRuntimeWith(1, 0);
+  GraphRunner r(p, rt, true, true);
+  auto plan = makePlan(p);
+  REQUIRE(plan);
+  auto in = InputSet::random(rt, *plan, {{"x", {3}}}, 1);
+  REQUIRE(in);
+  for (int call = 0; call < 3; ++call) {
+    auto out = r.run(in->span());
+    REQUIRE(out);
+    auto a = (*out)[0].toHost(), b = (*out)[1].toHost(), c = (*out)[2].toHost();
+    REQUIRE(a);
+    REQUIRE(b);
+    REQUIRE(c);
+    CHECK(*a == std::vector<unsigned char>(4, 0xFF));
+    for (size_t i = 0; i < 4; ++i) {
+      uint32_t f;
+      uint64_t d;
+      std::memcpy(&f, b->data() + 4 * i, 4);
+      std::memcpy(&d, c->data() + 8 * i, 8);
+      CHECK(f == 0x7FC00000u);
+      CHECK(d == 0x7FF8000000000000ull);
+    }
+  }
+  CHECK(rt->stats().graph_replays == 3);
+}
+
+TEST_CASE("graph mode on the GPU: HOSTJIT_CHECK_ZEROED catches a kernel that leaves its semaphore non-zero",
+          "[cuda][graph]") {
+  Program p = load(sourceDir() + "/test/gpu/programs/leaves_nonzero.hir");
+  auto rt = cudaRuntimeWith(0, 1);
+  GraphRunner r(p, rt, true, true);
+  for (int call = 0; call < 2; ++call) {
+    auto out = r.run({});
+    REQUIRE(!out);
+    CHECK(out.error().status == HJ_ERR_NOT_ZEROED);
+    CHECK_THAT(out.error().message, Catch::Contains("buffer %sem (i32, 8 bytes, zero_init resets_to_zero) was not zero "
+                                                    "after the graph ran"));
+    int32_t zero = 0;
+    REQUIRE(hj_arena_check_zero(rt->context(), &zero) == HJ_OK);
+    CHECK(zero == 1);
+  }
+}
+
+TEST_CASE("graph mode on the GPU: a failure at every operation, while building and while replaying",
+          "[cuda][graph][inject]") {
+  for (const char *name : {"grid_sum", "splitk", "pipeline"}) {
+    const examples::ExampleCase c = examples::exampleCases(kExamples, name).front();
+    Program p = load(c.file);
+    auto rt = cudaRuntime();
+    GraphRunner r(p, rt, true, true);
+    auto plan = makePlan(p);
+    REQUIRE(plan);
+    auto in = InputSet::random(rt, *plan, c.shapes, 5);
+    REQUIRE(in);
+    test::injectEverywhere(*rt, [&] {
+      hj_graph_clear(rt->context());
+      return r.run(in->span(), c.scalars);
+    }, std::string(name) + ", building");
+    test::injectEverywhere(*rt, [&] { return r.run(in->span(), c.scalars); }, std::string(name) + ", replaying");
+  }
+}
+
+TEST_CASE("graph mode on the GPU: 8 threads, one program, a context and a stream each, eager and graph",
+          "[cuda][graph][threads]") {
+  const examples::ExampleCase c = examples::exampleCases(kExamples, "grid_sum").back();
+  Program p = load(c.file);
+  auto shared = cudaRuntime();
+  CompileOptions co;
+  co.useCache = false;
+  co.tiered = false;
+  auto compiled = jit().compile(p, shared, co);
+  REQUIRE(compiled);
+  const CompiledProgram &cp = **compiled;
+  constexpr int kThreads = 8, kCalls = 1000;
+  std::vector<std::string> errors(kThreads);
+  std::vector<hj_stats> stats(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      hj_options o;
+      hj_options_init(&o);
+      o.backend = HJ_BACKEND_CUDA;
+      o.check_zeroed = o.fill_nan = o.reuse_zeroed_memory = 0;
+      auto rt = Runtime::create(o);  // its own stream
+      if (!rt) {
+        errors[t] = rt.error().message;
+        return;
+      }
+      hj_context *ctx = (*rt)->context();
+      auto in = InputSet::random(*rt, cp.plan(), c.shapes, 100 + static_cast<uint64_t>(t));
+      if (!in) {
+        errors[t] = in.error().message;
+        return;
+      }
+      float expected = 0;
+      for (int call = 0; call < kCalls && errors[t].empty(); ++call) {
+        bool graph = call % 2 == 0;
+        void *outData[1];
+        int64_t outDims[1];
+        int32_t st = graph ? cp.callGraph(ctx, in->pointers().data(), nullptr, outData, outDims)
+                           : cp.call(ctx, in->pointers().data(), nullptr, outData, outDims);
+        if (st) {
+          errors[t] = hj_last_error();
+          break;
+        }
+        float got = 0;
+        if (hj_copy_to_host(ctx, &got, outData[0], sizeof got) != HJ_OK) errors[t] = hj_last_error();
+        if (call == 0) expected = got;
+        else if (got != expected) errors[t] = "call " + std::to_string(call) + " gave another sum";
+        hj_free(ctx, outData[0]);
+      }
+      hj_get_stats(ctx, &stats[t]);
+    });
+  for (auto &th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    INFO("thread " << t);
+    CHECK(errors[t] == "");
+    CHECK(stats[t].graph_builds == 1);
+    CHECK(stats[t].graph_replays == kCalls / 2);
+    CHECK(stats[t].live_bytes == 0);
+  }
+}

@@ -1,0 +1,523 @@
+// test_graph.cpp - graph mode on the host backend: parity with eager calls
+// (outputs, records, stats) on every program of the repository, signature
+// changes, cache eviction, input and output addresses that move, the memory
+// plan, the zero-init flags, fallbacks and their reasons, and failures.
+#include <cstring>
+#include <thread>
+
+#include "common/inject.h"
+#include "helpers.h"
+#include "hostjit/exec/parity.h"
+
+using namespace hostjit;
+using namespace hostjit::test;
+
+namespace {
+
+struct Subject {
+  std::string file;
+  Program program;
+  std::vector<ParityArgs> args;
+};
+
+std::vector<Subject> subjects() {
+  std::vector<Subject> out;
+  for (const std::string &file : allHirFiles()) {
+    std::string text = readFile(file);
+    auto args = parityArgs(text);
+    if (args.empty()) continue;
+    out.push_back({file, parseOk(text, file), std::move(args)});
+  }
+  return out;
+}
+
+// The counters a call's runtime calls make, which graph mode keeps as eager
+// calls do (backend allocations and pool hits differ by design).
+std::string callCounters(const hj_stats &s) {
+  return "allocs=" + std::to_string(s.allocs) + " frees=" + std::to_string(s.frees) +
+         " memsets=" + std::to_string(s.memsets) + " fills=" + std::to_string(s.fills) +
+         " launches=" + std::to_string(s.launches) + " live=" + std::to_string(s.live_bytes) +
+         " peak=" + std::to_string(s.peak_bytes);
+}
+
+// `calls` calls of one program on a fresh runtime, recording each; the
+// outputs of every call are kept.
+struct Calls {
+  std::vector<std::vector<std::string>> records;
+  std::vector<std::vector<Tensor>> outputs;
+  hj_stats stats{};
+  std::shared_ptr<Runtime> rt;
+};
+
+Calls runCalls(const Program &p, const InputSet &in, const std::vector<ScalarArg> &scalars, bool jit, bool graph,
+               int calls, bool record, hj_options o = testOptions()) {
+  Calls c;
+  c.rt = makeRuntime(o);
+  Runner runner(p, c.rt, jit, OptLevel::O2, graph);
+  for (int i = 0; i < calls; ++i) {
+    hj_record_enable(c.rt->context(), record ? 1 : 0);
+    auto out = runner.run(in.span(), scalars);
+    INFO((out ? "" : out.error().message));
+    REQUIRE(out);
+    if (record) c.records.push_back(c.rt->recordLines());
+    c.outputs.push_back(std::move(*out));
+  }
+  hj_record_enable(c.rt->context(), 0);
+  c.stats = c.rt->stats();
+  int32_t zero = 0;
+  REQUIRE(hj_arena_check_zero(c.rt->context(), &zero) == HJ_OK);
+  CHECK(zero == 1);
+  return c;
+}
+
+void checkSame(const Calls &eager, const Calls &graph, const std::string &what) {
+  REQUIRE(eager.outputs.size() == graph.outputs.size());
+  for (size_t i = 0; i < eager.outputs.size(); ++i) {
+    INFO(what << ", call " << i + 1);
+    auto diff = compareOutputs(eager.outputs[i], graph.outputs[i]);
+    INFO((diff ? *diff : ""));
+    CHECK(!diff);
+    if (i < eager.records.size() && i < graph.records.size()) {
+      auto rdiff = compareRecords(eager.records[i], graph.records[i], "eager", "graph");
+      INFO((rdiff ? *rdiff : ""));
+      CHECK(!rdiff);
+    }
+  }
+}
+
+const char *kCopyChain = R"(
+kernel @copy_f32(ptr<f32>, ptr<f32>, i64) {
+  host = "copy_f32"
+}
+kernel @count_and_reset(ptr<i32>, ptr<i32>) {
+  host = "count_and_reset"
+}
+
+func @main(%x: f32[?]) -> (f32[?], i32[1]) {
+  %n = size %x, 0
+  %blocks = ceildiv %n, 256
+  %y = alloc f32[%n]
+  %seen = alloc i32[1] zero_init
+  %a = alloc f32[%n]
+  launch @copy_f32 grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%x, %a, %n)
+  %s1 = alloc i32[1] zero_init resets_to_zero
+  launch @count_and_reset grid(1, 1, 1) block(1, 1, 1) smem(0) (%s1, %seen)
+  free %s1
+  %b = alloc f32[%n]
+  launch @copy_f32 grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%a, %b, %n)
+  free %a
+  %c = alloc f32[%n]
+  launch @copy_f32 grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%b, %c, %n)
+  free %b
+  %s2 = alloc i32[1] zero_init resets_to_zero
+  launch @count_and_reset grid(1, 1, 1) block(1, 1, 1) smem(0) (%s2, %seen)
+  free %s2
+  launch @copy_f32 grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%c, %y, %n)
+  free %c
+  return %y, %seen
+}
+)";
+
+// The input %x of a one-input program, n random non-zero floats.
+InputSet input(const std::shared_ptr<Runtime> &rt, const Program &p, int64_t n, uint64_t seed) {
+  auto plan = makePlan(p);
+  REQUIRE(plan);
+  auto in = InputSet::random(rt, *plan, {{"x", {n}}}, seed);
+  REQUIRE(in);
+  return std::move(*in);
+}
+
+std::vector<float> floatsOf(const InputSet &in) {
+  const std::vector<unsigned char> &h = in.hostData(0);
+  std::vector<float> v(h.size() / 4);
+  std::memcpy(v.data(), h.data(), h.size());
+  return v;
+}
+
+std::vector<float> hostFloats(const Tensor &t) {
+  auto h = t.toHost();
+  REQUIRE(h);
+  std::vector<float> v(h->size() / 4);
+  std::memcpy(v.data(), h->data(), h->size());
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("graph mode: every program, eager parity of outputs, records and counters", "[graph]") {
+  size_t programs = 0, fast = 0;
+  for (const Subject &s : subjects()) {
+    auto plan = makePlan(s.program);
+    REQUIRE(plan);
+    for (const ParityArgs &args : s.args) {
+      auto inRt = makeRuntime();
+      auto in = InputSet::random(inRt, *plan, args.shapes, 11);
+      REQUIRE(in);
+      auto scalars = scalarArgs(*plan, args.scalars);
+      for (bool jit : {false, true}) {
+        std::string what = s.file + (jit ? " (jit)" : " (eval)");
+        INFO(what);
+        // Recorded: every graph-mode call runs the program against the graph.
+        Calls eager = runCalls(s.program, *in, scalars, jit, false, 3, true);
+        Calls graph = runCalls(s.program, *in, scalars, jit, true, 3, true);
+        checkSame(eager, graph, what + ", recorded");
+        CHECK(graph.stats.graph_builds == 1);
+        CHECK(graph.stats.graph_replays == 3);
+        CHECK(graph.stats.graph_fallbacks == 0);
+        // Not recorded: replays skip the program where they can.
+        Calls eagerFast = runCalls(s.program, *in, scalars, jit, false, 4, false);
+        Calls graphFast = runCalls(s.program, *in, scalars, jit, true, 4, false);
+        checkSame(eagerFast, graphFast, what + ", fast");
+        CHECK(callCounters(eagerFast.stats) == callCounters(graphFast.stats));
+        CHECK(graphFast.stats.graph_replays == 4);
+        fast += graphFast.stats.graph_fast;
+      }
+    }
+    ++programs;
+  }
+  CHECK(programs >= 8);
+  CHECK(fast > 0);
+}
+
+TEST_CASE("graph mode: the memory plan shares memory between buffers whose lifetimes do not overlap", "[graph]") {
+  Program p = parseOk(kCopyChain);
+  auto rt = makeRuntime();
+  Runner r(p, rt, true, OptLevel::O2, true);
+  for (int64_t n : {1000, 1000, 77, 1000}) {
+    auto x = input(rt, p, n, 3);
+    auto in = x.span();
+    auto out = r.run(in);
+    REQUIRE(out);
+    CHECK(hostFloats((*out)[0]) == floatsOf(x));
+    auto seen = (*out)[1].toHost();
+    REQUIRE(seen);
+    int32_t s;
+    std::memcpy(&s, seen->data(), 4);
+    CHECK(s == 0);  // both semaphores were zero when their kernels started
+  }
+  hj_stats st = rt->stats();
+  CHECK(st.graph_builds == 2);  // n = 1000 and n = 77
+  CHECK(st.graph_replays == 4);
+  // For n = 1000: %a, %b, %c (4000 bytes each, at most two alive at once)
+  // take two 4096-byte slots; the two semaphores share one 256-byte slot.
+  // For n = 77: two 512-byte slots and one 256-byte slot.
+  CHECK(st.graph_bytes == (2 * 4096 + 256) + (2 * 512 + 256));
+}
+
+TEST_CASE("graph mode: signatures change, the cache evicts the least recently used", "[graph]") {
+  Program p = parseOk(kCopyChain);
+  hj_options o = testOptions();
+  o.graph_cache = 2;
+  auto rt = makeRuntime(o);
+  Runner r(p, rt, false, OptLevel::O2, true);
+  auto eagerRt = makeRuntime();
+  Runner eager(p, eagerRt, false);
+  int64_t sizes[] = {10, 300, 10, 5000, 300, 10, 5000};
+  for (int64_t n : sizes) {
+    INFO("n = " << n);
+    auto x = input(rt, p, n, static_cast<uint64_t>(n));
+    auto in = x.span();
+    auto a = r.run(in), b = eager.run(in);
+    REQUIRE(a);
+    REQUIRE(b);
+    auto diff = compareOutputs(*a, *b);
+    INFO((diff ? *diff : ""));
+    CHECK(!diff);
+  }
+  hj_stats st = rt->stats();
+  // 10 build, 300 build, 10 replay, 5000 build (evicts 300), 300 build
+  // (evicts 10), 10 build (evicts 5000), 5000 build (evicts 300).
+  CHECK(st.graph_builds == 6);
+  CHECK(st.graph_evictions == 4);
+  CHECK(st.graph_replays == 7);
+  CHECK(st.graph_bytes == (2 * 20224 + 256) + (2 * 256 + 256));  // 5000 and 10 are cached
+  hj_graph_clear(rt->context());
+  CHECK(rt->stats().graph_bytes == 0);
+}
+
+TEST_CASE("graph mode: inputs and outputs at new addresses patch only the nodes that use them", "[graph]") {
+  Program p = parseOk(kCopyChain);
+  auto rt = makeRuntime();
+  Runner r(p, rt, true, OptLevel::O2, true);
+  auto x1 = input(rt, p, 600, 1);
+  auto x2 = input(rt, p, 600, 2);
+  auto in1 = x1.span(), in2 = x2.span();
+  {
+    auto out = r.run(in1);  // builds
+    REQUIRE(out);
+  }
+  hj_reset_stats(rt->context());
+  {
+    auto out = r.run(in1);  // same input, the output's block back from the pool: nothing to update
+    REQUIRE(out);
+    CHECK(hostFloats((*out)[0]) == floatsOf(x1));
+  }
+  CHECK(rt->stats().graph_updates == 0);
+  CHECK(rt->stats().graph_fast == 1);
+  {
+    auto out = r.run(in2);  // a new input address: the first copy's node only
+    REQUIRE(out);
+    CHECK(hostFloats((*out)[0]) == floatsOf(x2));
+  }
+  CHECK(rt->stats().graph_updates == 1);
+  std::vector<Tensor> kept;
+  {
+    auto out = r.run(in2);  // the outputs are kept: the next call's are elsewhere
+    REQUIRE(out);
+    kept = std::move(*out);
+  }
+  hj_reset_stats(rt->context());
+  auto out = r.run(in1);
+  REQUIRE(out);
+  CHECK(hostFloats((*out)[0]) == floatsOf(x1));
+  CHECK(hostFloats(kept[0]) == floatsOf(x2));
+  // The input's node, the output's last copy, the memset of %seen and the
+  // two semaphore kernels that count into it.
+  CHECK(rt->stats().graph_updates == 5);
+}
+
+TEST_CASE("graph mode: zero_init, resets_to_zero and HOSTJIT_FILL_NAN keep their meaning", "[graph]") {
+  // zero_init intermediates become memset nodes: the kernel sees zero on
+  // every replay although the previous replay left 5 there.
+  Program p = parseOk(R"(
+kernel @count_and_reset(ptr<i32>, ptr<i32>) {
+  host = "count_and_reset"
+}
+kernel @copy_bytes(ptr<u8>, ptr<u8>, i64) {
+  host = "copy_bytes"
+}
+func @main(%x: f32[?]) -> (i32[1], u8[8]) {
+  %seen = alloc i32[1] zero_init
+  %t = alloc i32[1] zero_init
+  %u = alloc u8[8]
+  launch @count_and_reset grid(1, 1, 1) block(1, 1, 1) smem(0) (%t, %seen)
+  launch @copy_bytes grid(1, 1, 1) block(1, 1, 1) smem(0) (%u, %u, 0)
+  %out = alloc u8[8]
+  launch @copy_bytes grid(1, 1, 1) block(1, 1, 1) smem(0) (%u, %out, 8)
+  free %u
+  free %t
+  return %seen, %out
+}
+)");
+  hj_options o = testOptions();
+  o.fill_nan = 1;
+  auto rt = makeRuntime(o);
+  Runner r(p, rt, false, OptLevel::O2, true);
+  auto x = input(rt, p, 4, 1);
+  auto in = x.span();
+  for (int call = 0; call < 3; ++call) {
+    auto out = r.run(in);
+    REQUIRE(out);
+    auto seen = (*out)[0].toHost(), bytes = (*out)[1].toHost();
+    REQUIRE(seen);
+    REQUIRE(bytes);
+    int32_t s;
+    std::memcpy(&s, seen->data(), 4);
+    CHECK(s == 0);
+    CHECK(*bytes == std::vector<unsigned char>(8, 0xFF));  // u8's NaN pattern, filled by a graph node
+  }
+  CHECK(rt->stats().graph_replays == 3);
+  CHECK(rt->stats().fills == 6);  // %u and %out, per call, as eager calls count them
+}
+
+TEST_CASE("graph mode: HOSTJIT_CHECK_ZEROED finds a kernel that leaves a resets_to_zero buffer non-zero",
+          "[graph]") {
+  Program p = parseOk(R"(
+kernel @leaves_nonzero(ptr<i32>) {
+  host = "leaves_nonzero"
+}
+func @main(%x: f32[?]) -> (f32[?]) {
+  %n = size %x, 0
+  %y = alloc f32[%n]
+  %sem = alloc i32[4] zero_init resets_to_zero
+  launch @leaves_nonzero grid(1, 1, 1) block(1, 1, 1) smem(0) (%sem)
+  free %sem
+  return %y
+}
+)");
+  hj_options o = testOptions();
+  o.check_zeroed = 1;
+  auto rt = makeRuntime(o);
+  for (bool jit : {false, true}) {
+    Runner r(p, rt, jit, OptLevel::O2, true);
+    auto x = input(rt, p, 4, 1);
+    auto in = x.span();
+    for (int call = 0; call < 2; ++call) {  // the build, then a fast replay
+      auto out = r.run(in);
+      REQUIRE(!out);
+      CHECK(out.error().status == HJ_ERR_NOT_ZEROED);
+      CHECK_THAT(out.error().message,
+                 Catch::Contains("buffer %sem (i32, 16 bytes, zero_init resets_to_zero) was not zero after the graph "
+                                 "ran: byte 0 is 0x07; the last kernel given it was @leaves_nonzero"));
+      CHECK(rt->stats().live_bytes == 0);
+      int32_t zero = 0;
+      REQUIRE(hj_arena_check_zero(rt->context(), &zero) == HJ_OK);
+      CHECK(zero == 1);  // repaired for the next replay
+    }
+  }
+}
+
+TEST_CASE("graph mode: scalars outside the signature are kernel arguments, updated on every replay", "[graph]") {
+  Program p = parseOk(readFile(std::string(HOSTJIT_SOURCE_DIR) + "/test/programs/scalars.hir"), "scalars.hir");
+  auto plan = makePlan(p);
+  REQUIRE(plan);
+  auto rt = makeRuntime();
+  auto eagerRt = makeRuntime();
+  Runner graph(p, rt, true, OptLevel::O2, true), eager(p, eagerRt, true);
+  auto in = InputSet::random(rt, *plan, {{"x", {7, 5}}}, 3);
+  REQUIRE(in);
+  for (int k : {3, -4, 3, 2}) {
+    INFO("k = " << k);
+    std::vector<ScalarArg> s = {ScalarArg::i32(k), ScalarArg::f32(0.5f * static_cast<float>(k)),
+                                ScalarArg::f64(-1.25 * k), ScalarArg::boolean(k > 0)};
+    auto a = graph.run(in->span(), s), b = eager.run(in->span(), s);
+    REQUIRE(a);
+    REQUIRE(b);
+    auto diff = compareOutputs(*a, *b);
+    INFO((diff ? *diff : ""));
+    CHECK(!diff);
+  }
+  hj_stats st = rt->stats();
+  CHECK(st.graph_builds == 1);  // no scalar feeds a size or launch dim
+  CHECK(st.graph_replays == 4);
+  CHECK(st.graph_fast == 0);  // they reach kernels: the program runs to compute them
+  CHECK(st.graph_updates > 0);
+}
+
+TEST_CASE("graph mode: a key that misses what the calls depend on falls back to eager calls, with a reason",
+          "[graph]") {
+  Program p = parseOk(kCopyChain);
+  auto rt = makeRuntime();
+  auto ev = Evaluator::create(p, rt);
+  REQUIRE(ev);
+  hj_context *ctx = rt->context();
+  // The same key for two sizes: wrong on purpose. Not `fast`, so that every
+  // replay runs the program and can see that its calls changed (a fast
+  // replay trusts the key).
+  const int64_t key = 42;
+  for (int64_t n : {100, 200, 200}) {
+    auto x = input(rt, p, n, 5);
+    auto in = x.span();
+    void *data = x.pointers()[0]->data;
+    void *outData[2];
+    int64_t outDims[2];
+    int32_t done = 0;
+    REQUIRE(hj_graph_call(ctx, &key, sizeof key, &data, 1, 0, outData, 2, outDims, 1, &done) == HJ_OK);
+    int32_t st = HJ_OK;
+    if (!done)
+      for (int32_t again = 1; again;)
+        st = hj_graph_end(ctx, ev->call(ctx, in.data(), nullptr, outData, outDims), outData, outDims, &again);
+    REQUIRE(st == HJ_OK);
+    CHECK(outDims[0] == n);
+    std::vector<float> y(static_cast<size_t>(n));
+    REQUIRE(hj_copy_to_host(ctx, y.data(), outData[0], y.size() * 4) == HJ_OK);
+    CHECK(y == floatsOf(x));
+    if (n == 100) {
+      CHECK(std::string(hj_graph_reason(ctx)).empty());
+    } else {
+      CHECK_THAT(hj_graph_reason(ctx), Catch::StartsWith("the program's runtime calls differ from those its graph was "
+                                                         "built from (buffer %y, allocation 1, has other extents"));
+    }
+    for (void *o : outData) REQUIRE(hj_free(ctx, o) == HJ_OK);
+  }
+  CHECK(rt->stats().graph_fallbacks == 2);
+  CHECK(rt->stats().live_bytes == 0);
+  CHECK(rt->stats().graph_bytes == 0);  // the plan that did not fit is gone
+}
+
+TEST_CASE("graph mode: synchronising after every launch falls back to eager calls", "[graph]") {
+  Program p = parseOk(kCopyChain);
+  hj_options o = testOptions();
+  o.sync = 1;
+  auto rt = makeRuntime(o);
+  auto ev = Evaluator::create(p, rt);
+  REQUIRE(ev);
+  ev->setGraphMode(true);
+  auto x = input(rt, p, 64, 5);
+  auto in = x.span();
+  auto out = ev->run(in);
+  REQUIRE(out);
+  CHECK(hostFloats((*out)[0]) == floatsOf(x));
+  CHECK_THAT(hj_graph_reason(rt->context()), Catch::Contains("synchronises after every launch"));
+  CHECK(rt->stats().graph_fallbacks == 1);
+  CHECK(rt->stats().graph_builds == 0);
+}
+
+TEST_CASE("graph mode: a failure at every operation, while building and while replaying", "[graph][inject]") {
+  for (const Subject &s : subjects()) {
+    auto plan = makePlan(s.program);
+    REQUIRE(plan);
+    for (bool jit : {false, true}) {
+      auto rt = makeRuntime();
+      auto in = InputSet::random(rt, *plan, s.args[0].shapes, 7);
+      REQUIRE(in);
+      auto scalars = scalarArgs(*plan, s.args[0].scalars);
+      Runner runner(s.program, rt, jit, OptLevel::O2, true);
+      std::string what = s.file + (jit ? " (jit)" : " (eval)");
+      uint64_t building = injectEverywhere(*rt, [&] {
+        hj_graph_clear(rt->context());  // every call traces, plans and builds
+        return runner.run(in->span(), scalars);
+      }, what + ", building");
+      uint64_t replaying = injectEverywhere(*rt, [&] { return runner.run(in->span(), scalars); }, what + ", replaying");
+      CHECK(building > replaying);
+    }
+  }
+}
+
+TEST_CASE("graph mode: 8 threads, one program, a context each", "[graph][threads]") {
+  Program p = parseOk(kCopyChain);
+  auto shared = makeRuntime();
+  auto jit = sharedJit().compile(p, shared, noCache(OptLevel::O2));
+  REQUIRE(jit);
+  const CompiledProgram &cp = **jit;
+  constexpr int kThreads = 8, kCalls = 2000;
+  std::vector<std::string> errors(kThreads);
+  std::vector<hj_stats> stats(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      hj_options o = testOptions();
+      hj_context *ctx = nullptr;
+      if (hj_context_create(&o, &ctx) != HJ_OK) {
+        errors[t] = hj_last_error();
+        return;
+      }
+      int64_t n = 100 + 37 * t;
+      std::vector<float> x(static_cast<size_t>(n));
+      for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(t * 1000 + static_cast<int>(i) + 1);
+      DLTensor in{};
+      in.data = x.data();
+      in.device = {kDLCPU, 0};
+      in.ndim = 1;
+      in.dtype = {kDLFloat, 32, 1};
+      in.shape = &n;
+      const DLTensor *ins[] = {&in};
+      for (int c = 0; c < kCalls && errors[t].empty(); ++c) {
+        if (c % 500 == 0) x[0] = static_cast<float>(c);  // the input changes, its address does not
+        void *outData[2];
+        int64_t outDims[2];
+        int32_t st = cp.callGraph(ctx, ins, nullptr, outData, outDims);
+        if (st != HJ_OK) {
+          errors[t] = hj_last_error();
+          break;
+        }
+        if (std::memcmp(outData[0], x.data(), x.size() * 4) != 0 || *static_cast<int32_t *>(outData[1]) != 0)
+          errors[t] = "wrong output at call " + std::to_string(c);
+        for (void *o : outData) hj_free(ctx, o);
+      }
+      hj_get_stats(ctx, &stats[t]);
+      hj_context_destroy(ctx);
+    });
+  for (auto &th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    INFO("thread " << t);
+    CHECK(errors[t].empty());
+    CHECK(errors[t] == "");
+    CHECK(stats[t].graph_builds == 1);
+    CHECK(stats[t].graph_replays == kCalls);
+    CHECK(stats[t].graph_fast == kCalls - 1);
+    CHECK(stats[t].live_bytes == 0);
+    CHECK(stats[t].allocs == stats[t].frees + 0u);
+    CHECK(stats[t].launches == 6u * kCalls);
+  }
+}
