@@ -195,9 +195,9 @@ void BM_Call(benchmark::State &state, Mode mode) {
   timeBatches(state, s, [&] {
     if (issue()) state.SkipWithError(hj_last_error());
   });
-  finish(state, s);
   for (void *p : kept)
     if (p) hj_free(ctx, p);
+  finish(state, s);
 }
 
 // The floor and the anchor: the same K kernels on buffers allocated once,

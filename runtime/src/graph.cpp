@@ -19,6 +19,9 @@ namespace {
 
 constexpr size_t kAlign = 256;
 
+// A source address no buffer has: the nodes' values must be patched.
+const void *const kUnknown = reinterpret_cast<const void *>(~uintptr_t{0});
+
 // Bytes a planned buffer takes: aligned, and never 0, so that two live
 // buffers never share an address.
 size_t footprint(uint64_t bytes) { return std::max<size_t>((bytes + kAlign - 1) / kAlign * kAlign, kAlign); }
@@ -277,6 +280,8 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
     e.allocs.clear();
     e.ops.clear();
     e.patches.clear();
+    e.dirty.clear();
+    e.sourceValue.clear();
     outputs_.clear();
     mode_ = Mode::Eager;
     ++ctx_.stats.graph_fallbacks;
@@ -286,6 +291,7 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
   mode_ = Mode::Off;
   cur_ = nullptr;
   if (status != HJ_OK) {  // the program failed and released its buffers
+    forgetSources(e);
     outputs_.clear();
     return status;
   }
@@ -396,7 +402,7 @@ int32_t GraphCache::alloc(const int64_t *sizes, const int64_t *strides, uint32_t
   ++allocAt_;
   if (a.op >= 0) {
     ++opAt_;
-    markDirty(e.ops[a.op], &b->ptr, 0, sizeof(void *));
+    markDirty(e, static_cast<uint32_t>(a.op), &b->ptr, 0, sizeof(void *));
   }
   *out = b->ptr;
   return HJ_OK;
@@ -422,11 +428,26 @@ void GraphCache::releasePlanned(Block *b) {
   std::memcpy(a.lastKernel, b->lastKernel, sizeof a.lastKernel);
 }
 
-void GraphCache::markDirty(PlannedOp &op, const void *value, size_t offset, size_t bytes) {
+void GraphCache::markDirty(GraphEntry &e, uint32_t index, const void *value, size_t offset, size_t bytes) {
+  PlannedOp &op = e.ops[index];
   unsigned char *at = op.values.data() + offset;
   if (std::memcmp(at, value, bytes) == 0) return;
   std::memcpy(at, value, bytes);
-  op.dirty = true;
+  if (!op.dirty) {
+    op.dirty = true;
+    e.dirty.push_back(index);
+  }
+}
+
+void GraphCache::forgetSources(GraphEntry &e) {
+  std::fill(e.sourceValue.begin(), e.sourceValue.end(), kUnknown);
+}
+
+// After a replay that ran the program: the nodes hold this call's addresses.
+void GraphCache::noteSources(GraphEntry &e) {
+  if (e.sourceValue.size() != inputs_.size() + outputs_.size()) return forgetSources(e);
+  for (size_t i = 0; i < inputs_.size(); ++i) e.sourceValue[i] = inputs_[i];
+  for (size_t j = 0; j < outputs_.size(); ++j) e.sourceValue[inputs_.size() + j] = outputs_[j].second;
 }
 
 int32_t GraphCache::launch(const hj_kernel_table *table, uint32_t kernel, const int64_t *dims, void **params) {
@@ -455,11 +476,11 @@ int32_t GraphCache::launch(const hj_kernel_table *table, uint32_t kernel, const 
   if (op.kind != GraphNode::Kind::Kernel || op.table != table || op.kernel != kernel ||
       std::memcmp(op.dims, dims, sizeof op.dims) != 0)
     return mismatch("launch of @%s, operation %zu, has another kernel or other dims", k.name.c_str(), opAt_ + 1);
-  ++opAt_;
+  uint32_t index = static_cast<uint32_t>(opAt_++);
   size_t off = 0;
   for (size_t i = 0; i < k.params.size(); ++i) {
     size_t n = paramBytes(k.params[i]);
-    markDirty(op, params[i], off, n);
+    markDirty(e, index, params[i], off, n);
     off += n;
   }
   return HJ_OK;
@@ -477,17 +498,19 @@ void GraphCache::freeOutputs() {
 }
 
 int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
-  bool any = false;
-  for (const PlannedOp &op : e.ops) any |= op.dirty;
-  if (any) {
-    if (int32_t st = ctx_.injector.check("updating the nodes of a graph")) return st;
-    for (size_t i = 0; i < e.ops.size(); ++i) {
-      PlannedOp &op = e.ops[i];
-      if (!op.dirty) continue;
-      if (int32_t st = e.exec->update(i, nodeOf(e, op))) return st;  // the rest stay dirty
+  if (!e.dirty.empty()) {
+    if (int32_t st = ctx_.injector.check("updating %zu nodes of a graph", e.dirty.size())) return st;
+    size_t done = 0;
+    for (; done < e.dirty.size(); ++done) {
+      PlannedOp &op = e.ops[e.dirty[done]];
+      if (int32_t st = e.exec->update(e.dirty[done], nodeOf(e, op))) {
+        e.dirty.erase(e.dirty.begin(), e.dirty.begin() + static_cast<std::ptrdiff_t>(done));  // the rest stay dirty
+        return st;
+      }
       op.dirty = false;
       ++ctx_.stats.graph_updates;
     }
+    e.dirty.clear();
   }
   if (e.ops.empty()) return HJ_OK;
   if (int32_t st = ctx_.injector.check("launching a graph of %zu operations", e.ops.size())) return st;
@@ -522,24 +545,30 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
   if (!e.exec) {
     // The first replay: find which arguments are input or output addresses
     // (patched on fast replays), then build the graph from these values.
-    auto sourceOf = [&](const void *p, int32_t *source) {
-      for (const auto &[index, ptr] : outputs_)
-        if (ptr == p) {
-          *source = -static_cast<int32_t>(index) - 1;
+    auto sourceOf = [&](const void *p, uint32_t *source) {
+      for (size_t j = 0; j < outputs_.size(); ++j)
+        if (outputs_[j].second == p) {
+          *source = static_cast<uint32_t>(inputs_.size() + j);
           return true;
         }
       for (size_t i = 0; i < inputs_.size(); ++i)
         if (inputs_[i] == p) {
-          *source = static_cast<int32_t>(i);
+          *source = static_cast<uint32_t>(i);
           return true;
         }
       return false;
     };
+    e.numInputs = static_cast<uint32_t>(inputs_.size());
+    e.outputAllocs.clear();
+    for (const auto &out : outputs_) e.outputAllocs.push_back(out.first);
     e.patches.clear();
     for (uint32_t oi = 0; oi < e.ops.size(); ++oi) {
       PlannedOp &op = e.ops[oi];
       if (op.kind != GraphNode::Kind::Kernel) {
-        if (e.allocs[op.alloc].output) e.patches.push_back({oi, 0, -static_cast<int32_t>(op.alloc) - 1});
+        void *dst;
+        std::memcpy(&dst, op.values.data(), sizeof dst);
+        uint32_t source;
+        if (e.allocs[op.alloc].output && sourceOf(dst, &source)) e.patches.push_back({oi, 0, source});
         continue;
       }
       const std::vector<int32_t> &kinds = op.table->kernels[op.kernel].params;
@@ -548,12 +577,19 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
         if (kind == HJ_PARAM_PTR || (kind & 0xff) == HJ_PARAM_TENSOR) {
           void *p;
           std::memcpy(&p, op.values.data() + off, sizeof p);
-          int32_t source;
+          uint32_t source;
           if (p && sourceOf(p, &source)) e.patches.push_back({oi, off, source});
         }
         off += paramBytes(kind);
       }
     }
+    size_t sources = inputs_.size() + outputs_.size();
+    std::stable_sort(e.patches.begin(), e.patches.end(),
+                     [](const Patch &a, const Patch &b) { return a.source < b.source; });
+    e.patchStart.assign(sources + 1, 0);
+    for (const Patch &p : e.patches) ++e.patchStart[p.source + 1];
+    for (size_t i = 0; i < sources; ++i) e.patchStart[i + 1] += e.patchStart[i];
+    e.sourceValue.assign(sources, kUnknown);
     e.fast = fast_;
     e.outSource.assign(numOutputs_, 0);
     for (uint32_t k = 0; k < numOutputs_; ++k)
@@ -570,12 +606,15 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
       return st;
     }
     for (PlannedOp &op : e.ops) op.dirty = false;
+    e.dirty.clear();
     ++ctx_.stats.graph_builds;
   }
   if (int32_t st = pushAndLaunch(e)) {
+    forgetSources(e);
     freeOutputs();
     return st;
   }
+  noteSources(e);
   if (int32_t st = checkZeroed(e)) {
     freeOutputs();
     return st;
@@ -587,15 +626,15 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
 int32_t GraphCache::fastReplay(GraphEntry &e, void *const *inputs, void **outData, int64_t *outDims) {
   hj_stats &s = ctx_.stats;
   uint64_t liveBefore = s.live_bytes;
-  fastOut_.assign(e.allocs.size(), nullptr);
+  fastOut_.assign(e.outputAllocs.size(), nullptr);
   auto release = [&] {
+    forgetSources(e);
     for (void *p : fastOut_)
       if (p)
         if (Block *b = ctx_.live.erase(p)) releaseBlock(&ctx_, b);
   };
-  for (size_t i = 0; i < e.allocs.size(); ++i) {
-    const PlannedAlloc &a = e.allocs[i];
-    if (!a.output) continue;
+  for (size_t j = 0; j < e.outputAllocs.size(); ++j) {
+    const PlannedAlloc &a = e.allocs[e.outputAllocs[j]];
     Block *b = nullptr;
     int32_t st = ctx_.injector.check("hj_alloc of %%%s", a.name.c_str());
     if (st == HJ_OK) st = allocBlock(&ctx_, a.bytes, a.flags, a.dtype, a.name.c_str(), /*deferInit=*/true, &b);
@@ -603,11 +642,17 @@ int32_t GraphCache::fastReplay(GraphEntry &e, void *const *inputs, void **outDat
       release();
       return st;
     }
-    fastOut_[i] = b->ptr;
+    fastOut_[j] = b->ptr;
   }
-  for (const Patch &p : e.patches) {
-    const void *v = p.source >= 0 ? inputs[p.source] : fastOut_[-p.source - 1];
-    markDirty(e.ops[p.op], &v, p.offset, sizeof v);
+  // Only the sources whose address changed since the nodes were last set.
+  for (uint32_t src = 0; src + 1 < e.patchStart.size(); ++src) {
+    const void *v = src < e.numInputs ? inputs[src] : fastOut_[src - e.numInputs];
+    if (v == e.sourceValue[src]) continue;
+    for (uint32_t i = e.patchStart[src]; i < e.patchStart[src + 1]; ++i) {
+      const Patch &p = e.patches[i];
+      markDirty(e, p.op, &v, p.offset, sizeof v);
+    }
+    e.sourceValue[src] = v;
   }
   if (int32_t st = pushAndLaunch(e)) {
     release();
@@ -625,8 +670,8 @@ int32_t GraphCache::fastReplay(GraphEntry &e, void *const *inputs, void **outDat
   s.launches += e.launches;
   s.peak_bytes = std::max(s.peak_bytes, liveBefore + e.peakBytes);
   for (uint32_t k = 0; k < e.outSource.size(); ++k) {
-    int32_t src = e.outSource[k];
-    outData[k] = src >= 0 ? inputs[src] : fastOut_[-src - 1];
+    uint32_t src = e.outSource[k];
+    outData[k] = src < e.numInputs ? inputs[src] : fastOut_[src - e.numInputs];
   }
   if (!e.outDims.empty()) std::memcpy(outDims, e.outDims.data(), e.outDims.size() * sizeof(int64_t));
   ++s.graph_replays;

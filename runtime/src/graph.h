@@ -58,10 +58,11 @@ struct PlannedOp {
   bool dirty = false;                 // values differ from the executable graph's
 };
 
-// Where a patched value comes from on a fast replay.
+// An address a fast replay writes into a node: the 8 bytes at
+// values[offset] of ops[op] come from a source, input i (source i) or the
+// program's j-th output allocation (source numInputs + j).
 struct Patch {
-  uint32_t op = 0, offset = 0;  // the 8 bytes at values[offset] of ops[op]
-  int32_t source = 0;           // >= 0: input i; < 0: the output allocation -source-1
+  uint32_t op = 0, offset = 0, source = 0;
 };
 
 struct GraphEntry {
@@ -75,8 +76,13 @@ struct GraphEntry {
   std::shared_ptr<void> keepAlive;  // the kernel table's modules or libraries
   // Fast replay.
   bool fast = false;
-  std::vector<Patch> patches;
-  std::vector<int32_t> outSource;  // per program output: as Patch::source
+  uint32_t numInputs = 0;
+  std::vector<uint32_t> outputAllocs;   // the output allocations, in order (sources numInputs + j)
+  std::vector<Patch> patches;           // sorted by source
+  std::vector<uint32_t> patchStart;     // patches of source s: [patchStart[s], patchStart[s + 1])
+  std::vector<const void *> sourceValue;  // each source's address in the nodes now (kUnknown: patch it)
+  std::vector<uint32_t> outSource;      // per program output: its source
+  std::vector<uint32_t> dirty;          // ops whose values differ from the executable graph's
   std::vector<int64_t> outDims;
   // What one call counts in hj_stats beyond its outputs' allocations.
   uint64_t fastAllocs = 0, fastMemsets = 0, fastFills = 0, frees = 0, launches = 0;
@@ -124,7 +130,9 @@ class GraphCache {
   int32_t checkZeroed(GraphEntry &e);
   void freeOutputs();
   void startReplay();
-  void markDirty(PlannedOp &op, const void *value, size_t offset, size_t bytes);
+  void markDirty(GraphEntry &e, uint32_t op, const void *value, size_t offset, size_t bytes);
+  void forgetSources(GraphEntry &e);
+  void noteSources(GraphEntry &e);
 
   hj_context &ctx_;
   Mode mode_ = Mode::Off;
@@ -143,7 +151,7 @@ class GraphCache {
   hj_stats statsMark_{};
   bool mismatched_ = false;
   bool fast_ = false;
-  std::vector<void *> fastOut_;  // fast replay: the outputs by allocation
+  std::vector<void *> fastOut_;  // fast replay: the outputs, in allocation order
 };
 
 }  // namespace hj

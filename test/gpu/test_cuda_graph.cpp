@@ -98,7 +98,9 @@ TEST_CASE("graph mode on the GPU: examples match the CPU reference and eager cal
         CHECK(st.graph_replays == 12);
         CHECK(st.graph_fallbacks == 0);
         CHECK(st.live_bytes == 0);
-        CHECK(st.graph_fast == 11);
+        // A replay skips the program unless a scalar only kernels see must be
+        // computed (pipeline's).
+        CHECK(st.graph_fast == (GraphSignature::of(*plan, nullptr)->fast ? 11u : 0u));
         int32_t zero = 0;
         REQUIRE(hj_arena_check_zero(rt->context(), &zero) == HJ_OK);
         CHECK(zero == 1);
@@ -113,7 +115,15 @@ TEST_CASE("graph mode on the GPU: HOSTJIT_FILL_NAN fills as memset nodes, 1, 4 a
   {
     Diagnostics d;
     p = parse(R"(
-kernel @copy_bytes(ptr<u8>, ptr<u8>, i64) {
+kernel @copy_u8(ptr<u8>, ptr<u8>, i64) {
+  cuda = ")" + cu + R"("
+  entry = "copy_bytes"
+}
+kernel @copy_f32(ptr<f32>, ptr<u8>, i64) {
+  cuda = ")" + cu + R"("
+  entry = "copy_bytes"
+}
+kernel @copy_f64(ptr<f64>, ptr<u8>, i64) {
   cuda = ")" + cu + R"("
   entry = "copy_bytes"
 }
@@ -124,9 +134,9 @@ func @main(%x: f32[?]) -> (u8[4], u8[16], u8[32]) {
   %oa = alloc u8[4] zero_init
   %ob = alloc u8[16] zero_init
   %oc = alloc u8[32] zero_init
-  launch @copy_bytes grid(1, 1, 1) block(32, 1, 1) smem(0) (%a, %oa, 4)
-  launch @copy_bytes grid(1, 1, 1) block(32, 1, 1) smem(0) (%b, %ob, 16)
-  launch @copy_bytes grid(1, 1, 1) block(32, 1, 1) smem(0) (%c, %oc, 32)
+  launch @copy_u8 grid(1, 1, 1) block(32, 1, 1) smem(0) (%a, %oa, 4)
+  launch @copy_f32 grid(1, 1, 1) block(32, 1, 1) smem(0) (%b, %ob, 16)
+  launch @copy_f64 grid(1, 1, 1) block(32, 1, 1) smem(0) (%c, %oc, 32)
   free %a
   free %b
   free %c
