@@ -334,14 +334,23 @@ Expected<bool> checkArguments(const Plan &plan, const DLTensor *const *inputs, s
       return bad(who + "expected dtype " + dtypeName(in.dtype) + " (" + want + "), got DLPack code " +
                  std::to_string(t->dtype.code) + " bits " + std::to_string(t->dtype.bits) + " lanes " +
                  std::to_string(t->dtype.lanes));
+    if (t->ndim > 0 && !t->shape) return bad(who + "shape pointer is NULL");
     bool empty = false;
+    uint64_t span = 1;  // elements, then bytes: must not overflow
+    bool overflow = false;
     for (int d = 0; d < t->ndim; ++d) {
       if (t->shape[d] < 0) return bad(who + "dim " + std::to_string(d) + " is negative");
+      if (t->strides && t->strides[d] < 0)
+        return bad(who + "stride " + std::to_string(d) + " is " + std::to_string(t->strides[d]) + ", expected >= 0");
+      overflow |= __builtin_mul_overflow(span, static_cast<uint64_t>(t->shape[d]), &span);
       if (in.dims[d] != kDynamic && t->shape[d] != in.dims[d])
         return bad(who + "dim " + std::to_string(d) + " is " + std::to_string(t->shape[d]) + ", expected " +
                    std::to_string(in.dims[d]) + " (" + want + ", got shape " + shapeText(*t) + ")");
       empty |= t->shape[d] == 0;
     }
+    overflow |= __builtin_mul_overflow(span, static_cast<uint64_t>(dtypeBytes(in.dtype)), &span);
+    if (!empty && (overflow || span > (uint64_t{1} << 62)))
+      return bad(who + "shape " + shapeText(*t) + " holds more than 2^62 bytes: its sizes overflow");
     if (t->device.device_type != device.device_type || t->device.device_id != device.device_id)
       return bad(who + "is on device type " + std::to_string(t->device.device_type) + " id " +
                  std::to_string(t->device.device_id) + ", expected type " + std::to_string(device.device_type) +

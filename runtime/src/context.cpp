@@ -342,6 +342,10 @@ int32_t hj_alloc(hj_context *ctx, const int64_t *sizes, const int64_t *strides, 
                  uint32_t flags, const char *name, void **out) {
   return guarded([&]() -> int32_t {
     if (!name) name = "?";
+    if (!ctx || !out) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_alloc of %%%s: %s is NULL", name, ctx ? "out" : "ctx");
+    if (rank > 0 && !sizes)
+      return fail(HJ_ERR_INVALID_ARGUMENT, "hj_alloc of %%%s: sizes is NULL with rank %u", name, rank);
+    if (rank > 8) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_alloc of %%%s: rank %u, expected at most 8", name, rank);
     hj::GraphCache::Mode mode = ctx->graphs.mode();
     if (mode != hj::GraphCache::Mode::Trace)
       if (int32_t st = ctx->backend->checkFault()) return st;
@@ -366,6 +370,7 @@ int32_t hj_alloc(hj_context *ctx, const int64_t *sizes, const int64_t *strides, 
 
 int32_t hj_free(hj_context *ctx, void *ptr) {
   return guarded([&]() -> int32_t {
+    if (!ctx) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_free: ctx is NULL");
     if (ctx->graphs.mode() == hj::GraphCache::Mode::Trace) return ctx->graphs.traceFree(ptr, false);
     Block *b = ctx->live.erase(ptr);
     if (!b) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_free: %p is not a live buffer of this context", ptr);
@@ -406,6 +411,7 @@ void hj_free_all_on_error(hj_context *ctx, void *const *buffers, uint32_t count)
 int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel, const int64_t *dims,
                   void **params, const char *site) {
   return guarded([&]() -> int32_t {
+    if (!ctx) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_launch: ctx is NULL");
     hj::GraphCache::Mode mode = ctx->graphs.mode();
     if (mode != hj::GraphCache::Mode::Trace)
       if (int32_t st = ctx->backend->checkFault()) return st;
@@ -415,6 +421,14 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
     if (table->backend != ctx->backend->kind() || table->device != ctx->backend->deviceId())
       return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: the kernel table was made for another backend or device",
                   k.name.c_str());
+    if (!dims) return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: dims is NULL", k.name.c_str());
+    if (!params && !k.params.empty())
+      return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: params is NULL, expected %zu arguments", k.name.c_str(),
+                  k.params.size());
+    for (size_t i = 0; params && i < k.params.size(); ++i)
+      if (!params[i])
+        return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: params[%zu] is NULL, expected a pointer to argument %zu",
+                    k.name.c_str(), i, i);
     static const char *what[] = {"grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z"};
     for (int i = 0; i < 6; ++i)
       if (dims[i] < 1 || dims[i] > INT32_MAX)

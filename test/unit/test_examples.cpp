@@ -87,5 +87,40 @@ TEST_CASE("arguments are checked and errors name the argument", "[examples]") {
   auto r4 = ev->run(args, ok);
   REQUIRE(!r4);
   CHECK(r4.error().message.find("argument %b: is on device type 2") == 0);
+  // The wrong number of arguments, a NULL tensor, NULL data with elements,
+  // sizes whose product overflows, a negative stride: in both paths and in
+  // graph mode, before any runtime call.
+  ev->setGraphMode(true);
+  (*cp)->setGraphMode(true);
+  for (bool jit : {false, true}) {
+    auto run = [&](std::span<const DLTensor *const> in, std::span<const ScalarArg> s) {
+      return jit ? (*cp)->run(in, s) : ev->run(in, s);
+    };
+    auto message = [&](std::span<const DLTensor *const> in, std::span<const ScalarArg> s) {
+      auto r = run(in, s);
+      REQUIRE(!r);
+      CHECK(r.error().status == HJ_ERR_INVALID_ARGUMENT);
+      return r.error().message;
+    };
+    const DLTensor *one[] = {inputs->pointers()[0]};
+    CHECK(message(one, ok) == "@main takes 2 tensor arguments, got 1");
+    CHECK(message(inputs->span(), {}) == "@main takes 1 scalar arguments, got 0");
+    const DLTensor *none[] = {inputs->pointers()[0], nullptr};
+    CHECK(message(none, ok) == "argument %b: no tensor given, expected f32[?, ?]");
+    bad = *inputs->pointers()[1];
+    bad.data = nullptr;
+    CHECK(message(args, ok) == "argument %b: data pointer is NULL");
+    bad = *inputs->pointers()[1];
+    int64_t huge[2] = {int64_t{1} << 40, int64_t{1} << 30};
+    bad.shape = huge;
+    bad.strides = nullptr;
+    CHECK(message(args, ok) == "argument %b: shape [1099511627776, 1073741824] holds more than 2^62 bytes: its sizes "
+                               "overflow");
+    bad = *inputs->pointers()[1];
+    int64_t negStrides[2] = {-2, 1};
+    bad.strides = negStrides;
+    CHECK(message(args, ok) == "argument %b: stride 0 is -2, expected >= 0");
+  }
   CHECK(rt->stats().allocs == 0);
+  CHECK(rt->stats().graph_builds == 0);
 }

@@ -344,7 +344,43 @@ TEST_CASE("runtime errors name what was wrong", "[runtime]") {
   CHECK(hj_launch(ctx, t, 0, dims, nullptr, nullptr) == HJ_ERR_INVALID_ARGUMENT);
   CHECK(std::string(hj_last_error()) ==
         "launch of @k grid(0, 1, 1) block(1, 1, 1): grid.x is 0, expected 1 to 2147483647");
+  // NULL where the C API needs a pointer, a rank over 8, missing arguments.
+  dims[0] = 1;
+  CHECK(hj_launch(ctx, t, 0, nullptr, nullptr, nullptr) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "launch of @k: dims is NULL");
+  CHECK(hj_launch(nullptr, t, 0, dims, nullptr, nullptr) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "hj_launch: ctx is NULL");
+  CHECK(hj_launch(ctx, t, 3, dims, nullptr, nullptr) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "hj_launch: kernel index 3 is not in the kernel table");
   hj_kernel_table_destroy(t);
+  int32_t kinds[2] = {HJ_PARAM_PTR, HJ_PARAM_I64};
+  desc.num_params = 2;
+  desc.params = kinds;
+  REQUIRE(hj_kernel_table_create(ctx, &desc, 1, &t) == HJ_OK);
+  CHECK(hj_launch(ctx, t, 0, dims, nullptr, nullptr) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "launch of @k: params is NULL, expected 2 arguments");
+  void *half[2] = {&p, nullptr};
+  CHECK(hj_launch(ctx, t, 0, dims, half, nullptr) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "launch of @k: params[1] is NULL, expected a pointer to argument 1");
+  hj_kernel_table_destroy(t);
+  int64_t sizes[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  CHECK(hj_alloc(ctx, sizes, nullptr, 9, HJ_DTYPE_f32, 0, "r", &p) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "hj_alloc of %r: rank 9, expected at most 8");
+  CHECK(hj_alloc(ctx, nullptr, nullptr, 2, HJ_DTYPE_f32, 0, "s", &p) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "hj_alloc of %s: sizes is NULL with rank 2");
+  CHECK(hj_alloc(ctx, sizes, nullptr, 1, HJ_DTYPE_f32, 0, "o", nullptr) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "hj_alloc of %o: out is NULL");
+  int64_t big[2] = {int64_t{1} << 40, int64_t{1} << 40};
+  CHECK(hj_alloc(ctx, big, nullptr, 2, HJ_DTYPE_f32, 0, "big", &p) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "buffer %big: size overflows (extents too large)");
+  CHECK(hj_free(nullptr, &p) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "hj_free: ctx is NULL");
+  int32_t done = 0, again = 0;
+  CHECK(hj_graph_call(ctx, nullptr, 0, nullptr, 0, 1, nullptr, 0, nullptr, 0, &done) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "hj_graph_call: the key is empty");
+  CHECK(hj_graph_end(ctx, HJ_OK, nullptr, nullptr, &again) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "hj_graph_end: no graph-mode call is in progress");
+  CHECK((*rt)->stats().live_bytes == 0);
   CHECK(hj_load_host_library(ctx, "/nonexistent/lib.so") == HJ_ERR_NOT_FOUND);
 }
 
