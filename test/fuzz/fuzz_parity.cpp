@@ -1,6 +1,9 @@
 // fuzz_parity.cpp - libFuzzer target: a .hir program that verifies runs
-// through the evaluator and the JIT (O0, no cache); both must make the same
-// runtime calls and return the same status and message.
+// through the evaluator, the JIT (O0, no cache) and the evaluator in graph
+// mode; all must return the same status and message (graph mode may run out
+// of memory where eager calls do not, and the other way round: its memory
+// plan is laid out differently), make the same runtime calls when they
+// succeed, and a graph built must replay.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -37,19 +40,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!inRt) return 0;
   auto inputs = InputSet::random(inRt, *plan, shapes, 1);
   if (!inputs) return 0;
-  std::vector<std::string> records[2];
-  std::string errors[2];
-  for (int k = 0; k < 2; ++k) {
+  std::vector<std::string> records[3];
+  std::string errors[3];
+  int32_t status[3] = {};
+  for (int k = 0; k < 3; ++k) {
     auto rt = fuzz::runtimeFor(p);
     hj_record_enable(rt->context(), 1);
     Expected<std::vector<Tensor>> out = Error{};
     std::unique_ptr<CompiledProgram> cp;
     std::optional<Evaluator> ev;
-    if (k == 0) {
+    if (k == 0 || k == 2) {
       auto e = Evaluator::create(p, rt);
       if (!e) return 0;
       ev.emplace(std::move(*e));
+      ev->setGraphMode(k == 2);
       out = ev->run(inputs->span(), scalars);
+      if (k == 2) records[k] = rt->recordLines();
+      if (k == 2 && out) {
+        // A replay that runs the program, then one that does not (when it can).
+        auto again = ev->run(inputs->span(), scalars);
+        hj_record_enable(rt->context(), 0);
+        auto fast = ev->run(inputs->span(), scalars);
+        if (!again || !fast) __builtin_trap();
+      }
     } else {
       CompileOptions co;
       co.opt = OptLevel::O0;
@@ -60,9 +73,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       cp = std::move(*c);
       out = cp->run(inputs->span(), scalars);
     }
-    records[k] = rt->recordLines();
+    if (k < 2) records[k] = rt->recordLines();
     errors[k] = out ? "" : out.error().message;
+    status[k] = out ? HJ_OK : out.error().status;
   }
   if (errors[0] != errors[1] || compareRecords(records[0], records[1])) __builtin_trap();
+  bool memory = status[0] == HJ_ERR_OUT_OF_MEMORY || status[2] == HJ_ERR_OUT_OF_MEMORY;
+  if (!memory && errors[0] != errors[2]) __builtin_trap();
+  // A failed trace records nothing, a failed eager call its calls so far.
+  if (status[0] == HJ_OK && status[2] == HJ_OK && compareRecords(records[0], records[2])) __builtin_trap();
   return 0;
 }
