@@ -3,7 +3,8 @@
 // semaphore every fourth) on the CUDA backend, in one run for every way of
 // issuing it: the evaluator, the JIT, hand-written C++ making the same
 // runtime calls, bare cuLaunchKernel on pre-allocated buffers (the floor), a
-// CUDA graph captured by hand and replayed (the anchor), and hostjit's graph
+// CUDA graph captured by hand and replayed (the anchor; also the same graph
+// made node by node, as graph mode makes its graphs), and hostjit's graph
 // mode with inputs at the same addresses and at fresh addresses on every
 // call; and the first call of a new signature in graph mode (trace, plan,
 // build, instantiate, launch). Each iteration times a batch of calls being
@@ -42,6 +43,8 @@ struct Driver {
   HJ_BENCH_CUDA_FN(cuGraphInstantiateWithFlags) \
   HJ_BENCH_CUDA_FN(cuGraphLaunch)              \
   HJ_BENCH_CUDA_FN(cuGraphExecDestroy)         \
+  HJ_BENCH_CUDA_FN(cuGraphCreate)              \
+  HJ_BENCH_CUDA_FN(cuGraphAddKernelNode_v2)    \
   HJ_BENCH_CUDA_FN(cuGraphDestroy)
   HJ_BENCH_CUDA_FNS
 #undef HJ_BENCH_CUDA_FN
@@ -203,11 +206,13 @@ void BM_Call(benchmark::State &state, Mode mode) {
 // The floor and the anchor: the same K kernels on buffers allocated once,
 // launched one by one with cuLaunchKernel, or captured once into a CUDA
 // graph that is replayed.
-void BM_Driver(benchmark::State &state, bool graph) {
+enum DriverMode { kBare, kCaptured, kNodes };
+
+void BM_Driver(benchmark::State &state, DriverMode mode) {
+  Setup s(static_cast<int>(state.range(0)));  // loads the driver
+  if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
   static Driver d;
   if (!d.ok) return state.SkipWithError("the CUDA driver's functions were not found");
-  Setup s(static_cast<int>(state.range(0)));
-  if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
   hj_context *ctx = s.rt->context();
   const DLTensor *x = s.in()[0];
   int64_t total = x->shape[0] * x->shape[1], blocks = (total + 255) / 256;
@@ -229,16 +234,37 @@ void BM_Driver(benchmark::State &state, bool graph) {
     }
   };
   hj_synchronize(ctx);
-  if (!graph) {
+  if (mode == kBare) {
     timeBatches(state, s, launchAll);
   } else {
     CUgraph g = nullptr;
     CUgraphExec exec = nullptr;
-    if (d.cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
-      return state.SkipWithError("cuStreamBeginCapture failed");
-    launchAll();
-    if (d.cuStreamEndCapture(stream, &g) != CUDA_SUCCESS || d.cuGraphInstantiateWithFlags(&exec, g, 0) != CUDA_SUCCESS)
-      return state.SkipWithError("capturing the graph failed");
+    if (mode == kCaptured) {
+      if (d.cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
+        return state.SkipWithError("cuStreamBeginCapture failed");
+      launchAll();
+      if (d.cuStreamEndCapture(stream, &g) != CUDA_SUCCESS) return state.SkipWithError("capturing the graph failed");
+    } else {
+      // The same chain made node by node, as graph mode builds its graphs.
+      d.cuGraphCreate(&g, 0);
+      CUgraphNode prev = nullptr;
+      for (int i = 0; i < s.k; ++i) {
+        void *withSem[4] = {&xdata, &work[i], &sems[i], &total}, *plain[3] = {&xdata, &work[i], &total};
+        CUDA_KERNEL_NODE_PARAMS p{};
+        p.func = static_cast<CUfunction>(fn[i % 4 == 0]);
+        p.gridDimX = unsigned(blocks);
+        p.gridDimY = p.gridDimZ = 1;
+        p.blockDimX = 256;
+        p.blockDimY = p.blockDimZ = 1;
+        p.kernelParams = i % 4 == 0 ? withSem : plain;
+        CUgraphNode node = nullptr;
+        if (d.cuGraphAddKernelNode_v2(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, &p) != CUDA_SUCCESS)
+          return state.SkipWithError("cuGraphAddKernelNode failed");
+        prev = node;
+      }
+    }
+    if (d.cuGraphInstantiateWithFlags(&exec, g, 0) != CUDA_SUCCESS)
+      return state.SkipWithError("cuGraphInstantiate failed");
     timeBatches(state, s, [&] { d.cuGraphLaunch(exec, stream); });
     hj_synchronize(ctx);
     d.cuGraphExecDestroy(exec);
@@ -280,8 +306,9 @@ void launches(benchmark::internal::Benchmark *b) {
 BENCHMARK_CAPTURE(BM_Call, evaluator, kEval)->Apply(launches);
 BENCHMARK_CAPTURE(BM_Call, jit, kJit)->Apply(launches);
 BENCHMARK_CAPTURE(BM_Call, hand_written, kHand)->Apply(launches);
-BENCHMARK_CAPTURE(BM_Driver, bare_launches, false)->Apply(launches);
-BENCHMARK_CAPTURE(BM_Driver, hand_graph, true)->Apply(launches);
+BENCHMARK_CAPTURE(BM_Driver, bare_launches, kBare)->Apply(launches);
+BENCHMARK_CAPTURE(BM_Driver, hand_graph, kCaptured)->Apply(launches);
+BENCHMARK_CAPTURE(BM_Driver, hand_graph_nodes, kNodes)->Apply(launches);
 BENCHMARK_CAPTURE(BM_Call, graph_same_addresses, kGraphSame)->Apply(launches);
 BENCHMARK_CAPTURE(BM_Call, graph_fresh_addresses, kGraphFresh)->Apply(launches);
 BENCHMARK(BM_GraphFirstCall)->Apply(launches)->Iterations(50);
