@@ -3,29 +3,11 @@
 
 #include <cstring>
 
-#include "hostjit/ir/scalar_semantics.h"
+#include "hostjit/exec/plan_eval.h"
 #include "hostjit/exec/scratch.h"
 
 namespace hostjit {
 
-namespace {
-
-// A scalar register: integers (and bool) in i, f64 in f, f32 in f32 (kept
-// as a float so its bits travel unchanged, as in the JIT).
-union Reg {
-  int64_t i;
-  double f;
-  float f32;
-};
-
-int64_t inputStride(const DLTensor *t, uint32_t dim) {
-  if (t->strides) return t->strides[dim];
-  int64_t s = 1;
-  for (int32_t d = t->ndim - 1; d > static_cast<int32_t>(dim); --d) s *= t->shape[d];
-  return s;
-}
-
-}  // namespace
 
 void packScalars(std::span<const ScalarArg> scalars, hj_value *out) {
   for (size_t i = 0; i < scalars.size(); ++i) out[i] = scalars[i].value;
@@ -73,47 +55,8 @@ int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj
                         int64_t *outDims) const {
   const Plan &plan = *plan_;
   const hj_kernel_table *table = kernels_->get();
-  Scratch<Reg, 128> regs(plan.exprs.size());
-  for (size_t i = 0; i < plan.exprs.size(); ++i) {
-    const Expr &e = plan.exprs[i];
-    Reg &r = regs[i];
-    switch (e.kind) {
-      case Expr::Kind::Const:
-        if (e.type == DType::f32) r.f32 = static_cast<float>(e.f);
-        else if (isFloat(e.type)) r.f = e.f;
-        else r.i = e.i;
-        break;
-      case Expr::Kind::InputSize: r.i = inputs[e.input]->shape[e.dim]; break;
-      case Expr::Kind::InputStride: r.i = inputStride(inputs[e.input], e.dim); break;
-      case Expr::Kind::ScalarInput: {
-        const hj_value &v = scalars[e.input];
-        switch (e.type) {
-          case DType::i64: r.i = v.i64; break;
-          case DType::i32: r.i = v.i32; break;
-          case DType::f32: std::memcpy(&r.f32, &v.f32, sizeof(float)); break;
-          case DType::f64: r.f = v.f64; break;
-          default: r.i = v.b != 0; break;
-        }
-        break;
-      }
-      case Expr::Kind::Binary: {
-        DType t = plan.exprs[e.a.index].type;
-        if (t == DType::f32) {
-          evalF32Op(e.op, regs[e.a.index].f32, regs[e.b.index].f32, &r.f32, &r.i);
-        } else if (isFloat(t)) {
-          evalFloatOp(e.op, t, regs[e.a.index].f, regs[e.b.index].f, &r.f, &r.i);
-        } else if (ScalarError err = evalIntOp(e.op, t, regs[e.a.index].i, regs[e.b.index].i, &r.i);
-                   err != ScalarError::None) {
-          std::string msg = std::string(scalarErrorText(err)) + " computing " + plan.exprNames[i];
-          return hj_fail(ctx, HJ_ERR_INVALID_ARGUMENT, msg.c_str());
-        }
-        break;
-      }
-    }
-  }
-
-  for (const PlanCheck &c : plan.checks)
-    if (regs[c.expr].i != c.value) return hj_fail(ctx, HJ_ERR_INVALID_ARGUMENT, c.message.c_str());
+  Scratch<PlanReg, 128> regs(plan.exprs.size());
+  if (int32_t st = evaluateExprs(plan, ctx, inputs, scalars, regs.data())) return st;
 
   // Buffers in allocation order (slot order); a freed buffer's entry is NULL.
   Scratch<void *, 32> slots(plan.numSlots);
@@ -159,22 +102,8 @@ int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj
             }
             case PlanArg::Kind::Buffer: std::memcpy(slot, &slots[arg.index], sizeof(void *)); break;
             case PlanArg::Kind::Expr: {
-              const Reg &r = regs[arg.index];
-              switch (arg.param) {
-                case HJ_PARAM_I32: {
-                  int32_t v = static_cast<int32_t>(r.i);
-                  std::memcpy(slot, &v, 4);
-                  break;
-                }
-                case HJ_PARAM_F32: std::memcpy(slot, &r.f32, 4); break;
-                case HJ_PARAM_F64: std::memcpy(slot, &r.f, 8); break;
-                case HJ_PARAM_BOOL: {
-                  uint8_t v = r.i != 0;
-                  std::memcpy(slot, &v, 1);
-                  break;
-                }
-                default: std::memcpy(slot, &r.i, 8); break;
-              }
+              uint64_t bits = exprArgBits(regs[arg.index], arg.param);
+              std::memcpy(slot, &bits, 8);
               break;
             }
           }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "hostjit/exec/plan_eval.h"
 #include "hostjit/exec/scratch.h"
 
 namespace hostjit {
@@ -75,13 +76,34 @@ std::shared_ptr<const GraphSignature> GraphSignature::of(const Plan &plan, std::
     const Expr &x = plan.exprs[i];
     if (x.kind != Expr::Kind::ScalarInput) continue;
     if (!shape[i]) {
-      sig->fast = false;  // a scalar only kernels see: replays run the program to compute their arguments
+      sig->evaluate = true;  // a scalar only kernels see, or none
       continue;
     }
     if (std::find(sig->keyScalars.begin(), sig->keyScalars.end(), x.input) == sig->keyScalars.end())
       sig->keyScalars.push_back(x.input);
   }
   std::sort(sig->keyScalars.begin(), sig->keyScalars.end());
+  // Which expressions a scalar outside the key reaches (operands come first).
+  std::vector<char> dynamic(plan.exprs.size(), 0);
+  for (size_t i = 0; i < plan.exprs.size(); ++i) {
+    const Expr &x = plan.exprs[i];
+    if (x.kind == Expr::Kind::ScalarInput)
+      dynamic[i] = !std::binary_search(sig->keyScalars.begin(), sig->keyScalars.end(), x.input);
+    else if (x.kind == Expr::Kind::Binary)
+      dynamic[i] = dynamic[x.a.index] || dynamic[x.b.index];
+  }
+  uint32_t launch = 0;
+  for (const PlanStep &s : plan.steps) {
+    if (s.kind != PlanStep::Kind::Launch) continue;
+    for (uint32_t j = 0; j < s.args.size(); ++j) {
+      const PlanArg &a = s.args[j];
+      for (uint32_t e : a.dims)
+        if (dynamic[e]) sig->fast = false;  // a tensor struct's dims: the program computes them
+      if (a.kind == PlanArg::Kind::Expr && dynamic[a.index])
+        sig->dynamicArgs.push_back({launch, j, a.index, a.param});
+    }
+    ++launch;
+  }
   return sig;
 }
 
@@ -115,9 +137,25 @@ int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &
     k += 2 * static_cast<size_t>(t->ndim);
   }
   for (uint32_t s : sig.keyScalars) key[k++] = scalarBits(scalars[s], plan.scalars[s].dtype);
-  return hj_graph_call(ctx, key.data(), k * sizeof(int64_t), data.data(), static_cast<uint32_t>(n), sig.fast ? 1 : 0,
-                       outData, static_cast<uint32_t>(plan.outputs.size()), outDims,
-                       static_cast<uint32_t>(outputDimSlots(plan)), done);
+  // The arguments computed from scalars outside the key. When computing the
+  // expressions fails, the program runs and reports it as an eager call does.
+  bool fast = sig.fast;
+  Scratch<hj_graph_value, 16> values(sig.dynamicArgs.size());
+  if (fast && sig.evaluate) {
+    Scratch<PlanReg, 128> regs(plan.exprs.size());
+    if (evaluateExprs(plan, ctx, inputs, scalars, regs.data()) == HJ_OK) {
+      for (size_t i = 0; i < sig.dynamicArgs.size(); ++i) {
+        const GraphSignature::DynamicArg &a = sig.dynamicArgs[i];
+        values[i] = {a.launch, a.param, exprArgBits(regs[a.expr], a.kind)};
+      }
+    } else {
+      fast = false;
+    }
+  }
+  return hj_graph_call(ctx, key.data(), k * sizeof(int64_t), data.data(), static_cast<uint32_t>(n), fast ? 1 : 0,
+                       values.data(), fast ? static_cast<uint32_t>(sig.dynamicArgs.size()) : 0, outData,
+                       static_cast<uint32_t>(plan.outputs.size()), outDims, static_cast<uint32_t>(outputDimSlots(plan)),
+                       done);
 }
 
 }  // namespace hostjit

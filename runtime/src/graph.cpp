@@ -179,7 +179,8 @@ void GraphCache::startReplay() {
 }
 
 int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs, uint32_t numInputs, bool fast,
-                         void **outData, uint32_t numOutputs, int64_t *outDims, uint32_t numDims, int32_t *done) {
+                         const hj_graph_value *values, uint32_t numValues, void **outData, uint32_t numOutputs,
+                         int64_t *outDims, uint32_t numDims, int32_t *done) {
   *done = 0;
   if (mode_ != Mode::Off)
     return fail(HJ_ERR_INVALID_ARGUMENT,
@@ -187,6 +188,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
                 "called)");
   if (!key || keyBytes == 0) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_call: the key is empty");
   if (numInputs && !inputs) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_call: inputs is NULL");
+  if (numValues && !values) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_call: values is NULL");
   if (int32_t st = ctx_.backend->checkFault()) return st;
   reason_.clear();
   inputs_.assign(inputs, inputs + numInputs);
@@ -202,6 +204,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
   auto it = entries_.find(std::string_view(static_cast<const char *>(key), keyBytes));
   if (it == entries_.end()) {
     cur_ = insert(std::string_view(static_cast<const char *>(key), keyBytes));
+    values_.assign(values, values + numValues);
     mode_ = Mode::Trace;
     event_ = 0;
     liveBytes_ = 0;
@@ -216,10 +219,11 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
     ++ctx_.stats.graph_fallbacks;
     return HJ_OK;
   }
-  if (e.exec && e.fast && fast && !ctx_.recording) {
+  if (e.exec && e.fast && fast && !ctx_.recording && numValues == e.valuePatches.size()) {
     *done = 1;
-    return fastReplay(e, inputs, outData, outDims);
+    return fastReplay(e, inputs, values, outData, outDims);
   }
+  values_.assign(values, values + numValues);
   cur_ = &e;
   startReplay();
   return HJ_OK;
@@ -594,6 +598,7 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
     e.outSource.assign(numOutputs_, 0);
     for (uint32_t k = 0; k < numOutputs_; ++k)
       if (!sourceOf(outData[k], &e.outSource[k])) e.fast = false;
+    mapValues(e);
     e.outDims.assign(outDims, outDims + numDims_);
     std::vector<GraphNode> nodes;
     nodes.reserve(e.ops.size());
@@ -623,7 +628,39 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
   return HJ_OK;
 }
 
-int32_t GraphCache::fastReplay(GraphEntry &e, void *const *inputs, void **outData, int64_t *outDims) {
+// Where each hj_graph_value of the call goes in the nodes. The program has
+// just computed those arguments itself: a value that does not match what it
+// computed means the caller's values are not what the program takes, and
+// replays keep running the program.
+void GraphCache::mapValues(GraphEntry &e) {
+  e.valuePatches.clear();
+  std::vector<uint32_t> kernelOps;
+  for (uint32_t i = 0; i < e.ops.size(); ++i)
+    if (e.ops[i].kind == GraphNode::Kind::Kernel) kernelOps.push_back(i);
+  for (const hj_graph_value &v : values_) {
+    if (v.launch >= kernelOps.size()) {
+      e.fast = false;
+      return;
+    }
+    const PlannedOp &op = e.ops[kernelOps[v.launch]];
+    const std::vector<int32_t> &kinds = op.table->kernels[op.kernel].params;
+    if (v.param >= kinds.size() || kinds[v.param] == HJ_PARAM_PTR || (kinds[v.param] & 0xff) == HJ_PARAM_TENSOR) {
+      e.fast = false;
+      return;
+    }
+    uint32_t off = 0;
+    for (uint32_t j = 0; j < v.param; ++j) off += paramBytes(kinds[j]);
+    uint32_t bytes = paramBytes(kinds[v.param]);
+    if (std::memcmp(op.values.data() + off, &v.bits, bytes) != 0) {
+      e.fast = false;
+      return;
+    }
+    e.valuePatches.push_back({kernelOps[v.launch], off, bytes});
+  }
+}
+
+int32_t GraphCache::fastReplay(GraphEntry &e, void *const *inputs, const hj_graph_value *values, void **outData,
+                               int64_t *outDims) {
   hj_stats &s = ctx_.stats;
   uint64_t liveBefore = s.live_bytes;
   fastOut_.assign(e.outputAllocs.size(), nullptr);
@@ -653,6 +690,10 @@ int32_t GraphCache::fastReplay(GraphEntry &e, void *const *inputs, void **outDat
       markDirty(e, p.op, &v, p.offset, sizeof v);
     }
     e.sourceValue[src] = v;
+  }
+  for (size_t i = 0; i < e.valuePatches.size(); ++i) {
+    const Patch &p = e.valuePatches[i];
+    markDirty(e, p.op, &values[i].bits, p.offset, p.source);
   }
   if (int32_t st = pushAndLaunch(e)) {
     release();
@@ -684,12 +725,12 @@ int32_t GraphCache::fastReplay(GraphEntry &e, void *const *inputs, void **outDat
 extern "C" {
 
 int32_t hj_graph_call(hj_context *ctx, const void *key, uint64_t key_bytes, void *const *inputs, uint32_t num_inputs,
-                      int32_t fast, void **out_data, uint32_t num_outputs, int64_t *out_dims, uint32_t num_dims,
-                      int32_t *done) {
+                      int32_t fast, const hj_graph_value *values, uint32_t num_values, void **out_data,
+                      uint32_t num_outputs, int64_t *out_dims, uint32_t num_dims, int32_t *done) {
   return hj::guarded([&]() -> int32_t {
     if (!ctx || !done) return hj::fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_call: ctx and done are required");
-    return ctx->graphs.call(key, key_bytes, inputs, num_inputs, fast != 0, out_data, num_outputs, out_dims, num_dims,
-                            done);
+    return ctx->graphs.call(key, key_bytes, inputs, num_inputs, fast != 0, values, num_values, out_data, num_outputs,
+                            out_dims, num_dims, done);
   });
 }
 

@@ -82,6 +82,7 @@ struct GraphEntry {
   std::vector<uint32_t> patchStart;     // patches of source s: [patchStart[s], patchStart[s + 1])
   std::vector<const void *> sourceValue;  // each source's address in the nodes now (kUnknown: patch it)
   std::vector<uint32_t> outSource;      // per program output: its source
+  std::vector<Patch> valuePatches;      // where each hj_graph_value goes (source: its byte count)
   std::vector<uint32_t> dirty;          // ops whose values differ from the executable graph's
   std::vector<int64_t> outDims;
   // What one call counts in hj_stats beyond its outputs' allocations.
@@ -106,7 +107,8 @@ class GraphCache {
   int32_t checkZero(bool *isZero);
 
   int32_t call(const void *key, uint64_t keyBytes, void *const *inputs, uint32_t numInputs, bool fast,
-               void **outData, uint32_t numOutputs, int64_t *outDims, uint32_t numDims, int32_t *done);
+               const hj_graph_value *values, uint32_t numValues, void **outData, uint32_t numOutputs,
+               int64_t *outDims, uint32_t numDims, int32_t *done);
   int32_t end(int32_t status, void **outData, int64_t *outDims, int32_t *again);
 
   // The runtime calls of a program in Trace or Replay mode (already checked
@@ -125,7 +127,9 @@ class GraphCache {
   int32_t mismatch(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
   int32_t plan(GraphEntry &e);
   int32_t finishReplay(GraphEntry &e, void **outData, int64_t *outDims);
-  int32_t fastReplay(GraphEntry &e, void *const *inputs, void **outData, int64_t *outDims);
+  int32_t fastReplay(GraphEntry &e, void *const *inputs, const hj_graph_value *values, void **outData,
+                     int64_t *outDims);
+  void mapValues(GraphEntry &e);
   int32_t pushAndLaunch(GraphEntry &e);
   int32_t checkZeroed(GraphEntry &e);
   void freeOutputs();
@@ -152,6 +156,7 @@ class GraphCache {
   bool mismatched_ = false;
   bool fast_ = false;
   std::vector<void *> fastOut_;  // fast replay: the outputs, in allocation order
+  std::vector<hj_graph_value> values_;  // this call's hj_graph_values
 };
 
 }  // namespace hj

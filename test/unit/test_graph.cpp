@@ -366,7 +366,8 @@ func @main(%x: f32[?]) -> (f32[?]) {
   }
 }
 
-TEST_CASE("graph mode: scalars outside the signature are kernel arguments, updated on every replay", "[graph]") {
+TEST_CASE("graph mode: scalars outside the signature are kernel arguments, written into the nodes on every replay",
+          "[graph]") {
   Program p = parseOk(readFile(std::string(HOSTJIT_SOURCE_DIR) + "/test/programs/scalars.hir"), "scalars.hir");
   auto plan = makePlan(p);
   REQUIRE(plan);
@@ -389,8 +390,16 @@ TEST_CASE("graph mode: scalars outside the signature are kernel arguments, updat
   hj_stats st = rt->stats();
   CHECK(st.graph_builds == 1);  // no scalar feeds a size or launch dim
   CHECK(st.graph_replays == 4);
-  CHECK(st.graph_fast == 0);  // they reach kernels: the program runs to compute them
+  CHECK(st.graph_fast == 3);  // the expressions are computed, the program does not run
   CHECK(st.graph_updates > 0);
+  // An argument that cannot be computed (here an i32 overflow) is the
+  // program's error, as in an eager call.
+  std::vector<ScalarArg> bad = {ScalarArg::i32(1000), ScalarArg::f32(1), ScalarArg::f64(1), ScalarArg::boolean(true)};
+  auto a = graph.run(in->span(), bad), b = eager.run(in->span(), bad);
+  REQUIRE(!a);
+  REQUIRE(!b);
+  CHECK(a.error().message == b.error().message);
+  CHECK(rt->stats().live_bytes == 0);
 }
 
 TEST_CASE("graph mode: a key that misses what the calls depend on falls back to eager calls, with a reason",
@@ -411,7 +420,7 @@ TEST_CASE("graph mode: a key that misses what the calls depend on falls back to 
     void *outData[2];
     int64_t outDims[2];
     int32_t done = 0;
-    REQUIRE(hj_graph_call(ctx, &key, sizeof key, &data, 1, 0, outData, 2, outDims, 1, &done) == HJ_OK);
+    REQUIRE(hj_graph_call(ctx, &key, sizeof key, &data, 1, 0, nullptr, 0, outData, 2, outDims, 1, &done) == HJ_OK);
     int32_t st = HJ_OK;
     if (!done)
       for (int32_t again = 1; again;)

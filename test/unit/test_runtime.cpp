@@ -376,7 +376,8 @@ TEST_CASE("runtime errors name what was wrong", "[runtime]") {
   CHECK(hj_free(nullptr, &p) == HJ_ERR_INVALID_ARGUMENT);
   CHECK(std::string(hj_last_error()) == "hj_free: ctx is NULL");
   int32_t done = 0, again = 0;
-  CHECK(hj_graph_call(ctx, nullptr, 0, nullptr, 0, 1, nullptr, 0, nullptr, 0, &done) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(hj_graph_call(ctx, nullptr, 0, nullptr, 0, 1, nullptr, 0, nullptr, 0, nullptr, 0, &done) ==
+        HJ_ERR_INVALID_ARGUMENT);
   CHECK(std::string(hj_last_error()) == "hj_graph_call: the key is empty");
   CHECK(hj_graph_end(ctx, HJ_OK, nullptr, nullptr, &again) == HJ_ERR_INVALID_ARGUMENT);
   CHECK(std::string(hj_last_error()) == "hj_graph_end: no graph-mode call is in progress");

@@ -21,7 +21,17 @@ namespace hostjit {
 struct GraphSignature {
   uint64_t programId = 0;            // unique in this process: keys of two programs never match
   std::vector<uint32_t> keyScalars;  // scalar inputs any extent, launch dim, output dim or check depends on
-  bool fast = true;                  // every scalar input of the program is in keyScalars
+  // A kernel argument computed from a scalar outside the key: the param-th
+  // argument of the launch-th launch, the plan expression it takes.
+  struct DynamicArg {
+    uint32_t launch = 0, param = 0, expr = 0;
+    int32_t kind = 0;  // hj_param_kind
+  };
+  std::vector<DynamicArg> dynamicArgs;
+  // A replay may skip the program: every argument is an address, fixed by
+  // the key, or a dynamic argument (computed per call from the expressions).
+  bool fast = true;
+  bool evaluate = false;             // a scalar input is outside the key: evaluate the expressions per call
   std::shared_ptr<Runtime> runtime;
   static std::shared_ptr<const GraphSignature> of(const Plan &plan, std::shared_ptr<Runtime> rt);
   GraphSignature() = default;

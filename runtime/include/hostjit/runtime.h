@@ -167,6 +167,16 @@ typedef struct hj_record_entry {
   const hj_record_arg *args;
 } hj_record_entry;
 
+/* Graph mode: a kernel argument that the signature key does not fix (a
+ * scalar only kernels see), for a replay that does not run the program: the
+ * `param`-th argument of the program's `launch`-th launch (0-based, in
+ * program order) takes `bits` (the argument's bytes, in the low bytes). */
+typedef struct hj_graph_value {
+  uint32_t launch;
+  uint32_t param;
+  uint64_t bits;
+} hj_graph_value;
+
 #define HJ_JIT_FN(ret, name, params) ret name params;
 #define HJ_API_FN(ret, name, params) ret name params;
 #include "hostjit/runtime_abi.def"
