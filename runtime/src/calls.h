@@ -27,6 +27,9 @@ int32_t allocBlock(hj_context *ctx, uint64_t bytes, uint32_t flags, uint32_t dty
 // Takes a buffer out of use (it is no longer live): counted, and returned to
 // the arena, the pool or its graph.
 void releaseBlock(hj_context *ctx, Block *b);
+// HJ_OK for a live context; else HJ_ERR_INVALID_ARGUMENT naming the entry
+// point `fn` (NULL, destroyed, or not a context: see hj_context::magic).
+int32_t checkContext(const hj_context *ctx, const char *fn);
 // HOSTJIT_CHECK_ZEROED for an arena buffer being freed.
 int32_t checkZeroedOnFree(hj_context *ctx, Block *b);
 

@@ -13,6 +13,7 @@
 
 using hj::Block;
 using hj::bufferBytes;
+using hj::checkContext;
 using hj::checkZeroedOnFree;
 using hj::dtypeName;
 using hj::fail;
@@ -159,6 +160,15 @@ void releaseBlock(hj_context *ctx, Block *b) {
   }
 }
 
+int32_t checkContext(const hj_context *ctx, const char *fn) {
+  if (!ctx) return fail(HJ_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+  if (ctx->magic != hj_context::kLive)
+    return fail(HJ_ERR_INVALID_ARGUMENT,
+                "%s: ctx %p is not a live hostjit context (destroyed, or not made by hj_context_create)", fn,
+                static_cast<const void *>(ctx));
+  return HJ_OK;
+}
+
 }  // namespace hj
 
 hj_context::hj_context(std::unique_ptr<hj::Backend> b, const hj_options &o, bool reuse, bool check, bool nan)
@@ -183,6 +193,7 @@ hj_context::hj_context(std::unique_ptr<hj::Backend> b, const hj_options &o, bool
 }
 
 hj_context::~hj_context() {
+  magic = 0;
   live.forEach([&](const void *, Block *b) {
     if (b->planned >= 0) {
       delete b;  // a graph's memory, returned with the graph
@@ -342,7 +353,8 @@ int32_t hj_alloc(hj_context *ctx, const int64_t *sizes, const int64_t *strides, 
                  uint32_t flags, const char *name, void **out) {
   return guarded([&]() -> int32_t {
     if (!name) name = "?";
-    if (!ctx || !out) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_alloc of %%%s: %s is NULL", name, ctx ? "out" : "ctx");
+    if (int32_t st = checkContext(ctx, "hj_alloc")) return st;
+    if (!out) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_alloc of %%%s: out is NULL", name);
     if (rank > 0 && !sizes)
       return fail(HJ_ERR_INVALID_ARGUMENT, "hj_alloc of %%%s: sizes is NULL with rank %u", name, rank);
     if (rank > 8) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_alloc of %%%s: rank %u, expected at most 8", name, rank);
@@ -370,7 +382,7 @@ int32_t hj_alloc(hj_context *ctx, const int64_t *sizes, const int64_t *strides, 
 
 int32_t hj_free(hj_context *ctx, void *ptr) {
   return guarded([&]() -> int32_t {
-    if (!ctx) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_free: ctx is NULL");
+    if (int32_t st = checkContext(ctx, "hj_free")) return st;
     if (ctx->graphs.mode() == hj::GraphCache::Mode::Trace) return ctx->graphs.traceFree(ptr, false);
     Block *b = ctx->live.erase(ptr);
     if (!b) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_free: %p is not a live buffer of this context", ptr);
@@ -411,7 +423,7 @@ void hj_free_all_on_error(hj_context *ctx, void *const *buffers, uint32_t count)
 int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel, const int64_t *dims,
                   void **params, const char *site) {
   return guarded([&]() -> int32_t {
-    if (!ctx) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_launch: ctx is NULL");
+    if (int32_t st = checkContext(ctx, "hj_launch")) return st;
     hj::GraphCache::Mode mode = ctx->graphs.mode();
     if (mode != hj::GraphCache::Mode::Trace)
       if (int32_t st = ctx->backend->checkFault()) return st;
@@ -515,15 +527,22 @@ int32_t hj_fail(hj_context *, int32_t status, const char *message) {
 }
 
 int32_t hj_register_host_kernel(hj_context *ctx, const char *name, hj_host_kernel_fn fn) {
-  return guarded([&] { return ctx->backend->registerHostKernel(name, fn); });
+  return guarded([&] {
+    if (int32_t st = checkContext(ctx, "hj_register_host_kernel")) return st;
+    return ctx->backend->registerHostKernel(name, fn);
+  });
 }
 
 int32_t hj_load_host_library(hj_context *ctx, const char *path) {
-  return guarded([&] { return ctx->backend->loadHostLibrary(path); });
+  return guarded([&] {
+    if (int32_t st = checkContext(ctx, "hj_load_host_library")) return st;
+    return ctx->backend->loadHostLibrary(path);
+  });
 }
 
 int32_t hj_kernel_table_create(hj_context *ctx, const hj_kernel_desc *kernels, uint32_t count, hj_kernel_table **out) {
   return guarded([&]() -> int32_t {
+    if (int32_t st = checkContext(ctx, "hj_kernel_table_create")) return st;
     if (!out) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_kernel_table_create: out is NULL");
     *out = nullptr;
     if (int32_t st = ctx->backend->checkFault()) return st;
@@ -696,11 +715,15 @@ int32_t hj_empty_cache(hj_context *ctx) {
 }
 
 int32_t hj_synchronize(hj_context *ctx) {
-  return guarded([&] { return ctx->backend->synchronize(); });
+  return guarded([&] {
+    if (int32_t st = checkContext(ctx, "hj_synchronize")) return st;
+    return ctx->backend->synchronize();
+  });
 }
 
 int32_t hj_buffer_alloc(hj_context *ctx, uint64_t bytes, void **out) {
   return guarded([&] {
+    if (int32_t st = checkContext(ctx, "hj_buffer_alloc")) return st;
     if (int32_t st = ctx->backend->checkFault()) return st;
     return ctx->backend->allocate(bytes, out);
   });
@@ -715,6 +738,7 @@ void hj_buffer_free(hj_context *ctx, void *ptr) {
 
 int32_t hj_copy_to_host(hj_context *ctx, void *dst, const void *src, uint64_t bytes) {
   return guarded([&]() -> int32_t {
+    if (int32_t st = checkContext(ctx, "hj_copy_to_host")) return st;
     if (int32_t st = ctx->backend->synchronize()) return st;
     return ctx->backend->copyToHost(dst, src, bytes);
   });
@@ -722,6 +746,7 @@ int32_t hj_copy_to_host(hj_context *ctx, void *dst, const void *src, uint64_t by
 
 int32_t hj_copy_from_host(hj_context *ctx, void *dst, const void *src, uint64_t bytes) {
   return guarded([&] {
+    if (int32_t st = checkContext(ctx, "hj_copy_from_host")) return st;
     if (int32_t st = ctx->backend->checkFault()) return st;
     return ctx->backend->copyFromHost(dst, src, bytes);
   });

@@ -28,6 +28,12 @@ struct hj_context {
   explicit hj_context(std::unique_ptr<hj::Backend> b, const hj_options &o, bool reuse, bool check, bool nan);
   ~hj_context();
 
+  // kLive while the context exists; the destructor overwrites it, so an
+  // entry point given a destroyed context (or any other pointer) can say so
+  // while the memory has not been reused for another context.
+  static constexpr uint64_t kLive = 0x686a2d6374782d31ull;  // "hj-ctx-1"
+  uint64_t magic = kLive;
+
   std::unique_ptr<hj::Backend> backend;
   hj_options options;
   bool reuseZeroed, checkZeroed, fillNan, recording;

@@ -728,7 +728,8 @@ int32_t hj_graph_call(hj_context *ctx, const void *key, uint64_t key_bytes, void
                       int32_t fast, const hj_graph_value *values, uint32_t num_values, void **out_data,
                       uint32_t num_outputs, int64_t *out_dims, uint32_t num_dims, int32_t *done) {
   return hj::guarded([&]() -> int32_t {
-    if (!ctx || !done) return hj::fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_call: ctx and done are required");
+    if (int32_t st = hj::checkContext(ctx, "hj_graph_call")) return st;
+    if (!done) return hj::fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_call: done is NULL");
     return ctx->graphs.call(key, key_bytes, inputs, num_inputs, fast != 0, values, num_values, out_data, num_outputs,
                             out_dims, num_dims, done);
   });
@@ -736,7 +737,8 @@ int32_t hj_graph_call(hj_context *ctx, const void *key, uint64_t key_bytes, void
 
 int32_t hj_graph_end(hj_context *ctx, int32_t status, void **out_data, int64_t *out_dims, int32_t *again) {
   return hj::guarded([&]() -> int32_t {
-    if (!ctx || !again) return hj::fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_end: ctx and again are required");
+    if (int32_t st = hj::checkContext(ctx, "hj_graph_end")) return st;
+    if (!again) return hj::fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_end: again is NULL");
     return ctx->graphs.end(status, out_data, out_dims, again);
   });
 }

@@ -320,6 +320,21 @@ TEST_CASE("point 7: an expanded dim allocates the unexpanded size", "[runtime]")
   CHECK((*rt)->recordLines() == std::vector<std::string>{"alloc #1 %e f32 bytes=20", "free #1 %e"});
 }
 
+#if !defined(__SANITIZE_ADDRESS__)
+// Reading a destroyed context is what this checks; AddressSanitizer reports
+// the same mistake itself, as a use after free.
+TEST_CASE("a destroyed context is refused while its memory is not reused", "[runtime]") {
+  hj_options o = testOptions();
+  hj_context *ctx = nullptr;
+  REQUIRE(hj_context_create(&o, &ctx) == HJ_OK);
+  hj_context_destroy(ctx);
+  int64_t n = 4;
+  void *p = nullptr;
+  CHECK(hj_alloc(ctx, &n, nullptr, 1, HJ_DTYPE_f32, 0, "late", &p) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK_THAT(hj_last_error(), Catch::Contains("is not a live hostjit context (destroyed"));
+}
+#endif
+
 TEST_CASE("runtime errors name what was wrong", "[runtime]") {
   auto rt = Runtime::create(testOptions());
   REQUIRE(rt);
@@ -375,6 +390,14 @@ TEST_CASE("runtime errors name what was wrong", "[runtime]") {
   CHECK(std::string(hj_last_error()) == "buffer %big: size overflows (extents too large)");
   CHECK(hj_free(nullptr, &p) == HJ_ERR_INVALID_ARGUMENT);
   CHECK(std::string(hj_last_error()) == "hj_free: ctx is NULL");
+  // Something that is not a context.
+  std::vector<uint64_t> notAContext(64, 7);
+  auto *fake = reinterpret_cast<hj_context *>(notAContext.data());
+  CHECK(hj_alloc(fake, sizes, nullptr, 1, HJ_DTYPE_f32, 0, "f", &p) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK_THAT(hj_last_error(), Catch::StartsWith("hj_alloc: ctx ") &&
+                                  Catch::EndsWith("is not a live hostjit context (destroyed, or not made by "
+                                                  "hj_context_create)"));
+  CHECK(hj_synchronize(fake) == HJ_ERR_INVALID_ARGUMENT);
   int32_t done = 0, again = 0;
   CHECK(hj_graph_call(ctx, nullptr, 0, nullptr, 0, 1, nullptr, 0, nullptr, 0, nullptr, 0, &done) ==
         HJ_ERR_INVALID_ARGUMENT);
