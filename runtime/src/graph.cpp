@@ -107,7 +107,7 @@ void GraphCache::clear() {
 int32_t GraphCache::checkZero(bool *isZero) {
   for (auto &kv : entries_) {
     const GraphEntry &e = *kv.second;
-    if (e.zeroedBytes == 0) continue;
+    if (e.zeroedBytes == 0 || !e.block) continue;
     if (int32_t st = ctx_.backend->synchronize()) return st;
     std::vector<unsigned char> host(e.zeroedBytes);
     if (int32_t st = ctx_.backend->copyToHost(host.data(), static_cast<char *>(e.block) + e.zeroedOffset, host.size()))
@@ -119,6 +119,19 @@ int32_t GraphCache::checkZero(bool *isZero) {
       }
   }
   return HJ_OK;
+}
+
+void GraphCache::abandon() {
+  for (void *p : fastOut_)
+    if (p)
+      if (Block *b = ctx_.live.erase(p)) releaseBlock(&ctx_, b);
+  fastOut_.clear();
+  if (mode_ == Mode::Replay) freeOutputs();
+  outputs_.clear();
+  traced_.clear();
+  if (cur_) erase(cur_);  // made again by the next call
+  cur_ = nullptr;
+  mode_ = Mode::Off;
 }
 
 void GraphCache::forget(std::string_view prefix) {
@@ -286,6 +299,7 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
     e.patches.clear();
     e.dirty.clear();
     e.sourceValue.clear();
+    e.blockBytes = e.zeroedOffset = e.zeroedBytes = 0;
     outputs_.clear();
     mode_ = Mode::Eager;
     ++ctx_.stats.graph_fallbacks;
@@ -324,6 +338,7 @@ int32_t GraphCache::plan(GraphEntry &e) {
       ++e.launches;
       if (!e.keepAlive) e.keepAlive = op.table->keepAlive;
     }
+  e.dirty.reserve(e.ops.size());  // markDirty then never allocates
   if (e.blockBytes == 0) return HJ_OK;
   if (int32_t st = ctx_.memory.allocate(e.blockBytes, &e.block)) {
     e.block = nullptr;
@@ -399,6 +414,8 @@ int32_t GraphCache::alloc(const int64_t *sizes, const int64_t *strides, uint32_t
       throw;
     }
   } else {
+    if (ctx_.live.find(static_cast<char *>(e.block) + a.offset))
+      return mismatch("buffer %%%s would share memory with a buffer still live: the frees moved", name);
     if (int32_t st = allocBlock(&ctx_, bytes, flags, dtype, name, /*deferInit=*/true, &b,
                                 static_cast<char *>(e.block) + a.offset, static_cast<int32_t>(index)))
       return st;
@@ -508,6 +525,12 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
     for (; done < e.dirty.size(); ++done) {
       PlannedOp &op = e.ops[e.dirty[done]];
       if (int32_t st = e.exec->update(e.dirty[done], nodeOf(e, op))) {
+        // A node the backend cannot update in place (a driver may refuse a
+        // 2D memset's new destination): build the graph anew from the values.
+        if (st == HJ_ERR_BACKEND && ctx_.backend->fault().empty()) {
+          if (int32_t rb = build(e)) return rb;
+          break;
+        }
         e.dirty.erase(e.dirty.begin(), e.dirty.begin() + static_cast<std::ptrdiff_t>(done));  // the rest stay dirty
         return st;
       }
@@ -519,6 +542,23 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
   if (e.ops.empty()) return HJ_OK;
   if (int32_t st = ctx_.injector.check("launching a graph of %zu operations", e.ops.size())) return st;
   return e.exec->launch();
+}
+
+int32_t GraphCache::build(GraphEntry &e) {
+  e.exec.reset();
+  std::vector<GraphNode> nodes;
+  nodes.reserve(e.ops.size());
+  for (const PlannedOp &op : e.ops) nodes.push_back(nodeOf(e, op));
+  int32_t st = ctx_.injector.check("building a graph of %zu operations", e.ops.size());
+  if (st == HJ_OK) st = ctx_.backend->buildGraph(nodes, e.exec);
+  if (st != HJ_OK) {
+    e.exec.reset();
+    return st;
+  }
+  for (PlannedOp &op : e.ops) op.dirty = false;
+  e.dirty.clear();
+  ++ctx_.stats.graph_builds;
+  return HJ_OK;
 }
 
 int32_t GraphCache::checkZeroed(GraphEntry &e) {
@@ -600,19 +640,12 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
       if (!sourceOf(outData[k], &e.outSource[k])) e.fast = false;
     mapValues(e);
     e.outDims.assign(outDims, outDims + numDims_);
-    std::vector<GraphNode> nodes;
-    nodes.reserve(e.ops.size());
-    for (const PlannedOp &op : e.ops) nodes.push_back(nodeOf(e, op));
-    int32_t st = ctx_.injector.check("building a graph of %zu operations", e.ops.size());
-    if (st == HJ_OK) st = ctx_.backend->buildGraph(nodes, e.exec);
-    if (st != HJ_OK) {
-      e.exec.reset();
+    for (const auto &[index, ptr] : outputs_)
+      if (e.allocs[index].lastEvent != SIZE_MAX) e.fast = false;  // an output the program frees (C API only)
+    if (int32_t st = build(e)) {
       freeOutputs();
       return st;
     }
-    for (PlannedOp &op : e.ops) op.dirty = false;
-    e.dirty.clear();
-    ++ctx_.stats.graph_builds;
   }
   if (int32_t st = pushAndLaunch(e)) {
     forgetSources(e);
@@ -717,6 +750,7 @@ int32_t GraphCache::fastReplay(GraphEntry &e, void *const *inputs, const hj_grap
   if (!e.outDims.empty()) std::memcpy(outDims, e.outDims.data(), e.outDims.size() * sizeof(int64_t));
   ++s.graph_replays;
   ++s.graph_fast;
+  fastOut_.clear();  // the caller owns them now
   return HJ_OK;
 }
 
@@ -730,8 +764,13 @@ int32_t hj_graph_call(hj_context *ctx, const void *key, uint64_t key_bytes, void
   return hj::guarded([&]() -> int32_t {
     if (int32_t st = hj::checkContext(ctx, "hj_graph_call")) return st;
     if (!done) return hj::fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_call: done is NULL");
-    return ctx->graphs.call(key, key_bytes, inputs, num_inputs, fast != 0, values, num_values, out_data, num_outputs,
-                            out_dims, num_dims, done);
+    try {
+      return ctx->graphs.call(key, key_bytes, inputs, num_inputs, fast != 0, values, num_values, out_data,
+                              num_outputs, out_dims, num_dims, done);
+    } catch (...) {
+      ctx->graphs.abandon();
+      throw;
+    }
   });
 }
 
@@ -739,14 +778,23 @@ int32_t hj_graph_end(hj_context *ctx, int32_t status, void **out_data, int64_t *
   return hj::guarded([&]() -> int32_t {
     if (int32_t st = hj::checkContext(ctx, "hj_graph_end")) return st;
     if (!again) return hj::fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_end: again is NULL");
-    return ctx->graphs.end(status, out_data, out_dims, again);
+    try {
+      return ctx->graphs.end(status, out_data, out_dims, again);
+    } catch (...) {
+      *again = 0;
+      ctx->graphs.abandon();
+      throw;
+    }
   });
 }
 
-const char *hj_graph_reason(const hj_context *ctx) { return ctx->graphs.reason().c_str(); }
+const char *hj_graph_reason(const hj_context *ctx) {
+  return hj::checkContext(ctx, "hj_graph_reason") == HJ_OK ? ctx->graphs.reason().c_str() : "";
+}
 
 void hj_graph_clear(hj_context *ctx) {
   hj::guarded([&] {
+    if (hj::checkContext(ctx, "hj_graph_clear") != HJ_OK) return HJ_OK;
     ctx->graphs.clear();
     return HJ_OK;
   });

@@ -103,6 +103,9 @@ class GraphCache {
   const std::string &reason() const { return reason_; }
   void clear();
   void forget(std::string_view prefix);
+  // After an exception inside a graph-mode call: frees what the call
+  // allocated, drops its entry and leaves the mode off.
+  void abandon();
   // Checks that the zeroed part of every cached memory plan is zero.
   int32_t checkZero(bool *isZero);
 
@@ -131,6 +134,7 @@ class GraphCache {
                      int64_t *outDims);
   void mapValues(GraphEntry &e);
   int32_t pushAndLaunch(GraphEntry &e);
+  int32_t build(GraphEntry &e);  // the executable graph from the ops' current values
   int32_t checkZeroed(GraphEntry &e);
   void freeOutputs();
   void startReplay();

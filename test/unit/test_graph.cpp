@@ -441,6 +441,9 @@ TEST_CASE("graph mode: a key that misses what the calls depend on falls back to 
   CHECK(rt->stats().graph_fallbacks == 2);
   CHECK(rt->stats().live_bytes == 0);
   CHECK(rt->stats().graph_bytes == 0);  // the plan that did not fit is gone
+  int32_t zero = 0;  // the eager-only entry has no plan left to check
+  REQUIRE(hj_arena_check_zero(ctx, &zero) == HJ_OK);
+  CHECK(zero == 1);
 }
 
 TEST_CASE("graph mode: synchronising after every launch falls back to eager calls", "[graph]") {

@@ -57,8 +57,15 @@ int32_t callInGraphMode(hj_context *ctx, const Plan &plan, const GraphSignature 
   if (int32_t st = graphCallBegin(ctx, plan, sig, inputs, scalars, outData, outDims, &done)) return st;
   if (done) return HJ_OK;
   for (;;) {
-    int32_t again = 0;
-    int32_t st = hj_graph_end(ctx, run(), outData, outDims, &again);
+    int32_t again = 0, st = HJ_OK;
+    try {
+      st = run();
+    } catch (...) {
+      // Leave the context out of graph mode before the exception goes on.
+      for (again = 1; again;) hj_graph_end(ctx, HJ_ERR_INTERNAL, outData, outDims, &again);
+      throw;
+    }
+    st = hj_graph_end(ctx, st, outData, outDims, &again);
     if (!again) return st;
   }
 }
