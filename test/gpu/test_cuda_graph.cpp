@@ -127,7 +127,7 @@ kernel @copy_f64(ptr<f64>, ptr<u8>, i64) {
   cuda = ")" + cu + R"("
   entry = "copy_bytes"
 }
-func @main(%x: f32[?]) -> (u8[4], u8[16], u8[32]) {
+func @main(%x: f32[?]) -> (u8[4], u8[16], u8[32], f64[4]) {
   %a = alloc u8[4]
   %b = alloc f32[4]
   %c = alloc f64[4]
@@ -137,10 +137,11 @@ func @main(%x: f32[?]) -> (u8[4], u8[16], u8[32]) {
   launch @copy_u8 grid(1, 1, 1) block(32, 1, 1) smem(0) (%a, %oa, 4)
   launch @copy_f32 grid(1, 1, 1) block(32, 1, 1) smem(0) (%b, %ob, 16)
   launch @copy_f64 grid(1, 1, 1) block(32, 1, 1) smem(0) (%c, %oc, 32)
+  %od = alloc f64[4]
   free %a
   free %b
   free %c
-  return %oa, %ob, %oc
+  return %oa, %ob, %oc, %od
 }
 )",
               "fill.hir", d);
@@ -153,10 +154,19 @@ func @main(%x: f32[?]) -> (u8[4], u8[16], u8[32]) {
   REQUIRE(plan);
   auto in = InputSet::random(rt, *plan, {{"x", {3}}}, 1);
   REQUIRE(in);
-  for (int call = 0; call < 3; ++call) {
+  // The outputs are kept, so each call's are at new addresses: %od's fill
+  // (two strided memset nodes for an 8-byte pattern) gets a new destination.
+  std::vector<std::vector<Tensor>> kept;
+  for (int call = 0; call < 4; ++call) {
     auto out = r.run(in->span());
     REQUIRE(out);
-    auto a = (*out)[0].toHost(), b = (*out)[1].toHost(), c = (*out)[2].toHost();
+    auto a = (*out)[0].toHost(), b = (*out)[1].toHost(), c = (*out)[2].toHost(), od = (*out)[3].toHost();
+    REQUIRE(od);
+    for (size_t i = 0; i < 4; ++i) {
+      uint64_t d;
+      std::memcpy(&d, od->data() + 8 * i, 8);
+      CHECK(d == 0x7FF8000000000000ull);
+    }
     REQUIRE(a);
     REQUIRE(b);
     REQUIRE(c);
@@ -169,8 +179,9 @@ func @main(%x: f32[?]) -> (u8[4], u8[16], u8[32]) {
       CHECK(f == 0x7FC00000u);
       CHECK(d == 0x7FF8000000000000ull);
     }
+    kept.push_back(std::move(*out));
   }
-  CHECK(rt->stats().graph_replays == 3);
+  CHECK(rt->stats().graph_replays == 4);
 }
 
 TEST_CASE("graph mode on the GPU: HOSTJIT_CHECK_ZEROED catches a kernel that leaves its semaphore non-zero",
