@@ -146,11 +146,10 @@ int32_t checkZeroedOnFree(hj_context *ctx, Block *b) {
   return HJ_OK;
 }
 
-void releaseBlock(hj_context *ctx, Block *b) {
-  ctx->stats.live_bytes -= b->bytes;
-  ++ctx->stats.frees;
+// Gives a block's memory back to where it came from: its graph's plan (the
+// Block object only), the arena or the pool.
+void returnBlock(hj_context *ctx, Block *b) {
   if (b->planned >= 0) {
-    ctx->graphs.releasePlanned(b);
     ctx->pool.recycle(b);
   } else if (b->region) {
     ctx->arena.release(b);
@@ -158,6 +157,13 @@ void releaseBlock(hj_context *ctx, Block *b) {
   } else {
     ctx->pool.release(b);
   }
+}
+
+void releaseBlock(hj_context *ctx, Block *b) {
+  ctx->stats.live_bytes -= b->bytes;
+  ++ctx->stats.frees;
+  if (b->planned >= 0) ctx->graphs.releasePlanned(b);
+  returnBlock(ctx, b);
 }
 
 int32_t checkContext(const hj_context *ctx, const char *fn) {
@@ -232,16 +238,7 @@ int32_t allocBlock(hj_context *ctx, uint64_t bytes, uint32_t flags, uint32_t dty
   }
   b->planned = planned;
   // From here on the block is ours: give it back if anything fails or throws.
-  auto giveBack = [&] {
-    if (at) {
-      ctx->pool.recycle(b);
-    } else if (b->region) {
-      ctx->arena.release(b);
-      ctx->pool.recycle(b);
-    } else {
-      ctx->pool.release(b);
-    }
-  };
+  auto giveBack = [&] { returnBlock(ctx, b); };
   try {
     b->bytes = bytes;
     b->flags = flags;

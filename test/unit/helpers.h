@@ -100,6 +100,25 @@ inline std::vector<ParityArgs> parityArgs(const std::string &text) {
   return out;
 }
 
+// A program of the repository with `// parity:` arguments, parsed.
+struct Subject {
+  std::string file;
+  Program program;
+  std::vector<ParityArgs> args;
+};
+
+// Every .hir file of the repository that has parity arguments.
+inline std::vector<Subject> subjects() {
+  std::vector<Subject> out;
+  for (const std::string &file : allHirFiles()) {
+    std::string text = readFile(file);
+    auto args = parityArgs(text);
+    if (args.empty()) continue;
+    out.push_back({file, parseOk(text, file), std::move(args)});
+  }
+  return out;
+}
+
 inline std::vector<ScalarArg> scalarArgs(const Plan &plan, const std::map<std::string, std::string> &given) {
   std::vector<ScalarArg> out;
   for (const PlanScalar &s : plan.scalars) {

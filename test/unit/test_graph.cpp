@@ -14,23 +14,6 @@ using namespace hostjit::test;
 
 namespace {
 
-struct Subject {
-  std::string file;
-  Program program;
-  std::vector<ParityArgs> args;
-};
-
-std::vector<Subject> subjects() {
-  std::vector<Subject> out;
-  for (const std::string &file : allHirFiles()) {
-    std::string text = readFile(file);
-    auto args = parityArgs(text);
-    if (args.empty()) continue;
-    out.push_back({file, parseOk(text, file), std::move(args)});
-  }
-  return out;
-}
-
 // The counters a call's runtime calls make, which graph mode keeps as eager
 // calls do (backend allocations and pool hits differ by design).
 std::string callCounters(const hj_stats &s) {

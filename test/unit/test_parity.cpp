@@ -53,27 +53,6 @@ RunResult runOnce(const Program &p, const SharedInputs &in, bool jit, uint64_t l
   return r;
 }
 
-struct Subject {
-  std::string file;
-  Program program;
-  std::vector<ParityArgs> args;
-};
-
-std::vector<Subject> subjects() {
-  std::vector<Subject> out;
-  for (const std::string &file : allHirFiles()) {
-    std::string text = readFile(file);
-    auto args = parityArgs(text);
-    if (args.empty()) continue;
-    Diagnostics d;
-    Program p = parse(text, file, d);
-    INFO(d.format(file, p.source));
-    REQUIRE(d.empty());
-    out.push_back({file, std::move(p), std::move(args)});
-  }
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("parity: every program, several shapes, every optimisation level", "[parity]") {
