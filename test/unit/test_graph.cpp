@@ -53,6 +53,16 @@ Calls runCalls(const Program &p, const InputSet &in, const std::vector<ScalarArg
   return c;
 }
 
+// One graph-mode call against one eager call: both succeed, same outputs.
+void checkSameOutputs(const Expected<std::vector<Tensor>> &graph, const Expected<std::vector<Tensor>> &eager) {
+  INFO((graph ? "" : graph.error().message));
+  REQUIRE(graph);
+  REQUIRE(eager);
+  auto diff = compareOutputs(*graph, *eager);
+  INFO((diff ? *diff : ""));
+  CHECK(!diff);
+}
+
 void checkSame(const Calls &eager, const Calls &graph, const std::string &what) {
   REQUIRE(eager.outputs.size() == graph.outputs.size());
   for (size_t i = 0; i < eager.outputs.size(); ++i) {
@@ -200,12 +210,7 @@ TEST_CASE("graph mode: signatures change, the cache evicts the least recently us
     INFO("n = " << n);
     auto x = input(rt, p, n, static_cast<uint64_t>(n));
     auto in = x.span();
-    auto a = r.run(in), b = eager.run(in);
-    REQUIRE(a);
-    REQUIRE(b);
-    auto diff = compareOutputs(*a, *b);
-    INFO((diff ? *diff : ""));
-    CHECK(!diff);
+    checkSameOutputs(r.run(in), eager.run(in));
   }
   hj_stats st = rt->stats();
   // 10 build, 300 build, 10 replay, 5000 build (evicts 300), 300 build
@@ -363,12 +368,7 @@ TEST_CASE("graph mode: scalars outside the signature are kernel arguments, writt
     INFO("k = " << k);
     std::vector<ScalarArg> s = {ScalarArg::i32(k), ScalarArg::f32(0.5f * static_cast<float>(k)),
                                 ScalarArg::f64(-1.25 * k), ScalarArg::boolean(k > 0)};
-    auto a = graph.run(in->span(), s), b = eager.run(in->span(), s);
-    REQUIRE(a);
-    REQUIRE(b);
-    auto diff = compareOutputs(*a, *b);
-    INFO((diff ? *diff : ""));
-    CHECK(!diff);
+    checkSameOutputs(graph.run(in->span(), s), eager.run(in->span(), s));
   }
   hj_stats st = rt->stats();
   CHECK(st.graph_builds == 1);  // no scalar feeds a size or launch dim
