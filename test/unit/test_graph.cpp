@@ -54,7 +54,7 @@ Calls runCalls(const Program &p, const InputSet &in, const std::vector<ScalarArg
 }
 
 // One graph-mode call against one eager call: both succeed, same outputs.
-void checkSameOutputs(const Expected<std::vector<Tensor>> &graph, const Expected<std::vector<Tensor>> &eager) {
+void checkSameOutputs(Expected<std::vector<Tensor>> graph, Expected<std::vector<Tensor>> eager) {
   INFO((graph ? "" : graph.error().message));
   REQUIRE(graph);
   REQUIRE(eager);
