@@ -58,4 +58,13 @@ inline std::string sourceDir() {
   const char *env = std::getenv("HOSTJIT_SOURCE_DIR");
   return env && *env ? env : HOSTJIT_SOURCE_DIR;
 }
+
+// The calls each thread of a threads test makes: $HOSTJIT_THREAD_CALLS when
+// set to an even number of at least 2, else `fallback`.
+inline int threadCalls(int fallback) {
+  const char *env = std::getenv("HOSTJIT_THREAD_CALLS");
+  int n = env ? std::atoi(env) : 0;
+  return n >= 2 && n % 2 == 0 ? n : fallback;
+}
+
 }  // namespace hostjit::gputest
