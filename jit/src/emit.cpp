@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <unordered_map>
 
 #include "abi_types.h"
 #include "hostjit/ir/error.h"
@@ -50,8 +51,14 @@ class Emitter {
     emitExprs();
     for (const PlanCheck &c : plan_.checks)
       failIf(b_.CreateICmpNE(vals_[c.expr], b_.getInt64(c.value)), HJ_ERR_INVALID_ARGUMENT, c.message);
-    // The values the steps use, one 8-byte word each, as their own type.
+    // The values the steps and the loops use, one 8-byte word each, as their
+    // own type. Expressions a loop computes are the loop's own.
     std::vector<bool> used(plan_.exprs.size(), false);
+    for (const PlanLoop &l : plan_.loops) {
+      used[l.lo] = used[l.hi] = true;
+      for (uint32_t e : l.exprs)
+        if (plan_.exprs[e].kind == Expr::Kind::Binary) used[plan_.exprs[e].a.index] = used[plan_.exprs[e].b.index] = true;
+    }
     for (const PlanStep &s : plan_.steps) {
       for (uint32_t e : s.sizes) used[e] = true;
       for (uint32_t e : s.strides) used[e] = true;
@@ -66,14 +73,21 @@ class Emitter {
     valsTy_ = llvm::ArrayType::get(i64_, std::max<size_t>(plan_.exprs.size(), 1));
     llvm::AllocaInst *vals = entryAlloca(valsTy_, "vals");
     for (size_t i = 0; i < plan_.exprs.size(); ++i)  // constants are constants in the chunks too
-      if (used[i] && plan_.exprs[i].kind != Expr::Kind::Const)
+      if (used[i] && plan_.exprs[i].kind != Expr::Kind::Const && plan_.exprLoop[i] == kNoLoop)
         b_.CreateStore(vals_[i], b_.CreateConstInBoundsGEP2_64(valsTy_, vals, 0, i));
     llvm::Function *fn = entry;
     llvm::Value *ctx = ctx_, *table = table_, *inputs = inputs_;
-    for (size_t first = 0, n = 0; first < plan_.steps.size(); first += kChunkSteps, ++n) {
-      llvm::Function *chunk = emitChunk(n, first, std::min(first + kChunkSteps, plan_.steps.size()));
+    // A chunk ends only outside every loop: a loop stays in one function.
+    for (size_t first = 0, n = 0; first < plan_.steps.size(); ++n) {
+      size_t last = first;
+      for (int depth = 0; last < plan_.steps.size() && (depth > 0 || last - first < kChunkSteps); ++last) {
+        PlanStep::Kind k = plan_.steps[last].kind;
+        depth += k == PlanStep::Kind::LoopBegin ? 1 : k == PlanStep::Kind::LoopEnd ? -1 : 0;
+      }
+      llvm::Function *chunk = emitChunk(n, first, last);
       restore(fn, ctx, table, inputs, buffers);
       check(b_.CreateCall(chunk, {ctx_, table_, inputs_, vals, buffers_}, "st"));
+      first = last;
     }
     emitReturn(entry);
   }
@@ -141,7 +155,7 @@ class Emitter {
     size_t maxRank = 1, maxArgs = 1;
     for (size_t i = first; i < last; ++i) {
       const PlanStep &s = plan_.steps[i];
-      if (s.kind != PlanStep::Kind::Launch)
+      if (s.kind == PlanStep::Kind::Alloc || s.kind == PlanStep::Kind::Free)
         if (!slots_[s.slot]) slots_[s.slot] = b_.CreateConstInBoundsGEP2_64(buffersTy_, buffers_, 0, s.slot, s.name + ".ptr");
       for (const PlanArg &a : s.args)
         if (a.kind == PlanArg::Kind::Buffer && !slots_[a.index])
@@ -172,6 +186,8 @@ class Emitter {
         case PlanStep::Kind::Alloc: emitAlloc(s); break;
         case PlanStep::Kind::Free: emitFree(s); break;
         case PlanStep::Kind::Launch: emitLaunch(s); break;
+        case PlanStep::Kind::LoopBegin: emitLoopBegin(s); break;
+        case PlanStep::Kind::LoopEnd: emitLoopEnd(s); break;
       }
     }
     b_.CreateRet(b_.getInt32(0));
@@ -205,9 +221,13 @@ class Emitter {
     return offset == 0 ? base : b_.CreateInBoundsGEP(i8_, base, b_.getInt64(offset), name);
   }
 
+  // Input i's DLTensor pointer, loaded in the function's entry block, so it
+  // dominates every later use (a loop's body may be the first).
   Value *input(uint32_t i) {
-    if (!inputPtrs_[i])
-      inputPtrs_[i] = b_.CreateLoad(ptr_, b_.CreateInBoundsGEP(ptr_, inputs_, b_.getInt64(i)), plan_.inputs[i].name);
+    if (!inputPtrs_[i]) {
+      llvm::IRBuilder<> eb(entry_, entry_->getFirstInsertionPt());
+      inputPtrs_[i] = eb.CreateLoad(ptr_, eb.CreateInBoundsGEP(ptr_, inputs_, eb.getInt64(i)), plan_.inputs[i].name);
+    }
     return inputPtrs_[i];
   }
 
@@ -224,22 +244,64 @@ class Emitter {
     b_.SetInsertPoint(cont);
   }
 
+  // The expressions outside every loop, in the entry.
   void emitExprs() {
     vals_.resize(plan_.exprs.size(), nullptr);
-    for (size_t i = 0; i < plan_.exprs.size(); ++i) {
-      const Expr &e = plan_.exprs[i];
-      Value *v = nullptr;
-      switch (e.kind) {
-        case Expr::Kind::Const:
-          v = isFloat(e.type) ? llvm::ConstantFP::get(floatType(e.type), e.f) : static_cast<Value *>(b_.getInt64(e.i));
-          break;
-        case Expr::Kind::InputSize: v = loadShape(e.input, e.dim); break;
-        case Expr::Kind::InputStride: v = loadStride(e.input, e.dim); break;
-        case Expr::Kind::ScalarInput: v = loadScalar(e.input, e.type); break;
-        case Expr::Kind::Binary: v = binary(i, e); break;
-      }
-      vals_[i] = v;
+    for (size_t i = 0; i < plan_.exprs.size(); ++i)
+      if (plan_.exprLoop[i] == kNoLoop) vals_[i] = emitExpr(i);
+  }
+
+  Value *emitExpr(size_t i) {
+    const Expr &e = plan_.exprs[i];
+    switch (e.kind) {
+      case Expr::Kind::Const:
+        return isFloat(e.type) ? llvm::ConstantFP::get(floatType(e.type), e.f) : static_cast<Value *>(b_.getInt64(e.i));
+      case Expr::Kind::InputSize: return loadShape(e.input, e.dim);
+      case Expr::Kind::InputStride: return loadStride(e.input, e.dim);
+      case Expr::Kind::ScalarInput: return loadScalar(e.input, e.type);
+      case Expr::Kind::LoopIndex: return b_.CreateLoad(i64_, loopIndex_.at(e.input), "index");
+      case Expr::Kind::Binary: return binary(i, e);
     }
+    return nullptr;
+  }
+
+  // A loop: its index lives in an alloca of the chunk; the head compares it
+  // with hi, the body starts by computing the loop's expressions. The
+  // scratch arrays are re-stored in a body (it is entered from two places)
+  // and after the loop.
+  void emitLoopBegin(const PlanStep &s) {
+    const PlanLoop &l = plan_.loops[s.loop];
+    Value *lo = val(l.lo), *hi = val(l.hi);
+    llvm::AllocaInst *index = entryAlloca(i64_, "loop" + std::to_string(s.loop) + ".index");
+    loopIndex_[s.loop] = index;
+    b_.CreateStore(lo, index);
+    BasicBlock *head = BasicBlock::Create(c_, "loop" + std::to_string(s.loop) + ".head", f_);
+    BasicBlock *body = BasicBlock::Create(c_, "loop" + std::to_string(s.loop) + ".body", f_);
+    BasicBlock *exit = BasicBlock::Create(c_, "loop" + std::to_string(s.loop) + ".exit", f_);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    b_.CreateCondBr(b_.CreateICmpSLT(b_.CreateLoad(i64_, index), hi), body, exit);
+    b_.SetInsertPoint(body);
+    loopBlocks_[s.loop] = {head, exit};
+    forgetScratch();
+    for (uint32_t e : l.exprs) vals_[e] = emitExpr(e);
+  }
+
+  void emitLoopEnd(const PlanStep &s) {
+    const PlanLoop &l = plan_.loops[s.loop];
+    llvm::AllocaInst *index = loopIndex_.at(s.loop);
+    b_.CreateStore(b_.CreateAdd(b_.CreateLoad(i64_, index), b_.getInt64(1), "", false, true), index);  // nsw: below hi
+    auto [head, exit] = loopBlocks_.at(s.loop);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(exit);
+    forgetScratch();
+    for (uint32_t e : l.exprs) vals_[e] = nullptr;
+  }
+
+  void forgetScratch() {
+    heldSizes_.clear();
+    heldStrides_.clear();
+    heldDims_.clear();
   }
 
   Value *loadShape(uint32_t in, uint32_t dim) {
@@ -282,7 +344,7 @@ class Emitter {
 
   Value *binary(size_t i, const Expr &e) {
     DType t = plan_.exprs[e.a.index].type;
-    Value *a = vals_[e.a.index], *b = vals_[e.b.index];
+    Value *a = val(e.a.index), *b = val(e.b.index);
     if (isFloat(t)) {
       switch (e.op) {
         case OpCode::Add: return b_.CreateFAdd(a, b);
@@ -482,6 +544,8 @@ class Emitter {
   size_t slotWords_ = 1;  // 8-byte words per argument slot
   std::vector<uint32_t> heldSizes_, heldStrides_, heldDims_;  // expression each scratch element holds
   std::vector<Value *> inputPtrs_, vals_;
+  std::unordered_map<uint32_t, llvm::AllocaInst *> loopIndex_;  // per loop being emitted
+  std::unordered_map<uint32_t, std::pair<BasicBlock *, BasicBlock *>> loopBlocks_;  // head, exit
   BasicBlock *cleanup_ = nullptr;
 };
 

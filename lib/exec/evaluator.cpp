@@ -61,9 +61,26 @@ int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj
   // Buffers in allocation order (slot order); a freed buffer's entry is NULL.
   Scratch<void *, 32> slots(plan.numSlots);
   for (uint32_t i = 0; i < plan.numSlots; ++i) slots[i] = nullptr;
+  Scratch<int64_t, 8> indices(plan.loops.size());  // each loop's current index
   int32_t status = HJ_OK;
-  for (const PlanStep &s : plan.steps) {
+  for (size_t pc = 0; pc < plan.steps.size(); ++pc) {
+    const PlanStep &s = plan.steps[pc];
     switch (s.kind) {
+      case PlanStep::Kind::LoopBegin: {
+        const PlanLoop &l = plan.loops[s.loop];
+        indices[s.loop] = regs[l.lo].i;
+        if (indices[s.loop] >= regs[l.hi].i) pc = l.end;
+        else status = evaluateLoopExprs(plan, s.loop, ctx, indices.data(), regs.data());
+        break;
+      }
+      case PlanStep::Kind::LoopEnd: {
+        const PlanLoop &l = plan.loops[s.loop];
+        if (++indices[s.loop] < regs[l.hi].i) {  // below hi, so no overflow
+          status = evaluateLoopExprs(plan, s.loop, ctx, indices.data(), regs.data());
+          pc = l.begin;
+        }
+        break;
+      }
       case PlanStep::Kind::Alloc: {
         int64_t sizes[kMaxRank], strides[kMaxRank];
         for (size_t d = 0; d < s.sizes.size(); ++d) sizes[d] = regs[s.sizes[d]].i;

@@ -72,6 +72,10 @@ std::shared_ptr<const GraphSignature> GraphSignature::of(const Plan &plan, std::
     for (uint32_t e : o.strides) mark(e);
   }
   for (const PlanCheck &c : plan.checks) mark(c.expr);
+  for (const PlanLoop &l : plan.loops) {  // trip counts shape the graph
+    mark(l.lo);
+    mark(l.hi);
+  }
   for (size_t i = 0; i < plan.exprs.size(); ++i) {
     const Expr &x = plan.exprs[i];
     if (x.kind != Expr::Kind::ScalarInput) continue;
@@ -91,6 +95,12 @@ std::shared_ptr<const GraphSignature> GraphSignature::of(const Plan &plan, std::
       dynamic[i] = !std::binary_search(sig->keyScalars.begin(), sig->keyScalars.end(), x.input);
     else if (x.kind == Expr::Kind::Binary)
       dynamic[i] = dynamic[x.a.index] || dynamic[x.b.index];
+  }
+  // A loop repeats its launches, so the graph's launches are not the plan's:
+  // replays run the program, whose calls are then compared with the graph's.
+  if (!plan.loops.empty()) {
+    sig->fast = false;
+    return sig;
   }
   uint32_t launch = 0;
   for (const PlanStep &s : plan.steps) {

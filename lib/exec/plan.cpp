@@ -44,7 +44,19 @@ class Planner {
       x.b = ExprId{use(x.b)};
     }
     uint32_t idx = static_cast<uint32_t>(plan_.exprs.size());
+    // The loop that computes it: its own for an index, else the deeper of
+    // its operands' (they are nested: both enclose the step that uses it).
+    uint32_t loop = kNoLoop;
+    if (x.kind == Expr::Kind::LoopIndex) {
+      loop = loopOf_.at(x.input);
+      x.input = loop;  // plan loops from here on
+    } else if (x.kind == Expr::Kind::Binary) {
+      uint32_t la = plan_.exprLoop[x.a.index], lb = plan_.exprLoop[x.b.index];
+      loop = la == kNoLoop ? lb : lb == kNoLoop ? la : depth(la) >= depth(lb) ? la : lb;
+    }
     plan_.exprs.push_back(x);
+    plan_.exprLoop.push_back(loop);
+    if (loop != kNoLoop) plan_.loops[loop].exprs.push_back(idx);
     auto n = names_.find(e.index);
     plan_.exprNames.push_back(n != names_.end() ? n->second : "an intermediate expression");
     map_.emplace(e.index, idx);
@@ -65,6 +77,38 @@ class Planner {
     auto [it, fresh] = slots_.emplace(v.index, plan_.numSlots);
     if (fresh) ++plan_.numSlots;
     return it->second;
+  }
+
+  uint32_t depth(uint32_t loop) const {
+    uint32_t d = 0;
+    for (; loop != kNoLoop; loop = plan_.loops[loop].parent) ++d;
+    return d;
+  }
+
+  void step(const For &n) {
+    PlanLoop l;
+    l.lo = operandI64(n.lo);
+    l.hi = operandI64(n.hi);
+    l.begin = static_cast<uint32_t>(plan_.steps.size());
+    l.parent = open_.empty() ? kNoLoop : open_.back();
+    uint32_t loop = static_cast<uint32_t>(plan_.loops.size());
+    loopOf_.emplace(static_cast<uint32_t>(table_[p_.value(n.index).expr].input), loop);
+    plan_.loops.push_back(std::move(l));
+    open_.push_back(loop);
+    PlanStep s;
+    s.kind = PlanStep::Kind::LoopBegin;
+    s.loop = loop;
+    plan_.steps.push_back(std::move(s));
+  }
+
+  void step(const EndFor &) {
+    uint32_t loop = open_.back();
+    open_.pop_back();
+    plan_.loops[loop].end = static_cast<uint32_t>(plan_.steps.size());
+    PlanStep s;
+    s.kind = PlanStep::Kind::LoopEnd;
+    s.loop = loop;
+    plan_.steps.push_back(std::move(s));
   }
 
   void step(const ScalarOp &) {}
@@ -186,6 +230,8 @@ class Planner {
   ExprTable table_;
   Plan plan_;
   std::unordered_map<uint32_t, uint32_t> map_, slots_;
+  std::unordered_map<uint32_t, uint32_t> loopOf_;  // the program's loop number -> plan loop
+  std::vector<uint32_t> open_;  // plan loops around the statement being planned
   std::unordered_map<uint32_t, size_t> allocs_;
   std::unordered_map<uint32_t, std::string> names_;
 };
@@ -250,6 +296,7 @@ std::string planFingerprint(const Plan &plan) {
     w.pod(e.a.index);
     w.pod(e.b.index);
     w.str(plan.exprNames[i]);
+    w.pod(plan.exprLoop[i]);
   }
   w.pod(static_cast<uint64_t>(plan.checks.size()));
   for (const PlanCheck &c : plan.checks) {
@@ -262,6 +309,7 @@ std::string planFingerprint(const Plan &plan) {
   for (const PlanStep &s : plan.steps) {
     w.pod(static_cast<uint8_t>(s.kind));
     w.pod(s.slot);
+    w.pod(s.loop);
     w.pod(static_cast<uint8_t>(s.dtype));
     w.pod(s.flags);
     w.vec(s.sizes);
@@ -277,6 +325,15 @@ std::string planFingerprint(const Plan &plan) {
       w.pod(a.param);
       w.vec(a.dims);
     }
+  }
+  w.pod(static_cast<uint64_t>(plan.loops.size()));
+  for (const PlanLoop &l : plan.loops) {
+    w.pod(l.lo);
+    w.pod(l.hi);
+    w.pod(l.begin);
+    w.pod(l.end);
+    w.pod(l.parent);
+    w.vec(l.exprs);
   }
   w.pod(static_cast<uint64_t>(plan.outputs.size()));
   for (const PlanOutput &o : plan.outputs) {

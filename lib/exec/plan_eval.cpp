@@ -19,49 +19,67 @@ int64_t inputStride(const DLTensor *t, uint32_t dim) {
 
 }  // namespace
 
-int32_t evaluateExprs(const Plan &plan, hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars,
-                      PlanReg *regs) {
-  for (size_t i = 0; i < plan.exprs.size(); ++i) {
-    const Expr &e = plan.exprs[i];
-    PlanReg &r = regs[i];
-    switch (e.kind) {
-      case Expr::Kind::Const:
-        if (e.type == DType::f32) r.f32 = static_cast<float>(e.f);
-        else if (isFloat(e.type)) r.f = e.f;
-        else r.i = e.i;
-        break;
-      case Expr::Kind::InputSize: r.i = inputs[e.input]->shape[e.dim]; break;
-      case Expr::Kind::InputStride: r.i = inputStride(inputs[e.input], e.dim); break;
-      case Expr::Kind::ScalarInput: {
-        const hj_value &v = scalars[e.input];
-        switch (e.type) {
-          case DType::i64: r.i = v.i64; break;
-          case DType::i32: r.i = v.i32; break;
-          case DType::f32: std::memcpy(&r.f32, &v.f32, sizeof(float)); break;
-          case DType::f64: r.f = v.f64; break;
-          default: r.i = v.b != 0; break;
-        }
-        break;
+namespace {
+
+// Expression i into regs[i]; a loop index from indices.
+int32_t evaluateOne(const Plan &plan, size_t i, hj_context *ctx, const DLTensor *const *inputs,
+                    const hj_value *scalars, const int64_t *indices, PlanReg *regs) {
+  const Expr &e = plan.exprs[i];
+  PlanReg &r = regs[i];
+  switch (e.kind) {
+    case Expr::Kind::Const:
+      if (e.type == DType::f32) r.f32 = static_cast<float>(e.f);
+      else if (isFloat(e.type)) r.f = e.f;
+      else r.i = e.i;
+      break;
+    case Expr::Kind::InputSize: r.i = inputs[e.input]->shape[e.dim]; break;
+    case Expr::Kind::InputStride: r.i = inputStride(inputs[e.input], e.dim); break;
+    case Expr::Kind::ScalarInput: {
+      const hj_value &v = scalars[e.input];
+      switch (e.type) {
+        case DType::i64: r.i = v.i64; break;
+        case DType::i32: r.i = v.i32; break;
+        case DType::f32: std::memcpy(&r.f32, &v.f32, sizeof(float)); break;
+        case DType::f64: r.f = v.f64; break;
+        default: r.i = v.b != 0; break;
       }
-      case Expr::Kind::Binary: {
-        DType t = plan.exprs[e.a.index].type;
-        if (t == DType::f32) {
-          evalF32Op(e.op, regs[e.a.index].f32, regs[e.b.index].f32, &r.f32, &r.i);
-        } else if (isFloat(t)) {
-          evalFloatOp(e.op, t, regs[e.a.index].f, regs[e.b.index].f, &r.f, &r.i);
-        } else if (ScalarError err = evalIntOp(e.op, t, regs[e.a.index].i, regs[e.b.index].i, &r.i);
-                   err != ScalarError::None) {
-          std::string msg = std::string(scalarErrorText(err)) + " computing " + plan.exprNames[i];
-          return hj_fail(ctx, HJ_ERR_INVALID_ARGUMENT, msg.c_str());
-        }
-        break;
+      break;
+    }
+    case Expr::Kind::LoopIndex: r.i = indices[e.input]; break;
+    case Expr::Kind::Binary: {
+      DType t = plan.exprs[e.a.index].type;
+      if (t == DType::f32) {
+        evalF32Op(e.op, regs[e.a.index].f32, regs[e.b.index].f32, &r.f32, &r.i);
+      } else if (isFloat(t)) {
+        evalFloatOp(e.op, t, regs[e.a.index].f, regs[e.b.index].f, &r.f, &r.i);
+      } else if (ScalarError err = evalIntOp(e.op, t, regs[e.a.index].i, regs[e.b.index].i, &r.i);
+                 err != ScalarError::None) {
+        std::string msg = std::string(scalarErrorText(err)) + " computing " + plan.exprNames[i];
+        return hj_fail(ctx, HJ_ERR_INVALID_ARGUMENT, msg.c_str());
       }
+      break;
     }
   }
+  return HJ_OK;
+}
+
+}  // namespace
+
+int32_t evaluateExprs(const Plan &plan, hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars,
+                      PlanReg *regs) {
+  for (size_t i = 0; i < plan.exprs.size(); ++i)
+    if (plan.exprLoop[i] == kNoLoop)
+      if (int32_t st = evaluateOne(plan, i, ctx, inputs, scalars, nullptr, regs)) return st;
 
   for (const PlanCheck &c : plan.checks)
     if (regs[c.expr].i != c.value) return hj_fail(ctx, HJ_ERR_INVALID_ARGUMENT, c.message.c_str());
 
+  return HJ_OK;
+}
+
+int32_t evaluateLoopExprs(const Plan &plan, uint32_t loop, hj_context *ctx, const int64_t *indices, PlanReg *regs) {
+  for (uint32_t i : plan.loops[loop].exprs)
+    if (int32_t st = evaluateOne(plan, i, ctx, nullptr, nullptr, indices, regs)) return st;
   return HJ_OK;
 }
 

@@ -89,6 +89,13 @@ ExprId ExprTable::scalarInput(uint32_t input, DType type) {
   return intern(e);
 }
 
+ExprId ExprTable::loopIndex(uint32_t loop) {
+  Expr e;
+  e.kind = Expr::Kind::LoopIndex;
+  e.input = loop;
+  return intern(e);
+}
+
 ExprId ExprTable::binary(OpCode op, ExprId a, ExprId b, std::string *error) {
   const Expr ea = (*this)[a], eb = (*this)[b];
   if (ea.type != eb.type) {  // callers type-check first; never mix widths
@@ -418,6 +425,31 @@ void ProgramBuilder::ret(std::vector<Operand> values, Loc loc) {
   for (const Operand &o : values) checkOperand(o);
   Stmt s;
   s.node = Return{std::move(values)};
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
+}
+
+ValueId ProgramBuilder::forBegin(std::string name, Operand lo, Operand hi, Loc loc) {
+  checkOperand(lo);
+  checkOperand(hi);
+  uint32_t stmtIndex = static_cast<uint32_t>(p_.body.size());
+  ValueId id = newValue(std::move(name), false, DType::i64, 0, Value::Def::Stmt, stmtIndex, loc);
+  p_.values[id.index].expr = p_.exprs.loopIndex(loops_++);
+  Stmt s;
+  s.node = For{id, lo, hi, 0};
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
+  openLoops_.push_back(stmtIndex);
+  return id;
+}
+
+void ProgramBuilder::forEnd(Loc loc) {
+  if (openLoops_.empty()) throw ApiMisuse("ProgramBuilder::forEnd: no loop is open");
+  uint32_t begin = openLoops_.back();
+  openLoops_.pop_back();
+  std::get<For>(p_.body[begin].node).end = static_cast<uint32_t>(p_.body.size());
+  Stmt s;
+  s.node = EndFor{begin};
   s.loc = loc;
   p_.body.push_back(std::move(s));
 }

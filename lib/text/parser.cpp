@@ -266,23 +266,69 @@ class Parser {
         error(peek().loc, "expected '}' to close function @" + p.funcName);
         return;
       }
-      size_t before = b_.program().body.size();
-      const Token &first = peek();
-      std::vector<std::string> leading = first.leadingComments;
-      uint32_t line = first.loc.line;
-      try {
-        parseStmt();
-      } catch (Failed) {
-        skipLine(line);
-      }
-      auto &body = b_.program().body;
-      if (body.size() > before) {
-        body.back().comments.leading = std::move(leading);
-        body.back().comments.trailing = t_[pos_ - 1].trailingComment;
-      }
+      parseStmtWithComments();
     }
     b_.program().funcClosing.leading = peek().leadingComments;
     b_.program().funcClosing.trailing = next().trailingComment;
+  }
+
+  // One statement and the comments above and after it; a statement that
+  // does not parse is skipped to the end of its line.
+  void parseStmtWithComments() {
+    size_t before = b_.program().body.size();
+    const Token &first = peek();
+    std::vector<std::string> leading = first.leadingComments;
+    uint32_t line = first.loc.line;
+    try {
+      parseStmt();
+    } catch (Failed) {
+      skipLine(line);
+    }
+    auto &body = b_.program().body;
+    if (body.size() > before) {
+      Stmt &s = body[before];  // a loop: its For, which took the comment after its '{'
+      s.comments.leading = std::move(leading);
+      if (s.kind() != StmtKind::For) s.comments.trailing = t_[pos_ - 1].trailingComment;
+    }
+  }
+
+  // `for %i = lo to hi { ... }`, after the 'for'.
+  void parseFor(const Token &kw) {
+    if (loopDepth_ == kMaxLoopDepth) {  // the parser recurses per level
+      if (!tooDeep_) error(kw.loc, "loops nested more than " + std::to_string(kMaxLoopDepth) + " deep");
+      tooDeep_ = true;  // said once
+      throw Failed{};
+    }
+    if (peek().kind != Tok::Percent) fail("a loop variable '%name'");
+    const Token &name = next();
+    expectPunct("=");
+    Operand lo = parseOperand();
+    if (!isIdent("to")) fail("'to'");
+    next();
+    Operand hi = parseOperand();
+    if (!isPunct("{")) fail("'{'");
+    const Token &brace = next();
+    size_t index = b_.program().body.size();
+    define(name, b_.forBegin(name.text, lo, hi, kw.loc));
+    b_.program().body[index].comments.trailing = brace.trailingComment;
+    ++loopDepth_;
+    struct Leave {
+      int &depth;
+      ~Leave() { --depth; }
+    } leave{loopDepth_};
+    while (!isPunct("}")) {
+      if (peek().kind == Tok::End) {
+        error(peek().loc, "expected '}' to close the loop at line " + std::to_string(kw.loc.line));
+        b_.forEnd(peek().loc);
+        return;
+      }
+      parseStmtWithComments();
+    }
+    std::vector<std::string> leading = peek().leadingComments;
+    const Token &close = next();
+    b_.forEnd(close.loc);
+    b_.program().body.back().comments.leading = std::move(leading);
+    b_.program().body.back().comments.trailing = close.trailingComment;
   }
 
   Operand parseOperand() {
@@ -388,6 +434,10 @@ class Parser {
       define(name, b_.op(name.text, *op, a, b, name.loc));
       return;
     }
+    if (isIdent("for")) {
+      parseFor(next());
+      return;
+    }
     if (isIdent("free")) {
       next();
       b_.free(parseOperand(), first.loc);
@@ -422,7 +472,7 @@ class Parser {
       b_.launch(*kid, grid, block, smem, std::move(args), first.loc);
       return;
     }
-    fail("a statement (%name = ..., free, launch or return)");
+    fail("a statement (%name = ..., free, launch, for or return)");
   }
 
   std::vector<Token> t_;
@@ -431,6 +481,9 @@ class Parser {
   ProgramBuilder b_;
   std::unordered_map<std::string, ValueId> names_;
   std::unordered_map<std::string, Loc> later_;
+  static constexpr int kMaxLoopDepth = 256;
+  int loopDepth_ = 0;
+  bool tooDeep_ = false;
 };
 
 }  // namespace

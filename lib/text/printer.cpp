@@ -87,6 +87,10 @@ std::string printStmt(const Program &p, const Stmt &s) {
           auto three = [&](const std::array<Operand, 3> &a) { return list(p, {a[0], a[1], a[2]}); };
           return "launch @" + p.kernel(n.kernel).name + " grid(" + three(n.grid) + ") block(" + three(n.block) +
                  ") smem(" + printOperand(p, n.smem) + ") (" + list(p, n.args) + ")";
+        } else if constexpr (std::is_same_v<T, For>) {
+          return "for %" + p.value(n.index).name + " = " + printOperand(p, n.lo) + " to " + printOperand(p, n.hi) + " {";
+        } else if constexpr (std::is_same_v<T, EndFor>) {
+          return "}";
         } else if constexpr (std::is_same_v<T, Return>) {
           return n.values.empty() ? "return" : "return " + list(p, n.values);
         } else {
@@ -137,10 +141,17 @@ std::string print(const Program &p) {
   }
   out += ") {";
   endLine(out, p.funcComments);
+  // A loop's body is indented one step more; the comments above its '}'
+  // belong to the body.
+  size_t depth = 1;
   for (const Stmt &s : p.body) {
-    leading(out, s.comments, "  ");
-    out += "  " + printStmt(p, s);
+    bool closes = s.kind() == StmtKind::EndFor && depth > 1;
+    std::string indent(2 * depth, ' ');
+    leading(out, s.comments, indent.c_str());
+    if (closes) indent.resize(2 * --depth);
+    out += indent + printStmt(p, s);
     endLine(out, s.comments);
+    if (s.kind() == StmtKind::For) ++depth;
   }
   leading(out, p.funcClosing, "  ");
   out += "}";

@@ -1,6 +1,7 @@
 // verifier.cpp - checks every Host IR rule and reports each problem once.
 #include "hostjit/verify/verifier.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "hostjit/ir/scalar_semantics.h"
@@ -12,16 +13,19 @@ namespace {
 
 class Verifier {
  public:
-  explicit Verifier(const Program &p) : p_(p), defined_(p.values.size(), false), freedAt_(p.values.size()) {}
+  explicit Verifier(const Program &p)
+      : p_(p), defined_(p.values.size(), false), freedAt_(p.values.size()), scope_(p.values.size(), kTop) {}
 
   Diagnostics run() {
     checkKernels();
     checkSignature();
     for (size_t i = 0; i < p_.body.size(); ++i) {
       stmt_ = &p_.body[i];
+      index_ = static_cast<uint32_t>(i);
       std::visit([&](const auto &n) { check(n); }, p_.body[i].node);
     }
     stmt_ = nullptr;
+    for (uint32_t open : loops_) error(p_.body[open].loc, "the loop" + at(p_.body[open].loc) + " is not closed");
     if (p_.body.empty() || p_.body.back().kind() != StmtKind::Return)
       error(p_.body.empty() ? p_.funcLoc : p_.body.back().loc, "function @" + p_.funcName + " must end with 'return'");
     checkLeaks();
@@ -73,6 +77,16 @@ class Verifier {
       error(val.loc, "redefinition of %" + val.name + where);
     }
     defined_[v.index] = true;
+    scope_[v.index] = loops_.empty() ? kTop : loops_.back();
+  }
+
+  // Whether a defined value is visible here: defined outside every loop, or
+  // in one of the loops being checked.
+  bool visible(ValueId v, Loc loc) {
+    uint32_t s = scope_[v.index];
+    if (s == kTop || std::find(loops_.begin(), loops_.end(), s) != loops_.end()) return true;
+    error(loc, "use of " + name(v) + " outside the loop" + at(p_.body[s].loc) + " that defines it");
+    return false;
   }
 
   // Checks that a value operand is defined and, unless `metadataOnly`, not freed.
@@ -82,6 +96,7 @@ class Verifier {
       error(o.loc, "use of " + name(o.value) + " before its definition");
       return false;
     }
+    if (!visible(o.value, o.loc)) return false;
     if (!metadataOnly && freedAt_[o.value.index]) {
       error(o.loc, "use of " + name(o.value) + " after it was freed" + at(*freedAt_[o.value.index]));
       return false;
@@ -213,6 +228,7 @@ class Verifier {
       error(n.tensor.loc, "use of " + name(v) + " before its definition");
       return;
     }
+    if (!visible(v, n.tensor.loc)) return;
     if (!p_.value(v).isTensor) {
       error(n.tensor.loc, "free expects a buffer; " + name(v) + " is a scalar");
       return;
@@ -240,6 +256,12 @@ class Verifier {
         if (o.isValue() && o.value == v)
           error(n.tensor.loc, "frees " + name(v) + ", which is returned" + at(r->loc) +
                                   "; a returned buffer belongs to the caller");
+    uint32_t here = loops_.empty() ? kTop : loops_.back();
+    if (scope_[v.index] != here) {
+      error(n.tensor.loc, "frees " + name(v) + " inside the loop" + at(p_.body[here].loc) +
+                              ", but it was allocated outside that loop: its next iteration would free it again");
+      return;
+    }
     freedAt_[v.index] = stmt_->loc;
   }
 
@@ -299,8 +321,31 @@ class Verifier {
     }
   }
 
+  void check(const For &n) {
+    intOperand(n.lo, "the loop's start", INT64_MIN);
+    intOperand(n.hi, "the loop's end", INT64_MIN);
+    if (n.end <= index_ || n.end >= p_.body.size() || p_.body[n.end].kind() != StmtKind::EndFor)
+      error(stmt_->loc, "the loop has no closing '}'");
+    loops_.push_back(index_);
+    define(n.index);  // its scope is the loop
+  }
+
+  // The end of a loop: what its body allocated must be freed in it.
+  void check(const EndFor &n) {
+    if (loops_.empty() || loops_.back() != n.begin) {
+      error(stmt_->loc, "'}' closes no open loop");
+      return;
+    }
+    for (ValueId v : allocs_)
+      if (scope_[v.index] == n.begin && !freedAt_[v.index])
+        error(p_.value(v).loc, "buffer " + name(v) + " is allocated in the loop" + at(p_.body[n.begin].loc) +
+                                   " but not freed in it: each iteration must free what it allocates");
+    loops_.pop_back();
+  }
+
   void check(const Return &n) {
-    if (stmt_ != &p_.body.back()) error(stmt_->loc, "'return' must be the last statement");
+    if (!loops_.empty()) error(stmt_->loc, "'return' inside a loop; it must be the last statement of the function");
+    else if (stmt_ != &p_.body.back()) error(stmt_->loc, "'return' must be the last statement");
     if (n.values.size() != p_.results.size())
       error(stmt_->loc, "returns " + std::to_string(n.values.size()) + " values; the signature declares " +
                             std::to_string(p_.results.size()));
@@ -314,6 +359,7 @@ class Verifier {
         error(o.loc, "use of " + name(o.value) + " before its definition");
         continue;
       }
+      if (!visible(o.value, o.loc)) continue;
       if (freedAt_[o.value.index]) {
         error(o.loc, "returns " + name(o.value) + ", which was freed" + at(*freedAt_[o.value.index]));
         continue;
@@ -356,7 +402,7 @@ class Verifier {
 
   void checkLeaks() {
     for (ValueId v : allocs_) {
-      if (freedAt_[v.index]) continue;
+      if (freedAt_[v.index] || scope_[v.index] != kTop) continue;  // a loop's buffers: reported at its end
       bool returned = false;
       for (ValueId r : returned_) returned |= r == v;
       if (!returned) {
@@ -367,11 +413,16 @@ class Verifier {
     stmt_ = nullptr;
   }
 
+  static constexpr uint32_t kTop = UINT32_MAX;  // a scope outside every loop
+
   const Program &p_;
   Diagnostics d_;
   const Stmt *stmt_ = nullptr;
+  uint32_t index_ = 0;  // the statement being checked
+  std::vector<uint32_t> loops_;  // the For statements around it, outermost first
   std::vector<bool> defined_;
   std::vector<std::optional<Loc>> freedAt_;
+  std::vector<uint32_t> scope_;  // per value: the innermost For around its definition, or kTop
   std::unordered_map<std::string, ValueId> names_;
   std::vector<ValueId> allocs_, returned_;
   const Stmt *return_ = nullptr;

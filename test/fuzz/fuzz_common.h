@@ -54,4 +54,31 @@ inline std::vector<ScalarArg> fixedScalars(const Plan &plan) {
   return scalars;
 }
 
+// Whether every loop of the plan runs a bounded number of times with the
+// inputs above (a program may loop 2^62 times, by design: the fuzzers run
+// only those whose bounds are constants, sizes or scalars, nested to at most
+// 4096 iterations in all).
+inline bool boundedLoops(const Plan &plan) {
+  auto value = [&](uint32_t e, int64_t *v) {
+    const Expr &x = plan.exprs[e];
+    switch (x.kind) {
+      case Expr::Kind::Const: *v = x.i; return true;
+      case Expr::Kind::InputSize: *v = 3; return true;  // fixedShapes
+      case Expr::Kind::ScalarInput: *v = 2; return true;  // fixedScalars
+      default: return false;
+    }
+  };
+  std::vector<int64_t> total(plan.loops.size(), 0);
+  for (size_t l = 0; l < plan.loops.size(); ++l) {
+    int64_t lo = 0, hi = 0;
+    if (!value(plan.loops[l].lo, &lo) || !value(plan.loops[l].hi, &hi)) return false;
+    int64_t trips = hi > lo ? hi - lo : 0;
+    if (trips > 4096) return false;
+    uint32_t parent = plan.loops[l].parent;  // parents come first
+    total[l] = parent == kNoLoop ? trips : total[parent] * trips;
+    if (total[l] > 4096) return false;
+  }
+  return true;
+}
+
 }  // namespace hostjit::fuzz

@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Program p = parse(std::string(reinterpret_cast<const char *>(data), size), "fuzz.hir", d);
   if (!d.empty()) return 0;
   auto plan = makePlan(p);
-  if (!plan) return 0;
+  if (!plan || !fuzz::boundedLoops(*plan)) return 0;
   auto shapes = fuzz::fixedShapes(*plan);
   auto scalars = fuzz::fixedScalars(*plan);
   auto inRt = fuzz::runtimeFor(p);

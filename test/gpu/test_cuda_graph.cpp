@@ -279,7 +279,7 @@ TEST_CASE("graph mode on the GPU: 8 threads, one program, a context and a stream
     INFO("thread " << t);
     CHECK(errors[t] == "");
     CHECK(stats[t].graph_builds == 1);
-    CHECK(stats[t].graph_replays == kCalls / 2);
+    CHECK(stats[t].graph_replays == static_cast<uint64_t>(kCalls / 2));
     CHECK(stats[t].live_bytes == 0);
   }
 }

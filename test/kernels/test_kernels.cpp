@@ -74,6 +74,18 @@ void strided_fill(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
     for (int64_t c = 0; c < cols; ++c) out[r * rs + c * cs] = static_cast<float>(r * 1000 + c + 1);
 }
 
+// accumulate_row(ptr<f32> x, ptr<f32> y, ptr<f32> tmp, i64 row, i64 cols,
+// i64 rep): tmp[c] = x[row * cols + c] * (rep + 1), then y[row * cols + c] += tmp[c].
+void accumulate_row(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  const float *x = arg<const float *>(p, 0);
+  float *y = arg<float *>(p, 1), *tmp = arg<float *>(p, 2);
+  int64_t row = arg<int64_t>(p, 3), cols = arg<int64_t>(p, 4), rep = arg<int64_t>(p, 5);
+  for (int64_t c = 0; c < cols; ++c) {
+    tmp[c] = x[row * cols + c] * static_cast<float>(rep + 1);
+    y[row * cols + c] += tmp[c];
+  }
+}
+
 }  // extern "C"
 
 extern "C" {

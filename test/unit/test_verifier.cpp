@@ -188,3 +188,47 @@ TEST_CASE("evaluator and JIT refuse unverified programs", "[verifier]") {
   REQUIRE(!cp);
   CHECK(cp.error().message == ev.error().message);
 }
+
+TEST_CASE("verifier: loops scope their values and free what they allocate", "[verifier][loops]") {
+  auto v = problems(
+      "  %n = size %x, 0\n"                               // 7
+      "  %outer = alloc f32[4]\n"                         // 8
+      "  for %i = 0 to %n {\n"                            // 9
+      "    %t = alloc f32[%i]\n"                          // 10
+      "    %kept = alloc f32[4]\n"                        // 11
+      "    free %outer\n"                                 // 12
+      "    free %t\n"                                     // 13
+      "  }\n"                                             // 14
+      "  launch @use grid(1, 1, 1) block(1, 1, 1) smem(0) (%t, %i)\n"  // 15
+      "  return\n");
+  REQUIRE(v.size() == 6);
+  CHECK(v[1] == "8:3: buffer %outer is neither freed nor returned (leak)");  // its free was refused
+  CHECK(v[2] == "11:5: buffer %kept is allocated in the loop at line 9 but not freed in it: each iteration must free "
+                "what it allocates");
+  CHECK(v[3] == "12:10: frees %outer inside the loop at line 9, but it was allocated outside that loop: its next "
+                "iteration would free it again");
+  CHECK(v[4] == "15:53: use of %t outside the loop at line 9 that defines it");
+  CHECK(v[5] == "15:57: use of %i outside the loop at line 9 that defines it");
+}
+
+TEST_CASE("verifier: loop bounds are i64, and return is not in a loop", "[verifier][loops]") {
+  auto v = problems("  %t = alloc f32[4]\n  for %i = 0 to 1.5 {\n    return\n  }\n  free %t\n  return\n",
+                    "(%x: f32[?]) -> ()");
+  REQUIRE(v.size() == 3);
+  CHECK(v[1] == "8:17: the loop's end must be an integer, not a float literal");
+  CHECK(v[2] == "9:5: 'return' inside a loop; it must be the last statement of the function");
+}
+
+TEST_CASE("verifier: a built loop that is never closed", "[verifier][loops]") {
+  ProgramBuilder b;
+  ValueId x = b.tensorInput("x", DType::f32, {kDynamic});
+  (void)x;
+  b.forBegin("i", Operand::integer(0), Operand::integer(4));
+  b.ret({});
+  Program p = b.finish();
+  Diagnostics d = verify(p);
+  std::string all = d.format("", nullptr);
+  CHECK(all.find("the loop has no closing '}'") != std::string::npos);
+  CHECK(all.find("the loop is not closed") != std::string::npos);
+  CHECK_THROWS_AS(ProgramBuilder().forEnd(), ApiMisuse);
+}

@@ -22,8 +22,10 @@ struct PlanArg {
 };
 
 struct PlanStep {
-  enum class Kind : uint8_t { Alloc, Free, Launch } kind = Kind::Alloc;
+  // LoopBegin/LoopEnd bracket a loop's steps (PlanLoop).
+  enum class Kind : uint8_t { Alloc, Free, Launch, LoopBegin, LoopEnd } kind = Kind::Alloc;
   uint32_t slot = 0;  // Alloc/Free: the buffer slot
+  uint32_t loop = 0;  // LoopBegin/LoopEnd: the loop
   // Alloc
   DType dtype = DType::f32;
   uint32_t flags = 0;                  // HJ_ALLOC_*
@@ -37,6 +39,23 @@ struct PlanStep {
   // (or the fusion segment it comes from).
   std::string site;
 };
+
+// A counted loop. Its steps run for index = lo, ..., hi - 1: at LoopBegin the
+// index is set to lo and, when lo < hi, `exprs` are evaluated (in order) and
+// the step after LoopBegin runs; otherwise execution continues after
+// LoopEnd. At LoopEnd the index goes up by one; while it is below hi, `exprs`
+// are evaluated again and execution goes back to the step after LoopBegin.
+// An error evaluating `exprs` ends the call as any failing step does.
+struct PlanLoop {
+  uint32_t lo = 0, hi = 0;     // plan expressions, computed outside this loop
+  uint32_t begin = 0, end = 0;  // step indices of its LoopBegin and LoopEnd
+  uint32_t parent = UINT32_MAX;  // the enclosing loop, or UINT32_MAX
+  // The expressions computed on each iteration (those built from this
+  // loop's index, and from no deeper loop's), operands first; the index
+  // itself is an Expr::Kind::LoopIndex among them when it is used.
+  std::vector<uint32_t> exprs;
+};
+constexpr uint32_t kNoLoop = UINT32_MAX;
 
 struct PlanOutput {
   uint32_t slot = 0;
@@ -80,13 +99,17 @@ struct PlanCheck {
 
 struct Plan {
   // Expressions in evaluation order: operands refer to earlier entries.
+  // Those whose exprLoop is kNoLoop are evaluated once per call, before any
+  // step; the others by their loop (PlanLoop::exprs).
   std::vector<Expr> exprs;
+  std::vector<uint32_t> exprLoop;
   // For each expression, the value it computes and where, for messages:
   // "%blocks (f.hir:7:3)", or "%blocks" for a built program.
   std::vector<std::string> exprNames;
   uint32_t numSlots = 0;
   std::vector<PlanCheck> checks;
   std::vector<PlanStep> steps;
+  std::vector<PlanLoop> loops;
   std::vector<PlanOutput> outputs;
   std::vector<PlanInput> inputs;
   std::vector<PlanScalar> scalars;

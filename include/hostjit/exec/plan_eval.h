@@ -24,8 +24,13 @@ union PlanReg {
 // entries), then its checks. On an error (a division by zero, an overflow,
 // a failed check) returns its status, with the message set through
 // hj_fail(ctx, ...) as the JIT-compiled code sets it.
+// Only the expressions outside every loop (Plan::exprLoop).
 int32_t evaluateExprs(const Plan &plan, hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars,
                       PlanReg *regs);
+
+// The expressions loop `loop` computes on each iteration (PlanLoop::exprs),
+// with `indices[l]` the current index of each plan loop l; errors as above.
+int32_t evaluateLoopExprs(const Plan &plan, uint32_t loop, hj_context *ctx, const int64_t *indices, PlanReg *regs);
 
 // The bytes a kernel receives for an expression argument of kind `param`
 // (an hj_param_kind), in the low bytes of the result; the rest are zero.

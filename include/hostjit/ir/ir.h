@@ -110,6 +110,20 @@ struct Launch {
   Operand smem;
   std::vector<Operand> args;
 };
+// `for %i = lo to hi {`: the statements up to the matching EndFor run once
+// for each %i in lo, lo + 1, ..., hi - 1, and not at all when hi <= lo. The
+// body stays flat in Program::body, between the For and its EndFor; a value
+// defined in it (%i too) is used only inside it, and a buffer it allocates is
+// freed in it, in the same iteration.
+struct For {
+  ValueId index;     // the induction variable, an i64
+  Operand lo, hi;    // i64
+  uint32_t end = 0;  // statement index of the matching EndFor (0 while open)
+};
+// The closing '}' of a loop; its Stmt's comments are those above and after it.
+struct EndFor {
+  uint32_t begin = 0;  // statement index of the For
+};
 struct Return {
   std::vector<Operand> values;
 };
@@ -151,12 +165,15 @@ struct Kernel {
 // node twice gives the same ExprId; children always precede parents, so
 // evaluating in id order is a valid schedule.
 struct Expr {
-  enum class Kind : uint8_t { Const, InputSize, InputStride, ScalarInput, Binary } kind = Kind::Const;
+  // LoopIndex: the induction variable of loop `input` (the program's loops
+  // numbered in order of their For statements); an expression built from it
+  // is computed anew on each iteration.
+  enum class Kind : uint8_t { Const, InputSize, InputStride, ScalarInput, Binary, LoopIndex } kind = Kind::Const;
   DType type = DType::i64;
   OpCode op = OpCode::Add;  // Binary
   int64_t i = 0;            // Const (integers and bool)
   double f = 0.0;           // Const (floats)
-  uint32_t input = 0;       // InputSize/InputStride: tensor input; ScalarInput: scalar input
+  uint32_t input = 0;       // InputSize/InputStride: tensor input; ScalarInput: scalar input; LoopIndex: loop
   uint32_t dim = 0;
   ExprId a, b;
   bool operator==(const Expr &) const = default;
@@ -169,6 +186,7 @@ class ExprTable {
   ExprId inputSize(uint32_t input, uint32_t dim);
   ExprId inputStride(uint32_t input, uint32_t dim);
   ExprId scalarInput(uint32_t input, DType type);
+  ExprId loopIndex(uint32_t loop);
   // Folds constants, simplifies (x+0, x*1, x*0, x/1, ...) and hash-conses.
   // Returns an invalid id and sets *error for a constant division by zero.
   ExprId binary(OpCode op, ExprId a, ExprId b, std::string *error);
@@ -244,6 +262,11 @@ class ProgramBuilder {
   void launch(KernelId kernel, std::array<Operand, 3> grid, std::array<Operand, 3> block, Operand smem,
               std::vector<Operand> args, Loc loc = {});
   void ret(std::vector<Operand> values, Loc loc = {});
+  // `for %name = lo to hi {`: statements built until the matching forEnd()
+  // form the body. Returns the induction variable (i64).
+  ValueId forBegin(std::string name, Operand lo, Operand hi, Loc loc = {});
+  // The loop's closing '}'. Throws ApiMisuse when no loop is open.
+  void forEnd(Loc loc = {});
 
   // Comments for the next statement/kernel (the parser keeps them).
   Program &program() { return p_; }
@@ -254,6 +277,8 @@ class ProgramBuilder {
   ExprId exprOf(const Operand &o, DType want);
   ValueId newValue(std::string name, bool tensor, DType dtype, uint32_t rank, Value::Def def, uint32_t index, Loc loc);
   Program p_;
+  std::vector<uint32_t> openLoops_;  // statement indices of the For statements not yet closed
+  uint32_t loops_ = 0;
 };
 
 // The type of a scalar op's result, or an error message; shared by the
