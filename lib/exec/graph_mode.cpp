@@ -96,12 +96,6 @@ std::shared_ptr<const GraphSignature> GraphSignature::of(const Plan &plan, std::
     else if (x.kind == Expr::Kind::Binary)
       dynamic[i] = dynamic[x.a.index] || dynamic[x.b.index];
   }
-  // A loop repeats its launches, so the graph's launches are not the plan's:
-  // replays run the program, whose calls are then compared with the graph's.
-  if (!plan.loops.empty()) {
-    sig->fast = false;
-    return sig;
-  }
   uint32_t launch = 0;
   for (const PlanStep &s : plan.steps) {
     if (s.kind != PlanStep::Kind::Launch) continue;
@@ -113,6 +107,13 @@ std::shared_ptr<const GraphSignature> GraphSignature::of(const Plan &plan, std::
         sig->dynamicArgs.push_back({launch, j, a.index, a.param});
     }
     ++launch;
+  }
+  // A loop repeats its launches, so a launch of the graph is not the plan's
+  // launch of the same number: arguments computed per call cannot be placed.
+  // Replays then run the program, whose calls are compared with the graph's.
+  if (!plan.loops.empty() && !sig->dynamicArgs.empty()) {
+    sig->fast = false;
+    sig->dynamicArgs.clear();
   }
   return sig;
 }

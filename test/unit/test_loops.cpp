@@ -146,3 +146,26 @@ TEST_CASE("loops: a loop the JIT's 64-step chunks would cut stays whole, with pa
     CHECK(!diff);
   }
 }
+
+TEST_CASE("loops: graph mode keys the trip count and replays fast", "[loops][graph]") {
+  Program p = parseOk(readFile(kLoops), kLoops);
+  for (bool jit : {false, true}) {
+    INFO((jit ? "jit" : "eval"));
+    auto rt = makeRuntime();
+    Runner runner(p, rt, jit, OptLevel::O2, true);
+    auto in = InputSet::random(rt, runner.plan(), {{"x", {5, 2}}}, 3);
+    REQUIRE(in);
+    for (int64_t reps : {2, 2, 3, 3, 2}) {
+      ScalarArg s = ScalarArg::i64(reps);
+      auto out = runner.run(in->span(), {&s, 1});
+      REQUIRE(out);
+      CHECK(doubles((*out)[1])[0] == static_cast<double>(reps));
+    }
+    hj_stats st = rt->stats();
+    CHECK(st.graph_builds == 2);  // one per trip count
+    CHECK(st.graph_replays == 3);
+    CHECK(st.graph_fast == 3);
+    // Per call: 2 launches per row and pass, 3 from the inner loops, 1 at the end.
+    CHECK(st.launches == 3 * (2 * 10 + 3 + 1) + 2 * (3 * 10 + 3 + 1));
+  }
+}
