@@ -73,9 +73,29 @@ class Backend {
   // Builds an executable graph of `nodes` (graph mode).
   virtual int32_t buildGraph(const std::vector<GraphNode> &nodes, std::unique_ptr<Graph> &out) = 0;
 
-  // Synchronous.
+  // Streams. Stream 0 is the backend's own (nativeStream); addStream makes
+  // the next one (1, 2, ...). The stream-ordered operations above, and the
+  // events below, go to the current stream, 0 until setStream changes it.
+  virtual int32_t addStream() = 0;
+  virtual uint32_t numStreams() const = 0;
+  virtual void setStream(uint32_t index) = 0;  // index < numStreams()
+  virtual uint32_t currentStream() const = 0;
+  // Events: made and destroyed here, recorded on and waited for by the
+  // current stream. A new event counts as complete. A wait makes the
+  // stream wait for the event's last record made before it (CUDA's rule).
+  virtual int32_t createEvent(void **out) = 0;
+  virtual void destroyEvent(void *event) = 0;
+  virtual int32_t recordEvent(void *event) = 0;
+  virtual int32_t waitEvent(void *event) = 0;
+  // *done: the work before the event's last record has finished.
+  virtual int32_t eventDone(void *event, bool *done) = 0;
+  // Waits for the work queued on the current stream.
+  virtual int32_t synchronizeStream() = 0;
+
+  // Synchronous. The copies are ordered after all work of every stream.
   virtual int32_t copyToHost(void *dst, const void *src, size_t bytes) = 0;
   virtual int32_t copyFromHost(void *dst, const void *src, size_t bytes) = 0;
+  // Waits for the work queued on every stream.
   virtual int32_t synchronize() = 0;
 
   // Resolves a kernel for this backend (done once per program load).

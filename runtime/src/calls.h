@@ -30,6 +30,15 @@ void releaseBlock(hj_context *ctx, Block *b);
 // HJ_OK for a live context; else HJ_ERR_INVALID_ARGUMENT naming the entry
 // point `fn` (NULL, destroyed, or not a context: see hj_context::magic).
 int32_t checkContext(const hj_context *ctx, const char *fn);
+// Gives a block back to its graph, arena or pool cache, at once.
+void returnBlock(hj_context *ctx, Block *b);
+// Streams (streams.cpp). A freed block that work on another stream used
+// waits for that work (events recorded now) before returnBlock; others go
+// back at once. pollDeferred returns those whose work has passed;
+// releaseStreams (context destruction) waits for all and frees the events.
+void deferOrReturn(hj_context *ctx, Block *b);
+void pollDeferred(hj_context *ctx);
+void releaseStreams(hj_context *ctx);
 // HOSTJIT_CHECK_ZEROED for an arena buffer being freed.
 int32_t checkZeroedOnFree(hj_context *ctx, Block *b);
 

@@ -81,6 +81,7 @@ uint32_t paramBytes(int32_t kind) {
 hj::RecordedCall &record(hj_context *ctx, int32_t kind, const Block *b, const char *name) {
   hj::RecordedCall &c = ctx->record.emplace_back();
   c.entry.kind = kind;
+  c.entry.stream = ctx->backend->currentStream();
   if (b) {
     c.entry.buffer = b->id;
     c.entry.bytes = b->bytes;
@@ -152,7 +153,7 @@ void returnBlock(hj_context *ctx, Block *b) {
   if (b->planned >= 0) {
     ctx->pool.recycle(b);
   } else if (b->region) {
-    ctx->arena.release(b);
+    ctx->arenas.release(b);
     ctx->pool.recycle(b);
   } else {
     ctx->pool.release(b);
@@ -163,7 +164,7 @@ void releaseBlock(hj_context *ctx, Block *b) {
   ctx->stats.live_bytes -= b->bytes;
   ++ctx->stats.frees;
   if (b->planned >= 0) ctx->graphs.releasePlanned(b);
-  returnBlock(ctx, b);
+  deferOrReturn(ctx, b);
 }
 
 int32_t checkContext(const hj_context *ctx, const char *fn) {
@@ -187,7 +188,7 @@ hj_context::hj_context(std::unique_ptr<hj::Backend> b, const hj_options &o, bool
       sync(option(o.sync, "HOSTJIT_SYNC")),
       memory(*backend, stats, o.memory_limit),
       pool(memory, stats),
-      arena(memory, stats) {
+      arenas(memory, stats) {
   memory.setPool(&pool);
   memory.setInjector(&injector);
   int64_t failAt = o.fail_at;
@@ -200,11 +201,12 @@ hj_context::hj_context(std::unique_ptr<hj::Backend> b, const hj_options &o, bool
 
 hj_context::~hj_context() {
   magic = 0;
+  hj::releaseStreams(this);
   live.forEach([&](const void *, Block *b) {
     if (b->planned >= 0) {
       delete b;  // a graph's memory, returned with the graph
     } else if (b->region) {
-      arena.release(b);
+      arenas.release(b);
       delete b;
     } else {
       pool.release(b);
@@ -219,6 +221,7 @@ int32_t allocBlock(hj_context *ctx, uint64_t bytes, uint32_t flags, uint32_t dty
   bool zero = flags & HJ_ALLOC_ZERO_INIT;
   uint32_t esize = hj_dtype_size(dtype);
   bool fromArena = zero && !(flags & HJ_ALLOC_OUTPUT) && ((flags & HJ_ALLOC_RESETS_TO_ZERO) || ctx->reuseZeroed);
+  if (!ctx->streams.deferred.empty()) pollDeferred(ctx);
   Block *b = nullptr;
   size_t grew = 0;
   if (at) {
@@ -227,12 +230,13 @@ int32_t allocBlock(hj_context *ctx, uint64_t bytes, uint32_t flags, uint32_t dty
   } else if (fromArena) {
     b = ctx->pool.newBlock();
     b->bytes = bytes;
-    if (int32_t st = ctx->arena.allocate(b, &grew)) {
+    b->stream = ctx->backend->currentStream();
+    if (int32_t st = ctx->arenas.of(b->stream).allocate(b, &grew)) {
       ctx->pool.recycle(b);
       return st;
     }
   } else {
-    if (int32_t st = ctx->pool.allocate(bytes, &b)) return st;
+    if (int32_t st = ctx->pool.allocate(bytes, ctx->backend->currentStream(), &b)) return st;
     b->region = nullptr;
     b->lastKernel[0] = '\0';
   }
@@ -415,6 +419,7 @@ void hj_free_on_error(hj_context *ctx, void *ptr) {
 void hj_free_all_on_error(hj_context *ctx, void *const *buffers, uint32_t count) {
   for (uint32_t i = count; i-- > 0;)
     if (buffers[i]) hj_free_on_error(ctx, buffers[i]);
+  if (ctx->graphs.mode() != hj::GraphCache::Mode::Trace) ctx->backend->setStream(0);
 }
 
 int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel, const int64_t *dims,
@@ -462,6 +467,7 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
       if (ctx->recording) {
         c = &call;
         c->entry.kind = HJ_REC_LAUNCH;
+        c->entry.stream = ctx->backend->currentStream();
         c->name = k.name;
         c->entry.kernel = kernel;
         std::memcpy(c->entry.dims, dims, sizeof c->entry.dims);
@@ -589,6 +595,7 @@ void hj_reset_stats(hj_context *ctx) {
   s.allocs = s.frees = s.memsets = s.fills = s.launches = s.backend_allocs = s.backend_frees = s.arena_growths =
       s.pool_hits = s.fallible_ops = 0;
   s.graph_builds = s.graph_replays = s.graph_fast = s.graph_updates = s.graph_fallbacks = s.graph_evictions = 0;
+  s.event_records = s.event_waits = s.deferred_frees = 0;
   s.peak_bytes = s.live_bytes;
 }
 
@@ -639,6 +646,20 @@ static int64_t recordFormat(const hj_context *ctx, uint64_t index, char *buf, ui
                     (unsigned long long)e.buffer, c.name.c_str(), (unsigned long long)e.bytes);
       s = tmp;
       break;
+    case HJ_REC_STREAM:
+      std::snprintf(tmp, sizeof tmp, "stream %u", e.index);
+      s = tmp;
+      break;
+    case HJ_REC_EVENT_RECORD:
+    case HJ_REC_EVENT_WAIT:
+      std::snprintf(tmp, sizeof tmp, "%s event %u", e.kind == HJ_REC_EVENT_RECORD ? "record" : "wait", e.index);
+      s = tmp;
+      break;
+    case HJ_REC_SYNC: s = "sync"; break;
+    case HJ_REC_USE:
+      std::snprintf(tmp, sizeof tmp, "use #%llu %%%s", (unsigned long long)e.buffer, c.name.c_str());
+      s = tmp;
+      break;
     case HJ_REC_LAUNCH: {
       std::snprintf(tmp, sizeof tmp,
                     "launch @%s grid(%" PRId64 ", %" PRId64 ", %" PRId64 ") block(%" PRId64 ", %" PRId64 ", %" PRId64
@@ -687,6 +708,7 @@ static int64_t recordFormat(const hj_context *ctx, uint64_t index, char *buf, ui
       break;
     }
   }
+  if (e.stream != 0 && e.kind != HJ_REC_STREAM) s += " on stream " + std::to_string(e.stream);
   if (buf && cap) {
     size_t n = std::min<size_t>(s.size(), cap - 1);
     std::memcpy(buf, s.data(), n);
@@ -706,6 +728,10 @@ int64_t hj_record_format(const hj_context *ctx, uint64_t index, char *buf, uint6
 
 int32_t hj_empty_cache(hj_context *ctx) {
   return guarded([&] {
+    if (!ctx->streams.deferred.empty()) {
+      (void)ctx->backend->synchronize();
+      hj::pollDeferred(ctx);
+    }
     ctx->pool.emptyCache();
     return HJ_OK;
   });
@@ -752,7 +778,7 @@ int32_t hj_copy_from_host(hj_context *ctx, void *dst, const void *src, uint64_t 
 int32_t hj_arena_check_zero(hj_context *ctx, int32_t *isZero) {
   return guarded([&]() -> int32_t {
     bool z = true;
-    int32_t st = ctx->arena.checkZero(&z);
+    int32_t st = ctx->arenas.checkZero(&z);
     if (st == HJ_OK && z) st = ctx->graphs.checkZero(&z);
     *isZero = z ? 1 : 0;
     return st;

@@ -20,6 +20,22 @@ struct RecordedCall {
   std::vector<int64_t> dims;  // tensor-struct sizes and strides, args[i].dims point here
 };
 
+// A freed buffer that work on other streams still uses: it returns to its
+// stream's cache or arena once `events` (one per such stream) are complete.
+struct DeferredFree {
+  Block *block = nullptr;
+  std::vector<void *> events;
+};
+
+// The streams and events a context's programs use (streams.cpp).
+struct StreamState {
+  static constexpr uint32_t kMaxStreams = 64;  // Block::usedOn is a bit mask
+  static constexpr uint32_t kMaxEvents = 4096;
+  std::vector<void *> events;      // program event i, NULL until first recorded
+  std::vector<void *> spareEvents;  // backend events free for deferred frees
+  std::vector<DeferredFree> deferred;
+};
+
 }  // namespace hj
 
 // Member order is destruction order in reverse: the backend outlives the
@@ -42,7 +58,8 @@ struct hj_context {
   hj::FaultInjector injector{stats};
   hj::DeviceMemory memory;
   hj::Pool pool;
-  hj::Arena arena;
+  hj::Arenas arenas;
+  hj::StreamState streams;
   hj::PtrMap<hj::Block> live;
   uint64_t nextBufferId = 1;
   std::vector<hj::RecordedCall> record;

@@ -280,9 +280,11 @@ class CudaBackend final : public Backend {
 
   ~CudaBackend() override {
     CurrentContext cc(d_, ctx_);
-    if (ownStream_ && stream_ && cc.result() == CUDA_SUCCESS) {
-      d_.cuStreamSynchronize(stream_);
-      d_.cuStreamDestroy_v2(stream_);
+    if (cc.result() != CUDA_SUCCESS) return;
+    for (size_t i = 0; i < streams_.size(); ++i) {
+      if (!streams_[i] || (i == 0 && !ownStream_)) continue;
+      d_.cuStreamSynchronize(streams_[i]);
+      d_.cuStreamDestroy_v2(streams_[i]);
     }
   }
 
@@ -299,6 +301,7 @@ class CudaBackend final : public Backend {
                     "device %d, which hostjit uses",
                     ordinal_);
       stream_ = static_cast<CUstream>(stream);
+      streams_.assign(1, stream_);
       return HJ_OK;
     }
     CurrentContext cc(d_, ctx_);
@@ -308,11 +311,12 @@ class CudaBackend final : public Backend {
       return driverError("cuStreamCreate", r);
     }
     ownStream_ = true;
+    streams_.assign(1, stream_);
     return HJ_OK;
   }
 
   hj_backend_kind kind() const override { return HJ_BACKEND_CUDA; }
-  void *nativeStream() const override { return stream_; }
+  void *nativeStream() const override { return streams_[0]; }
   int32_t dlDeviceType() const override { return 2; /* kDLCUDA */ }
   int32_t deviceId() const override { return ordinal_; }
 
@@ -338,7 +342,7 @@ class CudaBackend final : public Backend {
     if (!ptr) return;
     CurrentContext cc(d_, ctx_);
     if (cc.result() != CUDA_SUCCESS) return;
-    d_.cuStreamSynchronize(stream_);
+    for (CUstream s : streams_) d_.cuStreamSynchronize(s);
     d_.cuMemFree_v2(dptr(ptr));
   }
 
@@ -408,34 +412,100 @@ class CudaBackend final : public Backend {
     for (const GraphNode &n : nodes)
       if (n.kind == GraphNode::Kind::Kernel && n.smem > kDefaultSharedLimit)
         if (int32_t st = allowSharedMemory(*n.kernel, static_cast<CUfunction>(n.kernel->function), n.smem)) return st;
-    auto g = std::make_unique<CudaGraph>(d_, ctx_, stream_, ordinal_);
+    auto g = std::make_unique<CudaGraph>(d_, ctx_, streams_[0], ordinal_);
     g->onFault = [this](const std::string &cause) { return faulted(cause); };
     if (int32_t st = g->build(nodes)) return st;
     out = std::move(g);
     return HJ_OK;
   }
 
-  // The copies run on the backend's stream (so they are ordered after its
-  // kernels and before later ones) and are complete when these return.
+  // The copies run on stream 0 after every stream has drained (so they are
+  // ordered after all kernels and before later ones) and are complete when
+  // these return.
   int32_t copyToHost(void *dst, const void *src, size_t bytes) override {
     if (bytes == 0) return HJ_OK;
+    if (int32_t st = synchronize()) return st;
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
-    if (CUresult r = d_.cuMemcpyDtoHAsync_v2(dst, dptr(src), bytes, stream_)) return driverError("cuMemcpyDtoHAsync", r);
-    if (CUresult r = d_.cuStreamSynchronize(stream_)) return driverError("cuStreamSynchronize", r);
+    CUstream s = streams_[0];
+    if (CUresult r = d_.cuMemcpyDtoHAsync_v2(dst, dptr(src), bytes, s)) return driverError("cuMemcpyDtoHAsync", r);
+    if (CUresult r = d_.cuStreamSynchronize(s)) return driverError("cuStreamSynchronize", r);
     return HJ_OK;
   }
 
   int32_t copyFromHost(void *dst, const void *src, size_t bytes) override {
     if (bytes == 0) return HJ_OK;
+    if (int32_t st = synchronize()) return st;
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
-    if (CUresult r = d_.cuMemcpyHtoDAsync_v2(dptr(dst), src, bytes, stream_)) return driverError("cuMemcpyHtoDAsync", r);
-    if (CUresult r = d_.cuStreamSynchronize(stream_)) return driverError("cuStreamSynchronize", r);
+    CUstream s = streams_[0];
+    if (CUresult r = d_.cuMemcpyHtoDAsync_v2(dptr(dst), src, bytes, s)) return driverError("cuMemcpyHtoDAsync", r);
+    if (CUresult r = d_.cuStreamSynchronize(s)) return driverError("cuStreamSynchronize", r);
     return HJ_OK;
   }
 
   int32_t synchronize() override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    for (CUstream s : streams_)
+      if (CUresult r = d_.cuStreamSynchronize(s)) return driverError("cuStreamSynchronize", r);
+    return HJ_OK;
+  }
+
+  int32_t addStream() override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    CUstream s = nullptr;
+    if (CUresult r = d_.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)) return driverError("cuStreamCreate", r);
+    try {
+      streams_.push_back(s);
+    } catch (...) {
+      d_.cuStreamDestroy_v2(s);
+      throw;
+    }
+    return HJ_OK;
+  }
+  uint32_t numStreams() const override { return static_cast<uint32_t>(streams_.size()); }
+  void setStream(uint32_t index) override {
+    current_ = index;
+    stream_ = streams_[index];
+  }
+  uint32_t currentStream() const override { return current_; }
+
+  int32_t createEvent(void **out) override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    CUevent e = nullptr;
+    if (CUresult r = d_.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING)) return driverError("cuEventCreate", r);
+    *out = e;
+    return HJ_OK;
+  }
+  void destroyEvent(void *event) override {
+    CurrentContext cc(d_, ctx_);
+    if (event && cc.result() == CUDA_SUCCESS) d_.cuEventDestroy_v2(static_cast<CUevent>(event));
+  }
+  int32_t recordEvent(void *event) override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    if (CUresult r = d_.cuEventRecord(static_cast<CUevent>(event), stream_)) return driverError("cuEventRecord", r);
+    return HJ_OK;
+  }
+  int32_t waitEvent(void *event) override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    if (CUresult r = d_.cuStreamWaitEvent(stream_, static_cast<CUevent>(event), 0))
+      return driverError("cuStreamWaitEvent", r);
+    return HJ_OK;
+  }
+  int32_t eventDone(void *event, bool *done) override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    CUresult r = d_.cuEventQuery(static_cast<CUevent>(event));
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY) return driverError("cuEventQuery", r);
+    *done = r == CUDA_SUCCESS;
+    return HJ_OK;
+  }
+  int32_t synchronizeStream() override {
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
     if (CUresult r = d_.cuStreamSynchronize(stream_)) return driverError("cuStreamSynchronize", r);
@@ -536,7 +606,9 @@ class CudaBackend final : public Backend {
   CUcontext ctx_;
   int32_t ordinal_;
   int ccMajor_, ccMinor_;
-  CUstream stream_ = nullptr;
+  CUstream stream_ = nullptr;  // the current stream
+  std::vector<CUstream> streams_;  // stream 0: the caller's or our own; then those addStream made
+  uint32_t current_ = 0;
   bool ownStream_ = false;
 };
 

@@ -129,6 +129,7 @@ void GraphCache::abandon() {
   if (mode_ == Mode::Replay) freeOutputs();
   outputs_.clear();
   traced_.clear();
+  unsupported_.clear();
   if (cur_) erase(cur_);  // made again by the next call
   cur_ = nullptr;
   mode_ = Mode::Off;
@@ -182,6 +183,12 @@ int32_t GraphCache::mismatch(const char *fmt, ...) {
   return fail(HJ_ERR_INTERNAL, "graph mode: %s", reason_.c_str());
 }
 
+int32_t GraphCache::unsupported(const char *what) {
+  if (mode_ == Mode::Replay) return mismatch("the program %s", what);
+  if (unsupported_.empty()) unsupported_ = std::string("the program ") + what + "; a graph holds the work of one stream";
+  return fail(HJ_ERR_INTERNAL, "graph mode: %s", unsupported_.c_str());
+}
+
 void GraphCache::startReplay() {
   mode_ = Mode::Replay;
   allocAt_ = opAt_ = 0;
@@ -219,6 +226,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
     cur_ = insert(std::string_view(static_cast<const char *>(key), keyBytes));
     values_.assign(values, values + numValues);
     mode_ = Mode::Trace;
+    unsupported_.clear();
     event_ = 0;
     liveBytes_ = 0;
     traced_.clear();
@@ -255,6 +263,14 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
       traced_.clear();
       GraphEntry *e = cur_;
       cur_ = nullptr;
+      if (!unsupported_.empty()) {  // nothing reached the device: run it eagerly
+        e->eagerReason = reason_ = std::move(unsupported_);
+        unsupported_.clear();
+        mode_ = Mode::Eager;
+        ++ctx_.stats.graph_fallbacks;
+        *again = 1;
+        return HJ_OK;
+      }
       if (status != HJ_OK) {
         erase(e);
         return status;

@@ -123,6 +123,10 @@ class GraphCache {
   int32_t launch(const hj_kernel_table *table, uint32_t kernel, const int64_t *dims, void **params);
   // Replay: the block behind a planned buffer is released (bookkeeping only).
   void releasePlanned(Block *b);
+  // A call a graph cannot hold (work on another stream): fails the run, and
+  // hj_graph_end then runs the signature eagerly from now on, saying that
+  // the program `what` ("uses stream 1"). Replaying, it is a mismatch.
+  int32_t unsupported(const char *what);
 
  private:
   GraphEntry *insert(std::string_view key);
@@ -158,6 +162,7 @@ class GraphCache {
   size_t recordMark_ = 0;
   hj_stats statsMark_{};
   bool mismatched_ = false;
+  std::string unsupported_;  // Trace: why this signature cannot be a graph
   bool fast_ = false;
   std::vector<void *> fastOut_;  // fast replay: the outputs, in allocation order
   std::vector<hj_graph_value> values_;  // this call's hj_graph_values

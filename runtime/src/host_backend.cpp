@@ -140,6 +140,31 @@ class HostBackend final : public Backend {
   }
   int32_t synchronize() override { return checkFault(); }
 
+  // Work runs when it is queued, so every stream is always idle and every
+  // event complete; streams and events keep their bookkeeping only.
+  int32_t addStream() override {
+    ++streams_;
+    return HJ_OK;
+  }
+  uint32_t numStreams() const override { return streams_; }
+  void setStream(uint32_t index) override { current_ = index; }
+  uint32_t currentStream() const override { return current_; }
+  int32_t createEvent(void **out) override {
+    *out = new HostEvent();
+    return HJ_OK;
+  }
+  void destroyEvent(void *event) override { delete static_cast<HostEvent *>(event); }
+  int32_t recordEvent(void *event) override {
+    ++static_cast<HostEvent *>(event)->records;
+    return checkFault();
+  }
+  int32_t waitEvent(void *) override { return checkFault(); }
+  int32_t eventDone(void *, bool *done) override {
+    *done = true;
+    return checkFault();
+  }
+  int32_t synchronizeStream() override { return checkFault(); }
+
   int32_t loadKernel(const hj_kernel_desc &desc, KernelEntry &out) override {
     if (!desc.host_symbol)
       return fail(HJ_ERR_NOT_FOUND, "kernel @%s has no host implementation (give it `host = \"...\"`)",
@@ -181,8 +206,12 @@ class HostBackend final : public Backend {
   std::shared_ptr<void> keepAlive() override { return libs_; }
 
  private:
+  struct HostEvent {
+    uint64_t records = 0;
+  };
   std::unordered_map<std::string, hj_host_kernel_fn> registered_;
   std::shared_ptr<HostLibraries> libs_ = std::make_shared<HostLibraries>();
+  uint32_t streams_ = 1, current_ = 0;
 };
 
 }  // namespace

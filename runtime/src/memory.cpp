@@ -51,9 +51,9 @@ Block *Pool::newBlock() {
   return b;
 }
 
-int32_t Pool::allocate(size_t bytes, Block **out) {
+int32_t Pool::allocate(size_t bytes, uint32_t stream, Block **out) {
   size_t size = roundSize(bytes);
-  auto it = cached_.find(size);
+  auto it = cached_.find(size | stream);
   if (it != cached_.end() && !it->second.empty()) {
     Block *b = it->second.back();
     it->second.pop_back();
@@ -66,13 +66,15 @@ int32_t Pool::allocate(size_t bytes, Block **out) {
   Block *b = newBlock();
   b->ptr = p;
   b->capacity = size;
+  b->stream = stream;
   *out = b;
   return HJ_OK;
 }
 
 void Pool::release(Block *block) {
   try {
-    cached_[block->capacity].push_back(block);
+    block->usedOn = 0;
+    cached_[block->capacity | block->stream].push_back(block);
   } catch (...) {  // no host memory to cache it: hand it straight back
     memory_.release(block->ptr, block->capacity);
     delete block;
@@ -157,6 +159,23 @@ int32_t Arena::checkZero(bool *isZero) {
     if (int32_t st = memory_.backend().synchronize()) return st;
     if (int32_t st = memory_.backend().copyToHost(host.data(), static_cast<char *>(r->base) + from, n)) return st;
     if (std::any_of(host.begin(), host.end(), [](unsigned char c) { return c != 0; })) *isZero = false;
+  }
+  return HJ_OK;
+}
+
+Arena &Arenas::of(uint32_t s) {
+  if (s >= arenas_.size()) arenas_.resize(s + 1);
+  if (!arenas_[s]) arenas_[s] = std::make_unique<Arena>(memory_, stats_);
+  return *arenas_[s];
+}
+
+int32_t Arenas::checkZero(bool *isZero) {
+  *isZero = true;
+  for (auto &a : arenas_) {
+    bool z = true;
+    if (a)
+      if (int32_t st = a->checkZero(&z)) return st;
+    *isZero = *isZero && z;
   }
   return HJ_OK;
 }

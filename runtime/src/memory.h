@@ -4,18 +4,22 @@
 //  - DeviceMemory: every byte held from the backend, with the optional limit
 //    (so out-of-memory is testable) and one retry after releasing the pool's
 //    cached blocks (contract point 1).
-//  - Pool: plain buffers, cached by rounded size and reused in stream order
-//    (one stream per context, so a freed block is reusable at once).
+//  - Pool: plain buffers, cached by stream and rounded size and reused in
+//    stream order: a block goes back to the cache of the stream it was
+//    allocated on, and only allocations on that stream take it. A block that
+//    work on other streams used is held back until that work has passed
+//    (the context's deferred frees, streams.cpp).
 //  - Arena: zeroed memory for `zero_init resets_to_zero` buffers (point 3).
 //    Buffers are bump-allocated from the current region; when its last
 //    buffer is freed the offset returns to 0 and the memory, which kernels
 //    left zero, is reused without a memset. When a request does not fit, a
 //    larger region is allocated and zeroed once; older regions stay alive
-//    until their last buffer is freed.
+//    until their last buffer is freed. One arena per stream (Arenas).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -36,6 +40,8 @@ struct Block {
   uint32_t dtype = 0;
   ArenaRegion *region = nullptr;  // non-null for arena buffers
   int32_t planned = -1;  // graph mode: index of the planned allocation whose memory this is (not the pool's)
+  uint32_t stream = 0;    // the stream it was allocated on (its pool cache or arena)
+  uint64_t usedOn = 0;    // bit s: work on stream s != `stream` uses it (hj_record_use)
   char lastKernel[40] = {};  // HOSTJIT_CHECK_ZEROED: last kernel given this buffer (a copy: tables may go first)
   char name[40] = {};
 };
@@ -67,9 +73,11 @@ class Pool {
  public:
   Pool(DeviceMemory &memory, hj_stats &stats) : memory_(memory), stats_(stats) {}
   ~Pool();
-  // A block of at least `bytes`, from the cache when one of the same rounded
-  // size is free. Block objects are recycled so steady state allocates nothing.
-  int32_t allocate(size_t bytes, Block **out);
+  // A block of at least `bytes` for stream `stream`, from that stream's cache
+  // when one of the same rounded size is free. Block objects are recycled so
+  // steady state allocates nothing.
+  int32_t allocate(size_t bytes, uint32_t stream, Block **out);
+  // Caches the block for its stream (block->stream).
   void release(Block *block);
   // Returns every cached block to the backend.
   void emptyCache();
@@ -80,6 +88,7 @@ class Pool {
   static size_t roundSize(size_t bytes);
   DeviceMemory &memory_;
   hj_stats &stats_;
+  // Keyed by rounded size | stream (sizes are multiples of 512, streams < 64).
   std::unordered_map<size_t, std::vector<Block *>> cached_;
   std::vector<Block *> spare_;
 };
@@ -110,6 +119,21 @@ class Arena {
   hj_stats &stats_;
   ArenaRegion *current_ = nullptr;
   std::vector<ArenaRegion *> regions_;
+};
+
+// The zeroed arenas of a context, one per stream (made on first use).
+class Arenas {
+ public:
+  Arenas(DeviceMemory &memory, hj_stats &stats) : memory_(memory), stats_(stats) {}
+  // The arena of stream s, made when absent (std::bad_alloc when it cannot be).
+  Arena &of(uint32_t s);
+  void release(Block *block) { of(block->stream).release(block); }
+  int32_t checkZero(bool *isZero);
+
+ private:
+  DeviceMemory &memory_;
+  hj_stats &stats_;
+  std::vector<std::unique_ptr<Arena>> arenas_;
 };
 
 }  // namespace hj

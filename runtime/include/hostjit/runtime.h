@@ -134,6 +134,10 @@ typedef struct hj_stats {
   uint64_t graph_fallbacks; /* graph-mode calls that ran eagerly (hj_graph_reason says why) */
   uint64_t graph_evictions; /* graphs dropped to stay within hj_options.graph_cache */
   uint64_t graph_bytes;    /* bytes held by the memory plans of cached graphs */
+  /* Streams and events (hj_set_stream). */
+  uint64_t event_records;  /* hj_event_record calls that succeeded */
+  uint64_t event_waits;    /* hj_event_wait calls that succeeded */
+  uint64_t deferred_frees; /* buffers freed while work on another stream used them: held until it passed */
 } hj_stats;
 
 typedef enum hj_record_kind {
@@ -141,7 +145,12 @@ typedef enum hj_record_kind {
   HJ_REC_FREE = 1,
   HJ_REC_MEMSET = 2,
   HJ_REC_FILL = 3,
-  HJ_REC_LAUNCH = 4
+  HJ_REC_LAUNCH = 4,
+  HJ_REC_STREAM = 5,       /* hj_set_stream: index is the stream */
+  HJ_REC_EVENT_RECORD = 6, /* index is the event */
+  HJ_REC_EVENT_WAIT = 7,   /* index is the event */
+  HJ_REC_SYNC = 8,         /* hj_stream_sync */
+  HJ_REC_USE = 9           /* hj_record_use: buffer is the buffer id */
 } hj_record_kind;
 
 /* One launch argument as recorded: a buffer from this context is named by its
@@ -165,6 +174,8 @@ typedef struct hj_record_entry {
   int64_t dims[7];    /* launch: grid xyz, block xyz, shared bytes */
   uint32_t num_args;
   const hj_record_arg *args;
+  uint32_t stream;    /* the stream the call was made on (0: the context's own) */
+  uint32_t index;     /* stream and event calls: the stream or event */
 } hj_record_entry;
 
 /* Graph mode: a kernel argument that the signature key does not fix (a
