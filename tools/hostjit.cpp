@@ -233,7 +233,8 @@ nlohmann::json statsJson(const hj_stats &s) {
           {"graph_builds", s.graph_builds}, {"graph_replays", s.graph_replays},
           {"graph_fast", s.graph_fast},     {"graph_updates", s.graph_updates},
           {"graph_fallbacks", s.graph_fallbacks}, {"graph_evictions", s.graph_evictions},
-          {"graph_bytes", s.graph_bytes}};
+          {"graph_bytes", s.graph_bytes},   {"event_records", s.event_records},
+          {"event_waits", s.event_waits},   {"deferred_frees", s.deferred_frees}};
 }
 
 // Prints each output; kOk, or the exit status of an output that cannot be read.

@@ -155,7 +155,7 @@ class Emitter {
     size_t maxRank = 1, maxArgs = 1;
     for (size_t i = first; i < last; ++i) {
       const PlanStep &s = plan_.steps[i];
-      if (s.kind == PlanStep::Kind::Alloc || s.kind == PlanStep::Kind::Free)
+      if (s.kind == PlanStep::Kind::Alloc || s.kind == PlanStep::Kind::Free || s.kind == PlanStep::Kind::Use)
         if (!slots_[s.slot]) slots_[s.slot] = b_.CreateConstInBoundsGEP2_64(buffersTy_, buffers_, 0, s.slot, s.name + ".ptr");
       for (const PlanArg &a : s.args)
         if (a.kind == PlanArg::Kind::Buffer && !slots_[a.index])
@@ -187,6 +187,19 @@ class Emitter {
         case PlanStep::Kind::Free: emitFree(s); break;
         case PlanStep::Kind::Launch: emitLaunch(s); break;
         case PlanStep::Kind::LoopBegin: emitLoopBegin(s); break;
+        case PlanStep::Kind::SetStream:
+          check(b_.CreateCall(rt_.hj_set_stream, {ctx_, b_.getInt32(s.index)}, "st"));
+          break;
+        case PlanStep::Kind::Use:
+          check(b_.CreateCall(rt_.hj_record_use, {ctx_, b_.CreateLoad(ptr_, slots_[s.slot])}, "st"));
+          break;
+        case PlanStep::Kind::EventRecord:
+          check(b_.CreateCall(rt_.hj_event_record, {ctx_, b_.getInt32(s.index)}, "st"));
+          break;
+        case PlanStep::Kind::EventWait:
+          check(b_.CreateCall(rt_.hj_event_wait, {ctx_, b_.getInt32(s.index)}, "st"));
+          break;
+        case PlanStep::Kind::StreamSync: check(b_.CreateCall(rt_.hj_stream_sync, {ctx_}, "st")); break;
         case PlanStep::Kind::LoopEnd: emitLoopEnd(s); break;
       }
     }

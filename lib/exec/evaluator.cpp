@@ -66,6 +66,11 @@ int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj
   for (size_t pc = 0; pc < plan.steps.size(); ++pc) {
     const PlanStep &s = plan.steps[pc];
     switch (s.kind) {
+      case PlanStep::Kind::SetStream: status = hj_set_stream(ctx, s.index); break;
+      case PlanStep::Kind::Use: status = hj_record_use(ctx, slots[s.slot]); break;
+      case PlanStep::Kind::EventRecord: status = hj_event_record(ctx, s.index); break;
+      case PlanStep::Kind::EventWait: status = hj_event_wait(ctx, s.index); break;
+      case PlanStep::Kind::StreamSync: status = hj_stream_sync(ctx); break;
       case PlanStep::Kind::LoopBegin: {
         const PlanLoop &l = plan.loops[s.loop];
         indices[s.loop] = regs[l.lo].i;

@@ -111,6 +111,35 @@ class Planner {
     plan_.steps.push_back(std::move(s));
   }
 
+  void stepKind(PlanStep::Kind k, uint32_t index = 0, uint32_t slot = 0) {
+    PlanStep s;
+    s.kind = k;
+    s.index = index;
+    s.slot = slot;
+    plan_.steps.push_back(std::move(s));
+  }
+  uint32_t currentStream() const { return streamStack_.empty() ? 0 : streamStack_.back(); }
+
+  // Streams are numbered in the order of their statements, from 1; events
+  // from 0. The stream of each buffer is where it was allocated.
+  void step(const StreamDef &n) { streamOf_.emplace(n.result.index, ++streams_); }
+  void step(const On &n) {
+    uint32_t s = streamOf_.at(n.stream.value.index);
+    if (s != currentStream()) stepKind(PlanStep::Kind::SetStream, s);
+    streamStack_.push_back(s);
+  }
+  void step(const EndOn &) {
+    uint32_t was = currentStream();
+    streamStack_.pop_back();
+    if (was != currentStream()) stepKind(PlanStep::Kind::SetStream, currentStream());
+  }
+  void step(const Record &n) {
+    eventOf_.emplace(n.result.index, events_);
+    stepKind(PlanStep::Kind::EventRecord, events_++);
+  }
+  void step(const Wait &n) { stepKind(PlanStep::Kind::EventWait, eventOf_.at(n.event.value.index)); }
+  void step(const Sync &) { stepKind(PlanStep::Kind::StreamSync); }
+
   void step(const ScalarOp &) {}
   void step(const View &) {}  // no runtime call: launches pass the root's memory
   void step(const std::monostate &) {}
@@ -124,6 +153,7 @@ class Planner {
     for (const Operand &o : n.extents) s.sizes.push_back(operandI64(o));
     for (const Operand &o : n.strides) s.strides.push_back(operandI64(o));
     s.name = p_.value(n.result).name;
+    bufferStream_[s.slot] = currentStream();
     allocs_.emplace(n.result.index, plan_.steps.size());
     plan_.steps.push_back(std::move(s));
   }
@@ -147,6 +177,7 @@ class Planner {
       s.site += " at " + (p_.filename.empty() ? std::string("line ") : p_.filename + ":") +
                 std::to_string(stmt_->loc.line) + ":" + std::to_string(stmt_->loc.col);
     if (!stmt_->origin.empty()) s.site += ", " + stmt_->origin;
+    if (currentStream() != 0) s.site += " (on stream " + std::to_string(currentStream()) + ")";
     for (int i = 0; i < 3; ++i) s.dims[i] = operandI64(n.grid[i]);
     for (int i = 0; i < 3; ++i) s.dims[3 + i] = operandI64(n.block[i]);
     s.dims[6] = operandI64(n.smem);
@@ -171,6 +202,14 @@ class Planner {
         pa.index = operand(a, k.params[i].dtype);
       }
       s.args.push_back(pa);
+    }
+    // A buffer of another stream: its memory must outlive this work.
+    for (size_t i = 0; i < s.args.size(); ++i) {
+      const PlanArg &a = s.args[i];
+      if (a.kind != PlanArg::Kind::Buffer || bufferStream_.at(a.index) == currentStream()) continue;
+      bool seen = false;
+      for (size_t j = 0; j < i; ++j) seen |= s.args[j].kind == PlanArg::Kind::Buffer && s.args[j].index == a.index;
+      if (!seen) stepKind(PlanStep::Kind::Use, 0, a.index);
     }
     plan_.steps.push_back(std::move(s));
   }
@@ -232,6 +271,10 @@ class Planner {
   std::unordered_map<uint32_t, uint32_t> map_, slots_;
   std::unordered_map<uint32_t, uint32_t> loopOf_;  // the program's loop number -> plan loop
   std::vector<uint32_t> open_;  // plan loops around the statement being planned
+  std::unordered_map<uint32_t, uint32_t> streamOf_, eventOf_;  // value -> stream, event
+  std::unordered_map<uint32_t, uint32_t> bufferStream_;        // slot -> the stream it is allocated on
+  std::vector<uint32_t> streamStack_;  // the streams of the open 'on' blocks
+  uint32_t streams_ = 0, events_ = 0;
   std::unordered_map<uint32_t, size_t> allocs_;
   std::unordered_map<uint32_t, std::string> names_;
 };
@@ -310,6 +353,7 @@ std::string planFingerprint(const Plan &plan) {
     w.pod(static_cast<uint8_t>(s.kind));
     w.pod(s.slot);
     w.pod(s.loop);
+    w.pod(s.index);
     w.pod(static_cast<uint8_t>(s.dtype));
     w.pod(s.flags);
     w.vec(s.sizes);

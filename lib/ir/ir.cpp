@@ -439,17 +439,76 @@ ValueId ProgramBuilder::forBegin(std::string name, Operand lo, Operand hi, Loc l
   s.node = For{id, lo, hi, 0};
   s.loc = loc;
   p_.body.push_back(std::move(s));
-  openLoops_.push_back(stmtIndex);
+  open_.push_back(stmtIndex);
   return id;
 }
 
 void ProgramBuilder::forEnd(Loc loc) {
-  if (openLoops_.empty()) throw ApiMisuse("ProgramBuilder::forEnd: no loop is open");
-  uint32_t begin = openLoops_.back();
-  openLoops_.pop_back();
+  if (open_.empty() || p_.body[open_.back()].kind() != StmtKind::For)
+    throw ApiMisuse("ProgramBuilder::forEnd: no loop is the innermost open block");
+  uint32_t begin = open_.back();
+  open_.pop_back();
   std::get<For>(p_.body[begin].node).end = static_cast<uint32_t>(p_.body.size());
   Stmt s;
   s.node = EndFor{begin};
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
+}
+
+ValueId ProgramBuilder::stream(std::string name, Loc loc) {
+  uint32_t stmtIndex = static_cast<uint32_t>(p_.body.size());
+  ValueId id = newValue(std::move(name), false, DType::i64, 0, Value::Def::Stmt, stmtIndex, loc);
+  p_.values[id.index].handle = Value::Handle::Stream;
+  Stmt s;
+  s.node = StreamDef{id};
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
+  return id;
+}
+
+void ProgramBuilder::onBegin(Operand stream, Loc loc) {
+  checkOperand(stream);
+  open_.push_back(static_cast<uint32_t>(p_.body.size()));
+  Stmt s;
+  s.node = On{stream, 0};
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
+}
+
+void ProgramBuilder::onEnd(Loc loc) {
+  if (open_.empty() || p_.body[open_.back()].kind() != StmtKind::On)
+    throw ApiMisuse("ProgramBuilder::onEnd: no 'on' block is the innermost open block");
+  uint32_t begin = open_.back();
+  open_.pop_back();
+  std::get<On>(p_.body[begin].node).end = static_cast<uint32_t>(p_.body.size());
+  Stmt s;
+  s.node = EndOn{begin};
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
+}
+
+ValueId ProgramBuilder::record(std::string name, Loc loc) {
+  uint32_t stmtIndex = static_cast<uint32_t>(p_.body.size());
+  ValueId id = newValue(std::move(name), false, DType::i64, 0, Value::Def::Stmt, stmtIndex, loc);
+  p_.values[id.index].handle = Value::Handle::Event;
+  Stmt s;
+  s.node = Record{id};
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
+  return id;
+}
+
+void ProgramBuilder::wait(Operand event, Loc loc) {
+  checkOperand(event);
+  Stmt s;
+  s.node = Wait{event};
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
+}
+
+void ProgramBuilder::sync(Loc loc) {
+  Stmt s;
+  s.node = Sync{};
   s.loc = loc;
   p_.body.push_back(std::move(s));
 }

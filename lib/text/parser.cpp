@@ -286,19 +286,14 @@ class Parser {
     }
     auto &body = b_.program().body;
     if (body.size() > before) {
-      Stmt &s = body[before];  // a loop: its For, which took the comment after its '{'
+      Stmt &s = body[before];  // a block: its For or On, which took the comment after its '{'
       s.comments.leading = std::move(leading);
-      if (s.kind() != StmtKind::For) s.comments.trailing = t_[pos_ - 1].trailingComment;
+      if (s.kind() != StmtKind::For && s.kind() != StmtKind::On) s.comments.trailing = t_[pos_ - 1].trailingComment;
     }
   }
 
   // `for %i = lo to hi { ... }`, after the 'for'.
   void parseFor(const Token &kw) {
-    if (loopDepth_ == kMaxLoopDepth) {  // the parser recurses per level
-      if (!tooDeep_) error(kw.loc, "loops nested more than " + std::to_string(kMaxLoopDepth) + " deep");
-      tooDeep_ = true;  // said once
-      throw Failed{};
-    }
     if (peek().kind != Tok::Percent) fail("a loop variable '%name'");
     const Token &name = next();
     expectPunct("=");
@@ -307,28 +302,53 @@ class Parser {
     next();
     Operand hi = parseOperand();
     if (!isPunct("{")) fail("'{'");
-    const Token &brace = next();
+    enterBlock(kw);
     size_t index = b_.program().body.size();
     define(name, b_.forBegin(name.text, lo, hi, kw.loc));
-    b_.program().body[index].comments.trailing = brace.trailingComment;
-    ++loopDepth_;
+    parseBlock(kw, index, "loop", [&](Loc l) { b_.forEnd(l); });
+  }
+
+  // `on %s { ... }`, after the 'on'.
+  void parseOn(const Token &kw) {
+    Operand stream = parseOperand();
+    if (!isPunct("{")) fail("'{'");
+    enterBlock(kw);
+    size_t index = b_.program().body.size();
+    b_.onBegin(stream, kw.loc);
+    parseBlock(kw, index, "'on' block", [&](Loc l) { b_.onEnd(l); });
+  }
+
+  void enterBlock(const Token &kw) {
+    if (blockDepth_ == kMaxBlockDepth) {  // the parser recurses per level
+      if (!tooDeep_) error(kw.loc, "blocks ('for', 'on') nested more than " + std::to_string(kMaxBlockDepth) + " deep");
+      tooDeep_ = true;  // said once
+      throw Failed{};
+    }
+  }
+
+  // From the '{' of the block whose first statement is body[index] to its
+  // '}', which `close` adds.
+  template <class Close>
+  void parseBlock(const Token &kw, size_t index, const char *what, Close close) {
+    b_.program().body[index].comments.trailing = next().trailingComment;  // the '{'
+    ++blockDepth_;
     struct Leave {
       int &depth;
       ~Leave() { --depth; }
-    } leave{loopDepth_};
+    } leave{blockDepth_};
     while (!isPunct("}")) {
       if (peek().kind == Tok::End) {
-        error(peek().loc, "expected '}' to close the loop at line " + std::to_string(kw.loc.line));
-        b_.forEnd(peek().loc);
+        error(peek().loc, std::string("expected '}' to close the ") + what + " at line " + std::to_string(kw.loc.line));
+        close(peek().loc);
         return;
       }
       parseStmtWithComments();
     }
     std::vector<std::string> leading = peek().leadingComments;
-    const Token &close = next();
-    b_.forEnd(close.loc);
+    const Token &closing = next();
+    close(closing.loc);
     b_.program().body.back().comments.leading = std::move(leading);
-    b_.program().body.back().comments.trailing = close.trailingComment;
+    b_.program().body.back().comments.trailing = closing.trailingComment;
   }
 
   Operand parseOperand() {
@@ -385,7 +405,11 @@ class Parser {
       const Token &name = next();
       expectPunct("=");
       const Token &opTok = peek();
-      std::string word = expectIdent("an operation (size, stride, add, ..., alloc, view)");
+      std::string word = expectIdent("an operation (size, stride, add, ..., alloc, view, stream, record)");
+      if (word == "stream" || word == "record") {
+        define(name, word == "stream" ? b_.stream(name.text, name.loc) : b_.record(name.text, name.loc));
+        return;
+      }
       if (word == "alloc") {
         DType d = parseDTypeTok(false);
         expectPunct("[");
@@ -438,6 +462,20 @@ class Parser {
       parseFor(next());
       return;
     }
+    if (isIdent("on")) {
+      parseOn(next());
+      return;
+    }
+    if (isIdent("wait")) {
+      next();
+      b_.wait(parseOperand(), first.loc);
+      return;
+    }
+    if (isIdent("sync")) {
+      next();
+      b_.sync(first.loc);
+      return;
+    }
     if (isIdent("free")) {
       next();
       b_.free(parseOperand(), first.loc);
@@ -472,7 +510,7 @@ class Parser {
       b_.launch(*kid, grid, block, smem, std::move(args), first.loc);
       return;
     }
-    fail("a statement (%name = ..., free, launch, for or return)");
+    fail("a statement (%name = ..., free, launch, for, on, wait, sync or return)");
   }
 
   std::vector<Token> t_;
@@ -481,8 +519,8 @@ class Parser {
   ProgramBuilder b_;
   std::unordered_map<std::string, ValueId> names_;
   std::unordered_map<std::string, Loc> later_;
-  static constexpr int kMaxLoopDepth = 256;
-  int loopDepth_ = 0;
+  static constexpr int kMaxBlockDepth = 256;
+  int blockDepth_ = 0;
   bool tooDeep_ = false;
 };
 

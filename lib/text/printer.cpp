@@ -89,8 +89,18 @@ std::string printStmt(const Program &p, const Stmt &s) {
                  ") smem(" + printOperand(p, n.smem) + ") (" + list(p, n.args) + ")";
         } else if constexpr (std::is_same_v<T, For>) {
           return "for %" + p.value(n.index).name + " = " + printOperand(p, n.lo) + " to " + printOperand(p, n.hi) + " {";
-        } else if constexpr (std::is_same_v<T, EndFor>) {
+        } else if constexpr (std::is_same_v<T, EndFor> || std::is_same_v<T, EndOn>) {
           return "}";
+        } else if constexpr (std::is_same_v<T, StreamDef>) {
+          return "%" + p.value(n.result).name + " = stream";
+        } else if constexpr (std::is_same_v<T, On>) {
+          return "on " + printOperand(p, n.stream) + " {";
+        } else if constexpr (std::is_same_v<T, Record>) {
+          return "%" + p.value(n.result).name + " = record";
+        } else if constexpr (std::is_same_v<T, Wait>) {
+          return "wait " + printOperand(p, n.event);
+        } else if constexpr (std::is_same_v<T, Sync>) {
+          return "sync";
         } else if constexpr (std::is_same_v<T, Return>) {
           return n.values.empty() ? "return" : "return " + list(p, n.values);
         } else {
@@ -141,17 +151,17 @@ std::string print(const Program &p) {
   }
   out += ") {";
   endLine(out, p.funcComments);
-  // A loop's body is indented one step more; the comments above its '}'
-  // belong to the body.
+  // A block's body (a loop's, an `on`'s) is indented one step more; the
+  // comments above its '}' belong to the body.
   size_t depth = 1;
   for (const Stmt &s : p.body) {
-    bool closes = s.kind() == StmtKind::EndFor && depth > 1;
+    bool closes = (s.kind() == StmtKind::EndFor || s.kind() == StmtKind::EndOn) && depth > 1;
     std::string indent(2 * depth, ' ');
     leading(out, s.comments, indent.c_str());
     if (closes) indent.resize(2 * --depth);
     out += indent + printStmt(p, s);
     endLine(out, s.comments);
-    if (s.kind() == StmtKind::For) ++depth;
+    if (s.kind() == StmtKind::For || s.kind() == StmtKind::On) ++depth;
   }
   leading(out, p.funcClosing, "  ");
   out += "}";

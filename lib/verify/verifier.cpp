@@ -26,6 +26,7 @@ class Verifier {
     }
     stmt_ = nullptr;
     for (uint32_t open : loops_) error(p_.body[open].loc, "the loop" + at(p_.body[open].loc) + " is not closed");
+    for (uint32_t open : ons_) error(p_.body[open].loc, "the 'on' block" + at(p_.body[open].loc) + " is not closed");
     if (p_.body.empty() || p_.body.back().kind() != StmtKind::Return)
       error(p_.body.empty() ? p_.funcLoc : p_.body.back().loc, "function @" + p_.funcName + " must end with 'return'");
     checkLeaks();
@@ -80,6 +81,38 @@ class Verifier {
     scope_[v.index] = loops_.empty() ? kTop : loops_.back();
   }
 
+  static const char *handleName(Value::Handle h) { return h == Value::Handle::Stream ? "stream" : "event"; }
+
+  // Data operands are scalars and tensors: a stream or an event is refused.
+  bool notHandle(ValueId v, Loc loc) {
+    Value::Handle h = p_.value(v).handle;
+    if (h == Value::Handle::None) return true;
+    error(loc, name(v) + " is a " + handleName(h) + "; only 'on' takes a stream and only 'wait' an event");
+    return false;
+  }
+
+  // The operand of 'on' or 'wait': a visible value of that handle kind.
+  bool handleOperand(const Operand &o, Value::Handle want, const char *stmt) {
+    if (!o.isValue()) {
+      error(o.loc, std::string("'") + stmt + "' expects " + (want == Value::Handle::Stream ? "a stream" : "an event") +
+                       " value");
+      return false;
+    }
+    if (!defined_[o.value.index]) {
+      error(o.loc, "use of " + name(o.value) + " before its definition");
+      return false;
+    }
+    if (!visible(o.value, o.loc)) return false;
+    if (p_.value(o.value).handle != want) {
+      error(o.loc, std::string("'") + stmt + "' expects " + (want == Value::Handle::Stream ? "a stream" : "an event") +
+                       "; " + name(o.value) + " is " +
+                       (p_.value(o.value).handle == Value::Handle::None ? std::string("not one")
+                                                                          : std::string("a ") + handleName(p_.value(o.value).handle)));
+      return false;
+    }
+    return true;
+  }
+
   // Whether a defined value is visible here: defined outside every loop, or
   // in one of the loops being checked.
   bool visible(ValueId v, Loc loc) {
@@ -97,6 +130,7 @@ class Verifier {
       return false;
     }
     if (!visible(o.value, o.loc)) return false;
+    if (!notHandle(o.value, o.loc)) return false;
     if (!metadataOnly && freedAt_[o.value.index]) {
       error(o.loc, "use of " + name(o.value) + " after it was freed" + at(*freedAt_[o.value.index]));
       return false;
@@ -229,6 +263,7 @@ class Verifier {
       return;
     }
     if (!visible(v, n.tensor.loc)) return;
+    if (!notHandle(v, n.tensor.loc)) return;
     if (!p_.value(v).isTensor) {
       error(n.tensor.loc, "free expects a buffer; " + name(v) + " is a scalar");
       return;
@@ -343,8 +378,39 @@ class Verifier {
     loops_.pop_back();
   }
 
+  void check(const StreamDef &n) {
+    if (++streams_ == kMaxStreams)
+      error(stmt_->loc, "more than " + std::to_string(kMaxStreams - 1) + " streams in one program");
+    define(n.result);
+  }
+
+  void check(const On &n) {
+    handleOperand(n.stream, Value::Handle::Stream, "on");
+    if (n.end <= index_ || n.end >= p_.body.size() || p_.body[n.end].kind() != StmtKind::EndOn)
+      error(stmt_->loc, "the 'on' block has no closing '}'");
+    ons_.push_back(index_);
+  }
+
+  void check(const EndOn &n) {
+    if (ons_.empty() || ons_.back() != n.begin) {
+      error(stmt_->loc, "'}' closes no open 'on' block");
+      return;
+    }
+    ons_.pop_back();
+  }
+
+  void check(const Record &n) {
+    if (++events_ == kMaxEvents + 1) error(stmt_->loc, "more than " + std::to_string(kMaxEvents) + " events in one program");
+    define(n.result);
+  }
+
+  void check(const Wait &n) { handleOperand(n.event, Value::Handle::Event, "wait"); }
+
+  void check(const Sync &) {}
+
   void check(const Return &n) {
-    if (!loops_.empty()) error(stmt_->loc, "'return' inside a loop; it must be the last statement of the function");
+    if (!ons_.empty()) error(stmt_->loc, "'return' inside an 'on' block; it must be the last statement of the function");
+    else if (!loops_.empty()) error(stmt_->loc, "'return' inside a loop; it must be the last statement of the function");
     else if (stmt_ != &p_.body.back()) error(stmt_->loc, "'return' must be the last statement");
     if (n.values.size() != p_.results.size())
       error(stmt_->loc, "returns " + std::to_string(n.values.size()) + " values; the signature declares " +
@@ -420,6 +486,9 @@ class Verifier {
   const Stmt *stmt_ = nullptr;
   uint32_t index_ = 0;  // the statement being checked
   std::vector<uint32_t> loops_;  // the For statements around it, outermost first
+  std::vector<uint32_t> ons_;    // the On statements around it
+  static constexpr uint32_t kMaxStreams = 64, kMaxEvents = 4096;  // the runtime's limits
+  uint32_t streams_ = 0, events_ = 0;
   std::vector<bool> defined_;
   std::vector<std::optional<Loc>> freedAt_;
   std::vector<uint32_t> scope_;  // per value: the innermost For around its definition, or kTop

@@ -22,10 +22,15 @@ struct PlanArg {
 };
 
 struct PlanStep {
-  // LoopBegin/LoopEnd bracket a loop's steps (PlanLoop).
-  enum class Kind : uint8_t { Alloc, Free, Launch, LoopBegin, LoopEnd } kind = Kind::Alloc;
-  uint32_t slot = 0;  // Alloc/Free: the buffer slot
-  uint32_t loop = 0;  // LoopBegin/LoopEnd: the loop
+  // LoopBegin/LoopEnd bracket a loop's steps (PlanLoop). The others are
+  // the stream calls: hj_set_stream, hj_record_use, hj_event_record,
+  // hj_event_wait, hj_stream_sync.
+  enum class Kind : uint8_t {
+    Alloc, Free, Launch, LoopBegin, LoopEnd, SetStream, Use, EventRecord, EventWait, StreamSync
+  } kind = Kind::Alloc;
+  uint32_t slot = 0;   // Alloc/Free/Use: the buffer slot
+  uint32_t loop = 0;   // LoopBegin/LoopEnd: the loop
+  uint32_t index = 0;  // SetStream: the stream; EventRecord/EventWait: the event
   // Alloc
   DType dtype = DType::f32;
   uint32_t flags = 0;                  // HJ_ALLOC_*

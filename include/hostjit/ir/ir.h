@@ -66,6 +66,9 @@ struct Operand {
 // A value: a function parameter or a statement result.
 struct Value {
   enum class Def : uint8_t { TensorInput, ScalarInput, Stmt };
+  // A stream or an event is a handle, not data: only the stream statements
+  // take one.
+  enum class Handle : uint8_t { None, Stream, Event };
   std::string name;  // without '%'
   bool isTensor = false;
   DType dtype = DType::i64;  // element type (tensors) or scalar type
@@ -75,6 +78,7 @@ struct Value {
   std::vector<int64_t> inputDims;  // tensor inputs: declared dims (kDynamic for ?)
   ExprId expr;  // scalars: the folded expression (invalid when ill-typed)
   Loc loc;
+  Handle handle = Handle::None;
 };
 
 struct ScalarOp {
@@ -124,6 +128,33 @@ struct For {
 struct EndFor {
   uint32_t begin = 0;  // statement index of the For
 };
+// `%s = stream`: a stream of its own for the work of `on %s { ... }`,
+// ordered with other streams only by events. The program's streams are
+// numbered 1, 2, ... in the order of these statements (0 is the caller's).
+struct StreamDef {
+  ValueId result;
+};
+// `on %s {`: allocations, frees and launches up to the matching EndOn are
+// queued on stream %s. Blocks nest; values defined inside stay visible.
+struct On {
+  Operand stream;
+  uint32_t end = 0;  // statement index of the matching EndOn (0 while open)
+};
+struct EndOn {
+  uint32_t begin = 0;
+};
+// `%e = record`: an event recorded on the current stream, after the work
+// queued on it so far.
+struct Record {
+  ValueId result;
+};
+// `wait %e`: work queued on the current stream from here on starts after the
+// work before the last record of %e.
+struct Wait {
+  Operand event;
+};
+// `sync`: the host waits for the work queued on the current stream.
+struct Sync {};
 struct Return {
   std::vector<Operand> values;
 };
@@ -265,8 +296,18 @@ class ProgramBuilder {
   // `for %name = lo to hi {`: statements built until the matching forEnd()
   // form the body. Returns the induction variable (i64).
   ValueId forBegin(std::string name, Operand lo, Operand hi, Loc loc = {});
-  // The loop's closing '}'. Throws ApiMisuse when no loop is open.
+  // The loop's closing '}'. Throws ApiMisuse when the innermost open block
+  // is not a loop.
   void forEnd(Loc loc = {});
+  // `%name = stream`, `on %s {` ... onEnd(), `%name = record`, `wait %e`,
+  // `sync` (see the statements above). onEnd throws ApiMisuse when the
+  // innermost open block is not an `on`.
+  ValueId stream(std::string name, Loc loc = {});
+  void onBegin(Operand stream, Loc loc = {});
+  void onEnd(Loc loc = {});
+  ValueId record(std::string name, Loc loc = {});
+  void wait(Operand event, Loc loc = {});
+  void sync(Loc loc = {});
 
   // Comments for the next statement/kernel (the parser keeps them).
   Program &program() { return p_; }
@@ -277,7 +318,7 @@ class ProgramBuilder {
   ExprId exprOf(const Operand &o, DType want);
   ValueId newValue(std::string name, bool tensor, DType dtype, uint32_t rank, Value::Def def, uint32_t index, Loc loc);
   Program p_;
-  std::vector<uint32_t> openLoops_;  // statement indices of the For statements not yet closed
+  std::vector<uint32_t> open_;  // statement indices of the For and On statements not yet closed
   uint32_t loops_ = 0;
 };
 
