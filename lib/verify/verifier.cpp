@@ -81,13 +81,13 @@ class Verifier {
     scope_[v.index] = loops_.empty() ? kTop : loops_.back();
   }
 
-  static const char *handleName(Value::Handle h) { return h == Value::Handle::Stream ? "stream" : "event"; }
+  static const char *handleName(Value::Handle h) { return h == Value::Handle::Stream ? "a stream" : "an event"; }
 
   // Data operands are scalars and tensors: a stream or an event is refused.
   bool notHandle(ValueId v, Loc loc) {
     Value::Handle h = p_.value(v).handle;
     if (h == Value::Handle::None) return true;
-    error(loc, name(v) + " is a " + handleName(h) + "; only 'on' takes a stream and only 'wait' an event");
+    error(loc, name(v) + " is " + handleName(h) + "; only 'on' takes a stream and only 'wait' an event");
     return false;
   }
 
@@ -107,7 +107,7 @@ class Verifier {
       error(o.loc, std::string("'") + stmt + "' expects " + (want == Value::Handle::Stream ? "a stream" : "an event") +
                        "; " + name(o.value) + " is " +
                        (p_.value(o.value).handle == Value::Handle::None ? std::string("not one")
-                                                                          : std::string("a ") + handleName(p_.value(o.value).handle)));
+                                                                          : std::string(handleName(p_.value(o.value).handle))));
       return false;
     }
     return true;

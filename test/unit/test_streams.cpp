@@ -1,0 +1,182 @@
+// test_streams.cpp - streams and events: what the program's record says,
+// per-stream pool caches and zeroed arenas, deferred frees of buffers that
+// another stream used, graph mode's fallback, and the verifier's rules.
+#include "helpers.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "hostjit/exec/parity.h"
+
+using namespace hostjit;
+using namespace hostjit::test;
+
+namespace {
+
+const std::string kStreams = std::string(HOSTJIT_SOURCE_DIR) + "/test/programs/streams.hir";
+
+std::vector<float> floats(const Tensor &t) {
+  auto h = t.toHost();
+  REQUIRE(h);
+  std::vector<float> v(h->size() / sizeof(float));
+  std::memcpy(v.data(), h->data(), h->size());
+  return v;
+}
+
+bool has(const std::vector<std::string> &lines, const std::string &text) {
+  return std::any_of(lines.begin(), lines.end(), [&](const std::string &l) { return l.find(text) != std::string::npos; });
+}
+
+std::vector<std::string> verifierProblems(const std::string &text) {
+  Diagnostics pd;
+  Program p = parse(text, "s.hir", pd);
+  INFO(pd.format("s.hir", p.source));
+  REQUIRE(pd.empty());
+  std::vector<std::string> out;
+  Diagnostics vd = verify(p);
+  for (const Diagnostic &d : vd.list())
+    out.push_back(std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + ": " + d.message);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("streams: test/programs/streams.hir computes its outputs and records its stream calls", "[streams]") {
+  Program p = parseOk(readFile(kStreams), kStreams);
+  for (bool jit : {false, true}) {
+    INFO((jit ? "jit" : "eval"));
+    auto rt = makeRuntime();
+    Runner runner(p, rt, jit);
+    auto in = InputSet::random(rt, runner.plan(), {{"x", {4, 3}}}, 9);
+    REQUIRE(in);
+    hj_record_enable(rt->context(), 1);
+    auto out = runner.run(in->span());
+    INFO((out ? "" : out.error().message));
+    REQUIRE(out);
+    std::vector<float> x(12);
+    std::memcpy(x.data(), in->hostData(0).data(), sizeof(float) * 12);
+    std::vector<float> y = floats((*out)[0]), z = floats((*out)[1]), w = floats((*out)[2]);
+    for (size_t i = 0; i < 12; ++i) {
+      CHECK(y[i] == x[i]);
+      CHECK(z[i] == x[i] * 2.0f);
+      CHECK(w[i] == z[i]);
+    }
+    std::vector<std::string> rec = rt->recordLines();
+    CHECK(rec.front().find("alloc") == 0);  // %y, on the main stream
+    CHECK(has(rec, "record event 0"));
+    CHECK(has(rec, "stream 1"));
+    CHECK(has(rec, "wait event 0 on stream 1"));
+    CHECK(has(rec, "alloc #2 %z f32 bytes=48 zero_init output on stream 1"));
+    CHECK(has(rec, "use #1 %y on stream 1"));   // %y belongs to the main stream
+    CHECK(has(rec, "record event 1 on stream 1"));
+    CHECK(has(rec, "wait event 1"));
+    CHECK(has(rec, "use #2 %z"));               // %z belongs to the side stream
+    CHECK(has(rec, "sync on stream 1"));
+    CHECK(rec.back().find("stream 0") == 0);    // the program ends on the main stream
+    hj_stats st = rt->stats();
+    CHECK(st.event_records == 2);
+    CHECK(st.event_waits == 2);
+    CHECK(st.arena_growths == 1);  // the semaphores: the side stream's arena
+    out->clear();                  // %y and %z were used on the other stream
+    CHECK(rt->stats().deferred_frees == 2);
+    CHECK(rt->stats().live_bytes == 0);
+  }
+}
+
+TEST_CASE("streams: pool caches and zeroed arenas are per stream", "[streams]") {
+  auto rt = makeRuntime();
+  hj_context *ctx = rt->context();
+  int64_t n = 64;
+  void *a = nullptr, *b = nullptr, *c = nullptr;
+  REQUIRE(hj_set_stream(ctx, 1) == HJ_OK);
+  REQUIRE(hj_alloc(ctx, &n, nullptr, 1, HJ_DTYPE_f32, 0, "a", &a) == HJ_OK);
+  REQUIRE(hj_free(ctx, a) == HJ_OK);
+  REQUIRE(hj_set_stream(ctx, 0) == HJ_OK);
+  REQUIRE(hj_alloc(ctx, &n, nullptr, 1, HJ_DTYPE_f32, 0, "b", &b) == HJ_OK);
+  CHECK(b != a);  // stream 1's block is not handed to stream 0
+  REQUIRE(hj_set_stream(ctx, 1) == HJ_OK);
+  uint64_t hits = rt->stats().pool_hits;
+  REQUIRE(hj_alloc(ctx, &n, nullptr, 1, HJ_DTYPE_f32, 0, "c", &c) == HJ_OK);
+  CHECK(c == a);  // stream 1 reuses its own
+  CHECK(rt->stats().pool_hits == hits + 1);
+  // resets_to_zero buffers: one arena per stream, each zeroed once.
+  void *z1 = nullptr, *z0 = nullptr;
+  uint32_t flags = HJ_ALLOC_ZERO_INIT | HJ_ALLOC_RESETS_TO_ZERO;
+  REQUIRE(hj_alloc(ctx, &n, nullptr, 1, HJ_DTYPE_i32, flags, "z1", &z1) == HJ_OK);
+  REQUIRE(hj_set_stream(ctx, 0) == HJ_OK);
+  REQUIRE(hj_alloc(ctx, &n, nullptr, 1, HJ_DTYPE_i32, flags, "z0", &z0) == HJ_OK);
+  CHECK(rt->stats().arena_growths == 2);
+  REQUIRE(hj_free(ctx, z0) == HJ_OK);
+  REQUIRE(hj_free(ctx, z1) == HJ_OK);
+  REQUIRE(hj_free(ctx, b) == HJ_OK);
+  REQUIRE(hj_free(ctx, c) == HJ_OK);
+  int32_t zero = 0;
+  REQUIRE(hj_arena_check_zero(ctx, &zero) == HJ_OK);
+  CHECK(zero == 1);
+  CHECK(hj_set_stream(ctx, 64) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "hj_set_stream: stream 64, expected 0 to 63");
+  CHECK(hj_event_record(ctx, 4096) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(hj_record_use(ctx, &zero) == HJ_ERR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("streams: a buffer used on another stream is held until that work has passed", "[streams]") {
+  auto rt = makeRuntime();
+  hj_context *ctx = rt->context();
+  int64_t n = 256;
+  void *a = nullptr, *b = nullptr;
+  REQUIRE(hj_alloc(ctx, &n, nullptr, 1, HJ_DTYPE_f32, 0, "a", &a) == HJ_OK);  // stream 0
+  REQUIRE(hj_set_stream(ctx, 2) == HJ_OK);
+  REQUIRE(hj_record_use(ctx, a) == HJ_OK);  // work on stream 2 uses it
+  REQUIRE(hj_set_stream(ctx, 0) == HJ_OK);
+  REQUIRE(hj_free(ctx, a) == HJ_OK);
+  CHECK(rt->stats().deferred_frees == 1);
+  CHECK(rt->stats().live_bytes == 0);
+  // The host backend's work is done when it is queued: the next allocation
+  // finds the event complete and takes the block back.
+  REQUIRE(hj_alloc(ctx, &n, nullptr, 1, HJ_DTYPE_f32, 0, "b", &b) == HJ_OK);
+  CHECK(b == a);
+  REQUIRE(hj_free(ctx, b) == HJ_OK);
+  CHECK(rt->stats().deferred_frees == 1);  // b was not used elsewhere
+}
+
+TEST_CASE("streams: graph mode runs a program with several streams eagerly and says why", "[streams][graph]") {
+  Program p = parseOk(readFile(kStreams), kStreams);
+  for (bool jit : {false, true}) {
+    auto rt = makeRuntime();
+    Runner runner(p, rt, jit, OptLevel::O2, true);
+    auto in = InputSet::random(rt, runner.plan(), {{"x", {3, 2}}}, 4);
+    REQUIRE(in);
+    for (int i = 0; i < 2; ++i) {
+      auto out = runner.run(in->span());
+      REQUIRE(out);
+      CHECK(floats((*out)[1])[0] == floats((*out)[0])[0] * 2.0f);
+    }
+    CHECK(std::string(hj_graph_reason(rt->context())) ==
+          "the program records an event; a graph holds the work of one stream");
+    CHECK(rt->stats().graph_fallbacks == 2);
+    CHECK(rt->stats().graph_builds == 0);
+  }
+}
+
+TEST_CASE("streams: the verifier's rules for streams and events", "[streams][verifier]") {
+  const std::string head = "kernel @k(ptr<f32>, i64) {\n  host = \"empty\"\n}\nfunc @main(%x: f32[?]) -> () {\n";
+  auto v = verifierProblems(head +
+                            "  %s = stream\n"                                      // 5
+                            "  %e = record\n"                                      // 6
+                            "  %n = add %s, 1\n"                                   // 7
+                            "  on %e {\n"                                          // 8
+                            "    wait %s\n"                                        // 9
+                            "    launch @k grid(1, 1, 1) block(1, 1, 1) smem(0) (%x, %e)\n"  // 10
+                            "  }\n"
+                            "  on %s {\n"                                          // 12
+                            "    return\n"                                         // 13
+                            "  }\n"
+                            "}\n");
+  REQUIRE(v.size() == 6);
+  CHECK(v[0] == "7:12: %s is a stream; only 'on' takes a stream and only 'wait' an event");
+  CHECK(v[1] == "8:6: 'on' expects a stream; %e is an event");
+  CHECK(v[2] == "9:10: 'wait' expects an event; %s is a stream");
+  CHECK(v[3] == "10:57: %e is an event; only 'on' takes a stream and only 'wait' an event");
+  CHECK(v[4] == "13:5: 'return' inside an 'on' block; it must be the last statement of the function");
+  CHECK(v[5].find("must end with 'return'") != std::string::npos);
+}
