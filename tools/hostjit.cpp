@@ -23,8 +23,13 @@
 #include "hostjit/exec/parity.h"
 #include "hostjit/text/text.h"
 #include "hostjit/verify/verifier.h"
+#include "output.h"
+#include "ranks.h"
 
 using namespace hostjit;
+
+using hostjit::cli::complain;
+using hostjit::cli::say;
 
 namespace {
 
@@ -69,6 +74,10 @@ non-zero inputs and prints each output's shape, sum and first values.
   --graph                        graph mode for eval and jit: each input signature's launches and
                                  memsets are built into a graph (CUDA graph on the GPU) once and
                                  replayed; the stats show builds, replays and node updates
+  --ranks N                      run an SPMD program on N ranks joined by a communicator (per mode):
+                                 threads of this process on the host backend, one process per GPU
+                                 on CUDA (rank r on device r, through NCCL); rank r's inputs use
+                                 seed + r; each output line starts with "rank R: "
 
 example:
   hostjit run examples/grid_sum.hir --input x=f32[1024,256] --host-kernels build/lib/libhostjit_example_kernels.so \
@@ -113,7 +122,7 @@ example:
 bool optionApplies(const std::string &command, const std::string &option) {
   static const char *compileOnly[] = {"--emit-llvm", "--emit-asm", "--optimized"};
   static const char *runOnly[] = {"--input", "--scalar", "--seed", "--backend", "--mode", "--repeat", "--check-parity",
-                                  "--stats", "--host-kernels", "--no-cache", "--no-tier", "--print-record", "--graph"};
+                                  "--stats", "--host-kernels", "--no-cache", "--no-tier", "--print-record", "--graph", "--ranks"};
   auto in = [&](const auto &list) { return std::find(std::begin(list), std::end(list), option) != std::end(list); };
   if (in(compileOnly)) return command == "compile";
   if (in(runOnly)) return command == "run";
@@ -129,13 +138,13 @@ const char *helpOf(const std::string &command) {
 }
 
 int userError(const std::string &msg) {
-  std::fprintf(stderr, "hostjit: error: %s\n", msg.c_str());
+  complain("hostjit: error: %s\n", msg.c_str());
   return kUserError;
 }
 
 // Prints an error once, with what was being done ("jit, call 3: ") first.
 int fromError(const Error &e, const std::string &context = "") {
-  std::fprintf(stderr, "hostjit: error: %s%s\n", context.c_str(), e.message.c_str());
+  complain("hostjit: error: %s%s\n", context.c_str(), e.message.c_str());
   return e.status == HJ_ERR_INTERNAL ? kInternalError : kUserError;
 }
 
@@ -175,6 +184,12 @@ struct RunOptions {
   bool parity = false, printRecord = false, cache = true, tiered = true, graph = false;
   std::string stats;
   std::vector<std::string> hostLibs;
+  // --ranks N: this run is rank `rank` of `world`; its runtimes join the
+  // communicators `ids` (one per mode).
+  int ranks = 0;
+  int rank = -1, world = 1;
+  std::vector<hj_comm_id> ids;
+  Jit *sharedJit = nullptr;  // the process's one Jit, shared by the ranks of a process
 };
 
 Expected<std::vector<ScalarArg>> parseScalars(const Plan &plan, const std::map<std::string, std::string> &given) {
@@ -244,18 +259,18 @@ int printOutputs(const char *mode, const std::vector<Tensor> &outs) {
     auto host = t.toHost();
     std::string shape;
     for (uint32_t d = 0; d < t.rank(); ++d) shape += (d ? ", " : "") + std::to_string(t.size(d));
-    std::printf("%s output %zu: %s[%s]", mode, i, dtypeName(t.dtype()), shape.c_str());
+    say("%s output %zu: %s[%s]", mode, i, dtypeName(t.dtype()), shape.c_str());
     if (!host) {
-      std::printf(" (cannot read)\n");
+      say(" (cannot read)\n");
       return fromError(host.error(), std::string(mode) + ": reading output " + std::to_string(i) + ": ");
     }
     size_t n = host->size() / dtypeBytes(t.dtype());
     double sum = 0;
     for (size_t k = 0; k < n; ++k) sum += elementAsDouble(t.dtype(), host->data(), k);
-    std::printf(" sum=%.9g first=[", sum);
+    say(" sum=%.9g first=[", sum);
     for (size_t k = 0; k < std::min<size_t>(n, 4); ++k)
-      std::printf("%s%.9g", k ? ", " : "", elementAsDouble(t.dtype(), host->data(), k));
-    std::printf("%s]\n", n > 4 ? ", ..." : "");
+      say("%s%.9g", k ? ", " : "", elementAsDouble(t.dtype(), host->data(), k));
+    say("%s]\n", n > 4 ? ", ..." : "");
   }
   return kOk;
 }
@@ -266,7 +281,7 @@ struct Timing {
     if (us.empty()) return;
     std::vector<double> v = us;
     std::sort(v.begin(), v.end());
-    std::printf("%s: %zu calls, median %.2f us, min %.2f us per call\n", mode, v.size(), v[v.size() / 2], v.front());
+    say("%s: %zu calls, median %.2f us, min %.2f us per call\n", mode, v.size(), v[v.size() / 2], v.front());
   }
 };
 
@@ -306,12 +321,17 @@ int runMode(const char *mode, Runtime &rt, const RunOptions &o, Fn &&call, std::
   return kOk;
 }
 
-Expected<std::shared_ptr<Runtime>> makeRuntime(const RunOptions &o) {
+// A runtime for one mode (0 eval, 1 jit, 2 executor); a rank's joins that
+// mode's communicator, on CUDA device `rank`.
+Expected<std::shared_ptr<Runtime>> makeRuntime(const RunOptions &o, int modeIndex = 0) {
   hj_options opts;
   hj_options_init(&opts);
   opts.backend = o.backend;
+  if (o.rank >= 0 && o.backend == HJ_BACKEND_CUDA) opts.device = o.rank;
   auto rt = Runtime::create(opts);
   if (!rt) return rt;
+  if (o.rank >= 0)
+    if (int32_t st = hj_comm_init((*rt)->context(), &o.ids.at(modeIndex), o.world, o.rank)) return runtimeError(st);
   // Host kernels serve the host backend only: with CUDA (chosen or found by
   // auto) the kernels' CUDA sources are used and the libraries are not needed.
   if (hj_context_backend((*rt)->context()) == HJ_BACKEND_HOST)
@@ -340,8 +360,9 @@ int cmdRun(const RunOptions &o) {
 
   auto rtEval = makeRuntime(o);
   if (!rtEval) return fromError(rtEval.error());
-  std::printf("backend: %s\n", hj_context_backend((*rtEval)->context()) == HJ_BACKEND_CUDA ? "cuda" : "host");
-  auto inputs = InputSet::random(*rtEval, *plan, o.shapes, o.seed);
+  say("backend: %s\n", hj_context_backend((*rtEval)->context()) == HJ_BACKEND_CUDA ? "cuda" : "host");
+  // Each rank its own data: seed + rank.
+  auto inputs = InputSet::random(*rtEval, *plan, o.shapes, o.seed + static_cast<uint64_t>(std::max(o.rank, 0)));
   if (!inputs) return fromError(inputs.error());
 
   struct ModeResult {
@@ -369,14 +390,18 @@ int cmdRun(const RunOptions &o) {
     ev->setGraphMode(o.graph);
     if (int rc = mode("eval", *rtEval, [&] { return ev->run(inputs->span(), *scalars); })) return rc;
   }
-  std::unique_ptr<Jit> jit;
+  std::unique_ptr<Jit> ownJit;
+  Jit *jit = o.sharedJit;
   std::unique_ptr<CompiledProgram> compiled;
   if (doJit) {
-    auto rtJit = makeRuntime(o);
+    auto rtJit = makeRuntime(o, 1);
     if (!rtJit) return fromError(rtJit.error());
-    auto j = Jit::create();
-    if (!j) return fromError(j.error());
-    jit = std::move(*j);
+    if (!jit) {
+      auto j = Jit::create();
+      if (!j) return fromError(j.error());
+      ownJit = std::move(*j);
+      jit = ownJit.get();
+    }
     CompileOptions co;
     co.opt = o.opt;
     co.useCache = o.cache;
@@ -388,7 +413,7 @@ int cmdRun(const RunOptions &o) {
     auto t1 = std::chrono::steady_clock::now();
     if (!cp) return fromError(cp.error());
     compiled = std::move(*cp);
-    std::printf("jit: ready in %.3f ms (%s, %s)\n", std::chrono::duration<double, std::milli>(t1 - t0).count(),
+    say("jit: ready in %.3f ms (%s, %s)\n", std::chrono::duration<double, std::milli>(t1 - t0).count(),
                 optLevelName(o.opt),
                 compiled->fromCache() ? "from the object cache"
                 : compiled->native()  ? "codegen"
@@ -399,35 +424,35 @@ int cmdRun(const RunOptions &o) {
           return compiled->run(inputs->span(), *scalars);
         }))
       return rc;
-    if (calls > 0 && onEvaluator > 0) std::printf("jit: %d of %d calls ran on the evaluator\n", onEvaluator, calls);
+    if (calls > 0 && onEvaluator > 0) say("jit: %d of %d calls ran on the evaluator\n", onEvaluator, calls);
     if (auto ok = compiled->waitNative(); !ok) return fromError(ok.error(), "jit: native code: ");
-    std::printf("jit: native code ready %.3f ms after compile() began\n", compiled->nativeReadyMs());
+    say("jit: native code ready %.3f ms after compile() began\n", compiled->nativeReadyMs());
   }
   if (doExec) {
-    auto rtExec = makeRuntime(o);
+    auto rtExec = makeRuntime(o, 2);
     if (!rtExec) return fromError(rtExec.error());
     auto fe = FusionExecutor::create(*fusion, *rtExec);
     if (!fe) return fromError(fe.error());
     if (int rc = mode("executor", *rtExec, [&] { return fe->run(inputs->span(), *scalars); })) return rc;
   }
   if (o.printRecord && !results.empty()) {
-    for (const std::string &l : results.back().record) std::printf("  %s\n", l.c_str());
+    for (const std::string &l : results.back().record) say("  %s\n", l.c_str());
   }
   int rc = kOk;
   for (size_t i = 1; i < results.size(); ++i) {
     const ModeResult &a = results[0], &b = results[i];
     if (auto diff = compareOutputs(a.out, b.out)) {
-      std::fprintf(stderr, "hostjit: outputs of %s and %s differ: %s\n", a.name, b.name, diff->c_str());
+      complain("hostjit: outputs of %s and %s differ: %s\n", a.name, b.name, diff->c_str());
       rc = kUserError;
     } else {
-      std::printf("outputs: %s and %s are bit-identical\n", a.name, b.name);
+      say("outputs: %s and %s are bit-identical\n", a.name, b.name);
     }
     if (o.parity) {
       if (auto diff = compareRecords(a.record, b.record, a.name, b.name)) {
-        std::fprintf(stderr, "hostjit: parity check failed: %s\n", diff->c_str());
+        complain("hostjit: parity check failed: %s\n", diff->c_str());
         rc = kUserError;
       } else {
-        std::printf("parity: %s and %s: %zu runtime calls, records identical\n", a.name, b.name, a.record.size());
+        say("parity: %s and %s: %zu runtime calls, records identical\n", a.name, b.name, a.record.size());
       }
     }
   }
@@ -435,14 +460,41 @@ int cmdRun(const RunOptions &o) {
     r.out.clear();
     stats[r.name] = statsJson(r.rt->stats());
   }
-  if (o.stats == "json") std::printf("%s\n", stats.dump(2).c_str());
+  if (o.stats == "json") say("%s\n", stats.dump(2).c_str());
   else if (o.stats == "text")
     for (auto &[m, s] : stats.items()) {
-      std::printf("%s stats:", m.c_str());
-      for (auto &[k, v] : s.items()) std::printf(" %s=%s", k.c_str(), v.dump().c_str());
-      std::printf("\n");
+      say("%s stats:", m.c_str());
+      for (auto &[k, v] : s.items()) say(" %s=%s", k.c_str(), v.dump().c_str());
+      say("\n");
     }
   return rc;
+}
+
+// --ranks N: the program on N ranks, each with its own inputs (seed + rank)
+// and a communicator per mode.
+int cmdRunRanks(RunOptions o, char **argv) {
+  if (o.backend == HJ_BACKEND_AUTO) {
+    hj_options opts;
+    hj_options_init(&opts);
+    opts.backend = HJ_BACKEND_AUTO;
+    auto rt = Runtime::create(opts);
+    if (!rt) return fromError(rt.error());
+    o.backend = hj_context_backend((*rt)->context());
+  }
+  std::unique_ptr<Jit> jit;
+  if (o.backend == HJ_BACKEND_HOST && (o.jit || o.parity)) {  // threads share the process's Jit
+    auto j = Jit::create();
+    if (!j) return fromError(j.error());
+    jit = std::move(*j);
+    o.sharedJit = jit.get();
+  }
+  return cli::runRanks(o.ranks, o.backend, 3, argv, [&](int rank, int world, const std::vector<hj_comm_id> &ids) {
+    RunOptions r = o;
+    r.rank = rank;
+    r.world = world;
+    r.ids = ids;
+    return cmdRun(r);
+  });
 }
 
 // Writes the lowered program of a fusion; with `out`, CUDA paths are made
@@ -580,6 +632,11 @@ int realMain(int argc, char **argv) {
       o.tiered = false;
     } else if (a == "--graph") {
       o.graph = true;
+    } else if (a == "--ranks") {
+      char *end = nullptr;
+      if (!value(&v) || std::strtol(v.c_str(), &end, 10) < 1 || *end || std::strtol(v.c_str(), nullptr, 10) > 64)
+        return userError("--ranks needs a count from 1 to 64");
+      o.ranks = std::atoi(v.c_str());
     } else if (a == "--stats") {
       if (!value(&v) || (v != "json" && v != "text")) return userError("--stats expects json or text");
       o.stats = v;
@@ -607,6 +664,15 @@ int realMain(int argc, char **argv) {
   if (cmd == "run") {
     o.file = files[0];
     o.executor |= allModes && isFusionFile(o.file);
+    if (cli::rankFromEnvironment(&o.rank, &o.world, &o.ids)) {  // a rank that --ranks started
+      std::string out;
+      cli::tOutput = &out;
+      int rc = cmdRun(o);
+      cli::tOutput = nullptr;
+      cli::printRank(stdout, o.rank, out);
+      return rc;
+    }
+    if (o.ranks > 0) return cmdRunRanks(o, argv);
     return cmdRun(o);
   }
   if (cmd == "fmt") return cmdFmt(files[0]);

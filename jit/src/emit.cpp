@@ -62,6 +62,7 @@ class Emitter {
     for (const PlanStep &s : plan_.steps) {
       for (uint32_t e : s.sizes) used[e] = true;
       for (uint32_t e : s.strides) used[e] = true;
+      if (s.kind == PlanStep::Kind::Collective) used[s.dims[0]] = used[s.dims[1]] = true;
       if (s.kind == PlanStep::Kind::Launch) {
         for (uint32_t e : s.dims) used[e] = true;
         for (const PlanArg &a : s.args) {
@@ -200,6 +201,7 @@ class Emitter {
           check(b_.CreateCall(rt_.hj_event_wait, {ctx_, b_.getInt32(s.index)}, "st"));
           break;
         case PlanStep::Kind::StreamSync: check(b_.CreateCall(rt_.hj_stream_sync, {ctx_}, "st")); break;
+        case PlanStep::Kind::Collective: emitCollective(s); break;
         case PlanStep::Kind::LoopEnd: emitLoopEnd(s); break;
       }
     }
@@ -273,6 +275,8 @@ class Emitter {
       case Expr::Kind::InputStride: return loadStride(e.input, e.dim);
       case Expr::Kind::ScalarInput: return loadScalar(e.input, e.type);
       case Expr::Kind::LoopIndex: return b_.CreateLoad(i64_, loopIndex_.at(e.input), "index");
+      case Expr::Kind::Rank: return b_.CreateCall(rt_.hj_comm_rank, {ctx_}, "rank");
+      case Expr::Kind::World: return b_.CreateCall(rt_.hj_comm_world, {ctx_}, "world");
       case Expr::Kind::Binary: return binary(i, e);
     }
     return nullptr;
@@ -309,6 +313,26 @@ class Emitter {
     b_.SetInsertPoint(exit);
     forgetScratch();
     for (uint32_t e : l.exprs) vals_[e] = nullptr;
+  }
+
+  void emitCollective(const PlanStep &s) {
+    auto pointer = [&](const PlanArg &a) -> Value * {
+      switch (a.kind) {
+        case PlanArg::Kind::Input: {
+          Value *t = input(a.index);
+          Value *data = b_.CreateLoad(ptr_, bytePtr(t, offsetof(DLTensor, data)));
+          Value *off = b_.CreateLoad(i64_, bytePtr(t, offsetof(DLTensor, byte_offset)));
+          return b_.CreateGEP(i8_, data, off, plan_.inputs[a.index].name + ".data");
+        }
+        case PlanArg::Kind::Buffer: return b_.CreateLoad(ptr_, slots_[a.index]);
+        default: return llvm::ConstantPointerNull::get(b_.getPtrTy());
+      }
+    };
+    Value *site = b_.CreateGlobalString(s.site, "site", 0, &m_);
+    check(b_.CreateCall(rt_.hj_collective, {ctx_, b_.getInt32(s.kernel), pointer(s.args[0]), pointer(s.args[1]),
+                                            val(s.dims[0]), b_.getInt32(static_cast<uint32_t>(s.dtype)),
+                                            b_.getInt32(s.flags), val(s.dims[1]), site},
+                        "st"));
   }
 
   void forgetScratch() {

@@ -66,6 +66,19 @@ int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj
   for (size_t pc = 0; pc < plan.steps.size(); ++pc) {
     const PlanStep &s = plan.steps[pc];
     switch (s.kind) {
+      case PlanStep::Kind::Collective: {
+        auto pointer = [&](const PlanArg &a) -> void * {
+          switch (a.kind) {
+            case PlanArg::Kind::Input: return static_cast<char *>(inputs[a.index]->data) + inputs[a.index]->byte_offset;
+            case PlanArg::Kind::Buffer: return slots[a.index];
+            default: return nullptr;
+          }
+        };
+        status = hj_collective(ctx, s.kernel, pointer(s.args[0]), pointer(s.args[1]),
+                               static_cast<uint64_t>(regs[s.dims[0]].i), static_cast<uint32_t>(s.dtype), s.flags,
+                               regs[s.dims[1]].i, s.site.c_str());
+        break;
+      }
       case PlanStep::Kind::SetStream: status = hj_set_stream(ctx, s.index); break;
       case PlanStep::Kind::Use: status = hj_record_use(ctx, slots[s.slot]); break;
       case PlanStep::Kind::EventRecord: status = hj_event_record(ctx, s.index); break;

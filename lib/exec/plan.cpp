@@ -28,6 +28,12 @@ class Planner {
                                                         : std::string()));
     for (const Stmt &s : p_.body) {
       stmt_ = &s;
+      // Sends and receives next to each other proceed together (a group);
+      // any other step ends the group.
+      const auto *c = std::get_if<Collective>(&s.node);
+      bool p2p = c && (c->kind == Collective::Kind::Send || c->kind == Collective::Kind::Recv);
+      bool pure = s.kind() == StmtKind::ScalarOp || s.kind() == StmtKind::View || s.kind() == StmtKind::CommQuery;
+      if (!p2p && !pure) closeGroup();
       std::visit([&](const auto &n) { step(n); }, s.node);
     }
     return std::move(plan_);
@@ -140,6 +146,85 @@ class Planner {
   void step(const Wait &n) { stepKind(PlanStep::Kind::EventWait, eventOf_.at(n.event.value.index)); }
   void step(const Sync &) { stepKind(PlanStep::Kind::StreamSync); }
 
+  void step(const CommQuery &) {}
+
+  void closeGroup() {
+    if (!groupOpen_) return;
+    groupOpen_ = false;
+    plan_.steps.push_back(groupStep(HJ_COLL_GROUP_END));
+  }
+
+  PlanStep groupStep(uint32_t kind) {
+    PlanStep s;
+    s.kind = PlanStep::Kind::Collective;
+    s.kernel = kind;
+    PlanArg none;
+    none.kind = PlanArg::Kind::Expr;
+    none.index = use(table_.constInt(0));
+    s.args = {none, none};
+    s.dims[0] = s.dims[1] = none.index;
+    s.site = site("group");
+    return s;
+  }
+
+  // "what at f.hir:12:3", with the fusion origin when there is one.
+  std::string site(const std::string &what) {
+    std::string s = what;
+    if (stmt_->loc.known())
+      s += " at " + (p_.filename.empty() ? std::string("line ") : p_.filename + ":") + std::to_string(stmt_->loc.line) +
+           ":" + std::to_string(stmt_->loc.col);
+    if (!stmt_->origin.empty()) s += ", " + stmt_->origin;
+    return s;
+  }
+
+  // A collective's tensor as a pointer argument, and its element count.
+  PlanArg tensorArg(const Operand &o, ExprId *count) {
+    const Value &v = p_.value(o.value);
+    PlanArg a;
+    a.param = HJ_PARAM_PTR;
+    ExprId n = table_.constInt(1);
+    if (v.def == Value::Def::TensorInput) {
+      a.kind = PlanArg::Kind::Input;
+      a.index = v.defIndex;
+      for (uint32_t d = 0; d < v.rank; ++d)
+        n = table_.binary(OpCode::Mul, n,
+                          v.inputDims[d] == kDynamic ? table_.inputSize(v.defIndex, d) : table_.constInt(v.inputDims[d]),
+                          nullptr);
+    } else {
+      a.kind = PlanArg::Kind::Buffer;
+      a.index = slotOf(o.value);
+      for (const Operand &e : std::get<Alloc>(p_.body[v.defIndex].node).extents)
+        n = table_.binary(OpCode::Mul, n, e.isValue() ? p_.value(e.value).expr : table_.constInt(e.i), nullptr);
+    }
+    *count = n;
+    return a;
+  }
+
+  void step(const Collective &n) {
+    using K = Collective::Kind;
+    static const uint32_t kinds[] = {HJ_COLL_ALL_REDUCE, HJ_COLL_ALL_GATHER, HJ_COLL_REDUCE_SCATTER,
+                                     HJ_COLL_BROADCAST,  HJ_COLL_SEND,       HJ_COLL_RECV};
+    if ((n.kind == K::Send || n.kind == K::Recv) && !groupOpen_) {
+      plan_.steps.push_back(groupStep(HJ_COLL_GROUP_BEGIN));
+      groupOpen_ = true;
+    }
+    PlanStep s = groupStep(kinds[static_cast<int>(n.kind)]);
+    s.flags = n.op;
+    s.site = site(std::string(collectiveKeyword(n.kind)) + " of @" + p_.funcName);
+    ExprId srcCount, dstCount;
+    if (n.kind != K::Recv) s.args[0] = tensorArg(n.src, &srcCount);
+    if (n.kind != K::Send) s.args[1] = tensorArg(n.dst, &dstCount);
+    s.dtype = p_.value(n.kind == K::Recv ? n.dst.value : n.src.value).dtype;
+    // NCCL's count: per rank; reduce-scatter counts what each rank receives.
+    s.dims[0] = use(n.kind == K::ReduceScatter || n.kind == K::Recv ? dstCount : srcCount);
+    s.dims[1] = operandI64(n.peer);
+    // Buffers of another stream: their memory must outlive this work.
+    for (const PlanArg &a : s.args)
+      if (a.kind == PlanArg::Kind::Buffer && bufferStream_.at(a.index) != currentStream())
+        stepKind(PlanStep::Kind::Use, 0, a.index);
+    plan_.steps.push_back(std::move(s));
+  }
+
   void step(const ScalarOp &) {}
   void step(const View &) {}  // no runtime call: launches pass the root's memory
   void step(const std::monostate &) {}
@@ -247,6 +332,7 @@ class Planner {
   }
 
   void step(const Return &n) {
+    closeGroup();
     for (size_t i = 0; i < n.values.size(); ++i) {
       const Operand &o = n.values[i];
       PlanStep &al = plan_.steps[allocs_.at(o.value.index)];
@@ -275,6 +361,7 @@ class Planner {
   std::unordered_map<uint32_t, uint32_t> bufferStream_;        // slot -> the stream it is allocated on
   std::vector<uint32_t> streamStack_;  // the streams of the open 'on' blocks
   uint32_t streams_ = 0, events_ = 0;
+  bool groupOpen_ = false;  // a group of sends and receives is open
   std::unordered_map<uint32_t, size_t> allocs_;
   std::unordered_map<uint32_t, std::string> names_;
 };

@@ -46,6 +46,8 @@ int32_t evaluateOne(const Plan &plan, size_t i, hj_context *ctx, const DLTensor 
       break;
     }
     case Expr::Kind::LoopIndex: r.i = indices[e.input]; break;
+    case Expr::Kind::Rank: r.i = hj_comm_rank(ctx); break;
+    case Expr::Kind::World: r.i = hj_comm_world(ctx); break;
     case Expr::Kind::Binary: {
       DType t = plan.exprs[e.a.index].type;
       if (t == DType::f32) {

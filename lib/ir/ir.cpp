@@ -96,6 +96,17 @@ ExprId ExprTable::loopIndex(uint32_t loop) {
   return intern(e);
 }
 
+ExprId ExprTable::commQuery(bool world) {
+  Expr e;
+  e.kind = world ? Expr::Kind::World : Expr::Kind::Rank;
+  return intern(e);
+}
+
+const char *collectiveKeyword(Collective::Kind k) {
+  static const char *names[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "send", "recv"};
+  return names[static_cast<int>(k)];
+}
+
 ExprId ExprTable::binary(OpCode op, ExprId a, ExprId b, std::string *error) {
   const Expr ea = (*this)[a], eb = (*this)[b];
   if (ea.type != eb.type) {  // callers type-check first; never mix widths
@@ -509,6 +520,27 @@ void ProgramBuilder::wait(Operand event, Loc loc) {
 void ProgramBuilder::sync(Loc loc) {
   Stmt s;
   s.node = Sync{};
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
+}
+
+ValueId ProgramBuilder::commQuery(std::string name, bool world, Loc loc) {
+  uint32_t stmtIndex = static_cast<uint32_t>(p_.body.size());
+  ValueId id = newValue(std::move(name), false, DType::i64, 0, Value::Def::Stmt, stmtIndex, loc);
+  p_.values[id.index].expr = p_.exprs.commQuery(world);
+  Stmt s;
+  s.node = CommQuery{id, world};
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
+  return id;
+}
+
+void ProgramBuilder::collective(Collective c, Loc loc) {
+  checkOperand(c.src);
+  checkOperand(c.dst);
+  checkOperand(c.peer);
+  Stmt s;
+  s.node = std::move(c);
   s.loc = loc;
   p_.body.push_back(std::move(s));
 }

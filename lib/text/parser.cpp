@@ -308,6 +308,41 @@ class Parser {
     parseBlock(kw, index, "loop", [&](Loc l) { b_.forEnd(l); });
   }
 
+  // The operands of a collective, after its keyword.
+  void parseCollective(Collective::Kind kind, Loc loc) {
+    using K = Collective::Kind;
+    Collective c;
+    c.kind = kind;
+    c.src = c.dst = c.peer = Operand::integer(0, loc);
+    if (kind == K::AllReduce || kind == K::ReduceScatter) {
+      static const char *ops[] = {"sum", "prod", "max", "min"};
+      const Token &opTok = peek();
+      std::string op = expectIdent("a reduction (sum, prod, max or min)");
+      auto it = std::find(std::begin(ops), std::end(ops), op);
+      if (it == std::end(ops)) {
+        error(opTok.loc, "unknown reduction '" + op + "'; expected sum, prod, max or min");
+        throw Failed{};
+      }
+      c.op = static_cast<uint32_t>(it - std::begin(ops));
+    }
+    if (kind == K::Recv) {
+      c.dst = parseOperand();
+    } else {
+      c.src = parseOperand();
+    }
+    expectPunct(",");
+    if (kind == K::Send || kind == K::Recv) {
+      c.peer = parseOperand();
+    } else {
+      c.dst = parseOperand();
+      if (kind == K::Broadcast) {
+        expectPunct(",");
+        c.peer = parseOperand();
+      }
+    }
+    b_.collective(c, loc);
+  }
+
   // `on %s { ... }`, after the 'on'.
   void parseOn(const Token &kw) {
     Operand stream = parseOperand();
@@ -410,6 +445,10 @@ class Parser {
         define(name, word == "stream" ? b_.stream(name.text, name.loc) : b_.record(name.text, name.loc));
         return;
       }
+      if (word == "rank" || word == "world") {
+        define(name, b_.commQuery(name.text, word == "world", name.loc));
+        return;
+      }
       if (word == "alloc") {
         DType d = parseDTypeTok(false);
         expectPunct("[");
@@ -471,6 +510,13 @@ class Parser {
       b_.wait(parseOperand(), first.loc);
       return;
     }
+    for (int k = 0; k < 6; ++k) {
+      auto kind = static_cast<Collective::Kind>(k);
+      if (!isIdent(collectiveKeyword(kind))) continue;
+      next();
+      parseCollective(kind, first.loc);
+      return;
+    }
     if (isIdent("sync")) {
       next();
       b_.sync(first.loc);
@@ -510,7 +556,7 @@ class Parser {
       b_.launch(*kid, grid, block, smem, std::move(args), first.loc);
       return;
     }
-    fail("a statement (%name = ..., free, launch, for, on, wait, sync or return)");
+    fail("a statement (%name = ..., free, launch, for, on, wait, sync, a collective or return)");
   }
 
   std::vector<Token> t_;

@@ -101,6 +101,20 @@ std::string printStmt(const Program &p, const Stmt &s) {
           return "wait " + printOperand(p, n.event);
         } else if constexpr (std::is_same_v<T, Sync>) {
           return "sync";
+        } else if constexpr (std::is_same_v<T, CommQuery>) {
+          return "%" + p.value(n.result).name + (n.world ? " = world" : " = rank");
+        } else if constexpr (std::is_same_v<T, Collective>) {
+          static const char *ops[] = {"sum", "prod", "max", "min"};
+          std::string r = collectiveKeyword(n.kind);
+          using K = Collective::Kind;
+          if (n.kind == K::AllReduce || n.kind == K::ReduceScatter) r += std::string(" ") + ops[n.op & 3];
+          switch (n.kind) {
+            case K::Send: return r + " " + printOperand(p, n.src) + ", " + printOperand(p, n.peer);
+            case K::Recv: return r + " " + printOperand(p, n.dst) + ", " + printOperand(p, n.peer);
+            case K::Broadcast:
+              return r + " " + printOperand(p, n.src) + ", " + printOperand(p, n.dst) + ", " + printOperand(p, n.peer);
+            default: return r + " " + printOperand(p, n.src) + ", " + printOperand(p, n.dst);
+          }
         } else if constexpr (std::is_same_v<T, Return>) {
           return n.values.empty() ? "return" : "return " + list(p, n.values);
         } else {

@@ -408,6 +408,60 @@ class Verifier {
 
   void check(const Sync &) {}
 
+  void check(const CommQuery &n) { define(n.result); }
+
+  // The tensors of a collective: contiguous memory of a dtype NCCL moves.
+  bool collectiveTensor(const Operand &o, const std::string &what) {
+    if (!o.isValue()) {
+      error(o.loc, what + " must be a tensor");
+      return false;
+    }
+    if (!use(o)) return false;
+    const Value &v = p_.value(o.value);
+    if (!v.isTensor) {
+      error(o.loc, what + " must be a tensor; " + name(o.value) + " is a scalar");
+      return false;
+    }
+    if (p_.rootOf(o.value) != o.value) {
+      error(o.loc, what + " must be a buffer or an input, not a view (" + name(o.value) + ")");
+      return false;
+    }
+    if (isAllocated(o.value) && !std::get<Alloc>(p_.body[v.defIndex].node).strides.empty()) {
+      error(o.loc, what + " must be contiguous; " + name(o.value) + " has explicit strides");
+      return false;
+    }
+    if (isAllocated(o.value)) {  // the count is the product of the extents: the constant ones must not overflow
+      int64_t product = 1;
+      for (const Operand &e : std::get<Alloc>(p_.body[v.defIndex].node).extents) {
+        if (!constant(e)) continue;
+        int64_t x = e.isValue() ? p_.exprs[p_.value(e.value).expr].i : e.i;
+        if (__builtin_mul_overflow(product, x, &product)) {
+          error(o.loc, what + ": the element count of " + name(o.value) + " overflows");
+          return false;
+        }
+      }
+    }
+    if (v.dtype == DType::Bool || v.dtype == DType::i16) {
+      error(o.loc, what + ": collectives move f16, bf16, f32, f64, i8, u8, i32, u32, i64 and u64, not " +
+                       dtypeName(v.dtype));
+      return false;
+    }
+    return true;
+  }
+
+  void check(const Collective &n) {
+    using K = Collective::Kind;
+    std::string kw = std::string("'") + collectiveKeyword(n.kind) + "'";
+    bool src = n.kind != K::Recv, dst = n.kind != K::Send;
+    bool ok = (!src || collectiveTensor(n.src, "the source of " + kw)) &
+              (!dst || collectiveTensor(n.dst, "the destination of " + kw));
+    if (ok && src && dst && p_.value(n.src.value).dtype != p_.value(n.dst.value).dtype)
+      error(n.dst.loc, "the source and destination of " + kw + " have different dtypes: " +
+                           dtypeName(p_.value(n.src.value).dtype) + " and " + dtypeName(p_.value(n.dst.value).dtype));
+    if (n.kind == K::Broadcast) intOperand(n.peer, "the root of " + kw, 0);
+    if (n.kind == K::Send || n.kind == K::Recv) intOperand(n.peer, "the peer of " + kw, 0);
+  }
+
   void check(const Return &n) {
     if (!ons_.empty()) error(stmt_->loc, "'return' inside an 'on' block; it must be the last statement of the function");
     else if (!loops_.empty()) error(stmt_->loc, "'return' inside a loop; it must be the last statement of the function");

@@ -8,10 +8,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "comm.h"
 #include "hostjit/runtime.h"
 
 namespace hj {
@@ -91,6 +93,13 @@ class Backend {
   virtual int32_t eventDone(void *event, bool *done) = 0;
   // Waits for the work queued on the current stream.
   virtual int32_t synchronizeStream() = 0;
+
+  // Communicators (comm.h): NCCL on CUDA, made with the device current;
+  // threads of this process on the host.
+  virtual int32_t makeComm(const hj_comm_id &id, int32_t world, int32_t rank, std::unique_ptr<Comm> &out) = 0;
+  // Runs f with the device current, giving it the current stream's native
+  // handle (CUDA: its CUstream; host: NULL).
+  virtual int32_t onDevice(const std::function<int32_t(void *stream)> &f) = 0;
 
   // Synchronous. The copies are ordered after all work of every stream.
   virtual int32_t copyToHost(void *dst, const void *src, size_t bytes) = 0;

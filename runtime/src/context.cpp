@@ -201,6 +201,11 @@ hj_context::hj_context(std::unique_ptr<hj::Backend> b, const hj_options &o, bool
 
 hj_context::~hj_context() {
   magic = 0;
+  if (comm)
+    backend->onDevice([&](void *) {
+      comm.reset();
+      return HJ_OK;
+    });
   hj::releaseStreams(this);
   live.forEach([&](const void *, Block *b) {
     if (b->planned >= 0) {
@@ -595,7 +600,7 @@ void hj_reset_stats(hj_context *ctx) {
   s.allocs = s.frees = s.memsets = s.fills = s.launches = s.backend_allocs = s.backend_frees = s.arena_growths =
       s.pool_hits = s.fallible_ops = 0;
   s.graph_builds = s.graph_replays = s.graph_fast = s.graph_updates = s.graph_fallbacks = s.graph_evictions = 0;
-  s.event_records = s.event_waits = s.deferred_frees = 0;
+  s.event_records = s.event_waits = s.deferred_frees = s.collectives = s.collective_bytes = 0;
   s.peak_bytes = s.live_bytes;
 }
 
@@ -656,6 +661,14 @@ static int64_t recordFormat(const hj_context *ctx, uint64_t index, char *buf, ui
       s = tmp;
       break;
     case HJ_REC_SYNC: s = "sync"; break;
+    case HJ_REC_COLLECTIVE:
+      std::snprintf(tmp, sizeof tmp, "%s%s%s %s bytes=%llu", hj::collectiveName(e.index),
+                    e.index == HJ_COLL_ALL_REDUCE || e.index == HJ_COLL_REDUCE_SCATTER ? " " : "",
+                    e.index == HJ_COLL_ALL_REDUCE || e.index == HJ_COLL_REDUCE_SCATTER ? hj::reduceOpName(e.flags) : "",
+                    dtypeName(e.dtype), (unsigned long long)e.bytes);
+      s = tmp;
+      if (e.index >= HJ_COLL_BROADCAST) s += (e.index == HJ_COLL_BROADCAST ? " root " : " peer ") + std::to_string(e.kernel);
+      break;
     case HJ_REC_USE:
       std::snprintf(tmp, sizeof tmp, "use #%llu %%%s", (unsigned long long)e.buffer, c.name.c_str());
       s = tmp;

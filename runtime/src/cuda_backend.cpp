@@ -505,6 +505,17 @@ class CudaBackend final : public Backend {
     *done = r == CUDA_SUCCESS;
     return HJ_OK;
   }
+  int32_t makeComm(const hj_comm_id &id, int32_t world, int32_t rank, std::unique_ptr<Comm> &out) override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    return makeNcclComm(id, world, rank, out);
+  }
+  int32_t onDevice(const std::function<int32_t(void *)> &f) override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    return f(stream_);
+  }
+
   int32_t synchronizeStream() override {
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);

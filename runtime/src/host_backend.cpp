@@ -165,6 +165,11 @@ class HostBackend final : public Backend {
   }
   int32_t synchronizeStream() override { return checkFault(); }
 
+  int32_t makeComm(const hj_comm_id &id, int32_t world, int32_t rank, std::unique_ptr<Comm> &out) override {
+    return makeHostComm(id, world, rank, out);
+  }
+  int32_t onDevice(const std::function<int32_t(void *)> &f) override { return f(nullptr); }
+
   int32_t loadKernel(const hj_kernel_desc &desc, KernelEntry &out) override {
     if (!desc.host_symbol)
       return fail(HJ_ERR_NOT_FOUND, "kernel @%s has no host implementation (give it `host = \"...\"`)",

@@ -86,6 +86,40 @@ void accumulate_row(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
   }
 }
 
+// fill_rank(ptr<f32> out, i64 n, i64 rank): out[i] = rank * 1000 + i + 1.
+void fill_rank(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  float *out = arg<float *>(p, 0);
+  int64_t n = arg<int64_t>(p, 1), rank = arg<int64_t>(p, 2);
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(rank * 1000 + i + 1);
+}
+
+// matmul_rows(ptr<f32> a, ptr<f32> b, ptr<f32> c, i64 m, i64 k, i64 n,
+// i64 block, i64 stride, i64 offset): c = a (m x k) times b (k x n), row i
+// of the product going to row (i / block) * stride + offset + i % block.
+void matmul_rows(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  const float *a = arg<const float *>(p, 0), *b = arg<const float *>(p, 1);
+  float *c = arg<float *>(p, 2);
+  int64_t m = arg<int64_t>(p, 3), k = arg<int64_t>(p, 4), n = arg<int64_t>(p, 5);
+  int64_t block = arg<int64_t>(p, 6), stride = arg<int64_t>(p, 7), offset = arg<int64_t>(p, 8);
+  for (int64_t i = 0; i < m; ++i) {
+    int64_t row = (i / block) * stride + offset + i % block;
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0;
+      for (int64_t t = 0; t < k; ++t) acc += a[i * k + t] * b[t * n + j];
+      c[row * n + j] = acc;
+    }
+  }
+}
+
+// copy_rows(ptr<f32> src, ptr<f32> dst, i64 first, i64 rows, i64 cols):
+// dst = rows [first, first + rows) of src.
+void copy_rows(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  const float *src = arg<const float *>(p, 0);
+  float *dst = arg<float *>(p, 1);
+  int64_t first = arg<int64_t>(p, 2), rows = arg<int64_t>(p, 3), cols = arg<int64_t>(p, 4);
+  for (int64_t i = 0; i < rows * cols; ++i) dst[i] = src[first * cols + i];
+}
+
 }  // extern "C"
 
 extern "C" {

@@ -25,8 +25,11 @@ struct PlanStep {
   // LoopBegin/LoopEnd bracket a loop's steps (PlanLoop). The others are
   // the stream calls: hj_set_stream, hj_record_use, hj_event_record,
   // hj_event_wait, hj_stream_sync.
+  // Collective: hj_collective with kind `kernel` (an hj_collective_kind),
+  // op `flags`, `dtype`, src args[0] and dst args[1] (an Expr argument: no
+  // tensor, NULL), count dims[0] and peer dims[1] (plan expressions).
   enum class Kind : uint8_t {
-    Alloc, Free, Launch, LoopBegin, LoopEnd, SetStream, Use, EventRecord, EventWait, StreamSync
+    Alloc, Free, Launch, LoopBegin, LoopEnd, SetStream, Use, EventRecord, EventWait, StreamSync, Collective
   } kind = Kind::Alloc;
   uint32_t slot = 0;   // Alloc/Free/Use: the buffer slot
   uint32_t loop = 0;   // LoopBegin/LoopEnd: the loop

@@ -155,6 +155,27 @@ struct Wait {
 };
 // `sync`: the host waits for the work queued on the current stream.
 struct Sync {};
+// `%r = rank` and `%w = world`: this rank of an SPMD program and the number
+// of ranks (0 and 1 when the context has no communicator); i64 values.
+struct CommQuery {
+  ValueId result;
+  bool world = false;
+};
+// A collective on the current stream, between the ranks of the context's
+// communicator (docs/spmd.md):
+//   all_reduce OP %src, %dst         %dst = OP over ranks of %src (same size)
+//   all_gather %src, %dst            %dst = the ranks' %src, in rank order
+//   reduce_scatter OP %src, %dst     %dst = rank r's block of OP over %src
+//   broadcast %src, %dst, ROOT       %dst = %src of rank ROOT
+//   send %src, PEER / recv %dst, PEER
+// OP is sum, prod, max or min. Buffers are contiguous; counts come from
+// their extents.
+struct Collective {
+  enum class Kind : uint8_t { AllReduce, AllGather, ReduceScatter, Broadcast, Send, Recv } kind = Kind::AllReduce;
+  uint32_t op = 0;  // hj_reduce_op
+  Operand src, dst, peer;  // src or dst unused (Int 0) by recv and send; peer: root, peer, or unused
+};
+const char *collectiveKeyword(Collective::Kind k);
 struct Return {
   std::vector<Operand> values;
 };
@@ -199,7 +220,9 @@ struct Expr {
   // LoopIndex: the induction variable of loop `input` (the program's loops
   // numbered in order of their For statements); an expression built from it
   // is computed anew on each iteration.
-  enum class Kind : uint8_t { Const, InputSize, InputStride, ScalarInput, Binary, LoopIndex } kind = Kind::Const;
+  // Rank, World: the context's place in its communicator (CommQuery).
+  enum class Kind : uint8_t { Const, InputSize, InputStride, ScalarInput, Binary, LoopIndex, Rank, World } kind =
+      Kind::Const;
   DType type = DType::i64;
   OpCode op = OpCode::Add;  // Binary
   int64_t i = 0;            // Const (integers and bool)
@@ -218,6 +241,7 @@ class ExprTable {
   ExprId inputStride(uint32_t input, uint32_t dim);
   ExprId scalarInput(uint32_t input, DType type);
   ExprId loopIndex(uint32_t loop);
+  ExprId commQuery(bool world);
   // Folds constants, simplifies (x+0, x*1, x*0, x/1, ...) and hash-conses.
   // Returns an invalid id and sets *error for a constant division by zero.
   ExprId binary(OpCode op, ExprId a, ExprId b, std::string *error);
@@ -308,6 +332,9 @@ class ProgramBuilder {
   ValueId record(std::string name, Loc loc = {});
   void wait(Operand event, Loc loc = {});
   void sync(Loc loc = {});
+  // `%name = rank` / `%name = world`, and a collective statement.
+  ValueId commQuery(std::string name, bool world, Loc loc = {});
+  void collective(Collective c, Loc loc = {});
 
   // Comments for the next statement/kernel (the parser keeps them).
   Program &program() { return p_; }

@@ -111,6 +111,27 @@ typedef struct hj_kernel_desc {
   const int32_t *params;   /* hj_param_kind of each parameter */
 } hj_kernel_desc;
 
+/* A communicator's unique id (NCCL's ncclUniqueId on CUDA): made once by
+ * one rank with hj_comm_unique_id and handed to every rank (docs/spmd.md). */
+typedef struct hj_comm_id {
+  unsigned char bytes[128];
+} hj_comm_id;
+
+/* The collectives of hj_collective. HJ_COLL_GROUP_BEGIN/END bracket sends
+ * and receives that proceed together (NCCL's group calls). */
+typedef enum hj_collective_kind {
+  HJ_COLL_ALL_REDUCE = 0,
+  HJ_COLL_ALL_GATHER = 1,
+  HJ_COLL_REDUCE_SCATTER = 2,
+  HJ_COLL_BROADCAST = 3,
+  HJ_COLL_SEND = 4,
+  HJ_COLL_RECV = 5,
+  HJ_COLL_GROUP_BEGIN = 6,
+  HJ_COLL_GROUP_END = 7
+} hj_collective_kind;
+
+typedef enum hj_reduce_op { HJ_REDUCE_SUM = 0, HJ_REDUCE_PROD = 1, HJ_REDUCE_MAX = 2, HJ_REDUCE_MIN = 3 } hj_reduce_op;
+
 typedef struct hj_stats {
   uint64_t allocs;         /* hj_alloc calls that succeeded */
   uint64_t frees;          /* buffers returned (hj_free, hj_free_on_error) */
@@ -138,6 +159,8 @@ typedef struct hj_stats {
   uint64_t event_records;  /* hj_event_record calls that succeeded */
   uint64_t event_waits;    /* hj_event_wait calls that succeeded */
   uint64_t deferred_frees; /* buffers freed while work on another stream used them: held until it passed */
+  uint64_t collectives;    /* hj_collective calls that succeeded (group brackets excluded) */
+  uint64_t collective_bytes; /* bytes those calls sent from this rank (a receive counts what it received) */
 } hj_stats;
 
 typedef enum hj_record_kind {
@@ -150,7 +173,8 @@ typedef enum hj_record_kind {
   HJ_REC_EVENT_RECORD = 6, /* index is the event */
   HJ_REC_EVENT_WAIT = 7,   /* index is the event */
   HJ_REC_SYNC = 8,         /* hj_stream_sync */
-  HJ_REC_USE = 9           /* hj_record_use: buffer is the buffer id */
+  HJ_REC_USE = 9,          /* hj_record_use: buffer is the buffer id */
+  HJ_REC_COLLECTIVE = 10   /* hj_collective: index is its kind, bytes its bytes, kernel its peer or root */
 } hj_record_kind;
 
 /* One launch argument as recorded: a buffer from this context is named by its

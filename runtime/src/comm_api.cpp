@@ -1,0 +1,132 @@
+// comm_api.cpp - the communicator entry points: unique ids, joining,
+// aborting, rank and world, and hj_collective.
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+
+#include "calls.h"
+#include "error.h"
+
+using hj::checkContext;
+using hj::fail;
+using hj::guarded;
+
+int32_t hj_comm_unique_id(int32_t backend, hj_comm_id *out) {
+  return guarded([&]() -> int32_t {
+    if (!out) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_comm_unique_id: out is NULL");
+    if (backend == HJ_BACKEND_HOST) return hj::hostCommUniqueId(out);
+    if (backend == HJ_BACKEND_CUDA) return hj::ncclCommUniqueId(out);
+    return fail(HJ_ERR_INVALID_ARGUMENT, "hj_comm_unique_id: backend %d is neither host (0) nor CUDA (1)", backend);
+  });
+}
+
+int32_t hj_comm_init(hj_context *ctx, const hj_comm_id *id, int32_t world, int32_t rank) {
+  return guarded([&]() -> int32_t {
+    if (int32_t st = checkContext(ctx, "hj_comm_init")) return st;
+    if (!id) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_comm_init: id is NULL");
+    if (world < 1) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_comm_init: world is %d, expected at least 1", world);
+    if (rank < 0 || rank >= world)
+      return fail(HJ_ERR_INVALID_ARGUMENT, "hj_comm_init: rank %d, expected 0 to %d", rank, world - 1);
+    if (ctx->comm) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_comm_init: the context is already rank %d of %d",
+                               ctx->comm->rank(), ctx->comm->world());
+    if (int32_t st = ctx->backend->checkFault()) return st;
+    std::unique_ptr<hj::Comm> c;
+    if (int32_t st = ctx->backend->makeComm(*id, world, rank, c)) return st;
+    ctx->comm = std::move(c);
+    return HJ_OK;
+  });
+}
+
+void hj_comm_abort(hj_context *ctx, const char *reason) {
+  guarded([&]() -> int32_t {
+    if (checkContext(ctx, "hj_comm_abort") != HJ_OK || !ctx->comm) return HJ_OK;
+    ctx->comm->abort(reason ? reason : "no reason given");
+    return HJ_OK;
+  });
+}
+
+int64_t hj_comm_rank(const hj_context *ctx) { return ctx && ctx->comm ? ctx->comm->rank() : 0; }
+
+int64_t hj_comm_world(const hj_context *ctx) { return ctx && ctx->comm ? ctx->comm->world() : 1; }
+
+namespace {
+
+// Checks that a buffer of ctx holds `bytes` (memory that is not a buffer of
+// ctx, an input, is the caller's to size).
+int32_t checkRoom(hj_context *ctx, const void *p, uint64_t bytes, const char *role, const std::string &what) {
+  const hj::Block *b = ctx->live.find(const_cast<void *>(p));
+  if (!b || b->bytes >= bytes) return HJ_OK;
+  return fail(HJ_ERR_INVALID_ARGUMENT, "rank %d: %s: its %s %%%s holds %llu bytes, the call needs %llu",
+              ctx->comm ? ctx->comm->rank() : 0, what.c_str(), role, b->name, (unsigned long long)b->bytes,
+              (unsigned long long)bytes);
+}
+
+}  // namespace
+
+int32_t hj_collective(hj_context *ctx, uint32_t kind, const void *src, void *dst, uint64_t count, uint32_t dtype,
+                      uint32_t op, int64_t peer, const char *site) {
+  return guarded([&]() -> int32_t {
+    if (int32_t st = checkContext(ctx, "hj_collective")) return st;
+    if (kind > HJ_COLL_GROUP_END) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_collective: unknown kind %u", kind);
+    bool bracket = kind >= HJ_COLL_GROUP_BEGIN;
+    char buf[512];
+    const char *where = site && *site ? site : "no site given";
+    if (bracket) std::snprintf(buf, sizeof buf, "%s (%s)", hj::collectiveName(kind), where);
+    else std::snprintf(buf, sizeof buf, "%s %llu (%s)", hj::collectiveName(kind),
+                       static_cast<unsigned long long>(++ctx->collectivesMade), where);
+    std::string what = buf;
+    if (!ctx->comm)
+      return fail(HJ_ERR_INVALID_ARGUMENT,
+                  "%s: the context has no communicator: give it one with hj_comm_init (or run with --ranks N)",
+                  what.c_str());
+    if (ctx->graphs.mode() == hj::GraphCache::Mode::Trace || ctx->graphs.mode() == hj::GraphCache::Mode::Replay)
+      return ctx->graphs.unsupported("communicates");
+    if (int32_t st = ctx->backend->checkFault()) return st;
+    uint32_t esize = hj_dtype_size(dtype);
+    if (!bracket && esize == 0) return fail(HJ_ERR_INVALID_ARGUMENT, "%s: unknown dtype %u", what.c_str(), dtype);
+    if (op > HJ_REDUCE_MIN) return fail(HJ_ERR_INVALID_ARGUMENT, "%s: unknown reduction %u", what.c_str(), op);
+    int32_t rank = ctx->comm->rank(), world = ctx->comm->world();
+    if ((kind == HJ_COLL_BROADCAST || kind == HJ_COLL_SEND || kind == HJ_COLL_RECV) && (peer < 0 || peer >= world))
+      return fail(HJ_ERR_INVALID_ARGUMENT, "rank %d: %s: %s %" PRId64 " is not a rank (0 to %d)", rank, what.c_str(),
+                  kind == HJ_COLL_BROADCAST ? "root" : "peer", peer, world - 1);
+    if ((kind == HJ_COLL_SEND || kind == HJ_COLL_RECV) && peer == rank)
+      return fail(HJ_ERR_INVALID_ARGUMENT, "rank %d: %s: a rank cannot %s itself", rank, what.c_str(),
+                  kind == HJ_COLL_SEND ? "send to" : "receive from");
+    uint64_t bytes = count * esize, in = bytes, out = bytes;
+    if (kind == HJ_COLL_ALL_GATHER) out = bytes * world;
+    if (kind == HJ_COLL_REDUCE_SCATTER) in = bytes * world;
+    if (!bracket) {
+      if (kind != HJ_COLL_RECV)
+        if (int32_t st = checkRoom(ctx, src, in, "source", what)) return st;
+      if (kind != HJ_COLL_SEND)
+        if (int32_t st = checkRoom(ctx, dst, out, "destination", what)) return st;
+    }
+    if (int32_t st = ctx->injector.check("rank %d: %s", rank, what.c_str())) {
+      ctx->comm->abort(hj_last_error());  // the others must not wait for this rank
+      return st;
+    }
+    int32_t st = ctx->backend->onDevice([&](void *stream) {
+      return ctx->comm->run(kind, src, dst, count, dtype, op, static_cast<int32_t>(peer), stream, what);
+    });
+    if (st != HJ_OK) {
+      std::string msg = hj_last_error();
+      ctx->comm->abort(msg);
+      return fail(st, "%s", msg.c_str());
+    }
+    if (ctx->sync)
+      if (int32_t s2 = ctx->backend->synchronize()) return s2;
+    if (!bracket) {
+      ++ctx->stats.collectives;
+      ctx->stats.collective_bytes += kind == HJ_COLL_ALL_GATHER ? bytes : in;
+      if (ctx->recording) {
+        hj::RecordedCall &c = hj::record(ctx, HJ_REC_COLLECTIVE, ctx->live.find(dst ? dst : const_cast<void *>(src)), "");
+        c.entry.index = kind;
+        c.entry.bytes = bytes;
+        c.entry.flags = op;
+        c.entry.dtype = dtype;
+        c.entry.kernel = static_cast<uint32_t>(peer);
+      }
+    }
+    return HJ_OK;
+  });
+}
