@@ -71,9 +71,7 @@ int32_t hj_collective(hj_context *ctx, uint32_t kind, const void *src, void *dst
     bool bracket = kind >= HJ_COLL_GROUP_BEGIN;
     char buf[512];
     const char *where = site && *site ? site : "no site given";
-    if (bracket) std::snprintf(buf, sizeof buf, "%s (%s)", hj::collectiveName(kind), where);
-    else std::snprintf(buf, sizeof buf, "%s %llu (%s)", hj::collectiveName(kind),
-                       static_cast<unsigned long long>(++ctx->collectivesMade), where);
+    std::snprintf(buf, sizeof buf, "%s (%s)", hj::collectiveName(kind), where);
     std::string what = buf;
     if (!ctx->comm)
       return fail(HJ_ERR_INVALID_ARGUMENT,

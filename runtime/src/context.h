@@ -61,7 +61,6 @@ struct hj_context {
   hj::Arenas arenas;
   hj::StreamState streams;
   std::unique_ptr<hj::Comm> comm;  // SPMD: this context's rank (hj_comm_init)
-  uint64_t collectivesMade = 0;    // numbers the collectives in messages
   hj::PtrMap<hj::Block> live;
   uint64_t nextBufferId = 1;
   std::vector<hj::RecordedCall> record;
