@@ -1,0 +1,283 @@
+// bench_spmd.cpp - SPMD programs on two GPUs (a thread and a context per
+// rank, NCCL underneath): all-reduce bus bandwidth through a hostjit program
+// against NCCL called directly, host microseconds per call of the scenarios,
+// and the all-gather + matmul with its second stream against the same loop
+// on one stream. Each benchmark runs a fixed number of iterations on rank 0
+// (the benchmark thread) while rank 1 makes the same calls in a thread.
+//
+//   NCCL_NVLS_ENABLE=0 HOSTJIT_SOURCE_DIR=$PWD LD_LIBRARY_PATH=<libnccl dir> hostjit_spmd_bench
+#include <benchmark/benchmark.h>
+#include <cuda.h>  // types and prototypes only: the driver is loaded with dlopen
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
+#include <thread>
+
+#include "hostjit/exec/host_data.h"
+#include "hostjit/jit.h"
+#include "hostjit/text/text.h"
+
+using namespace hostjit;
+
+namespace {
+
+std::string sourceDir() {
+  const char *d = std::getenv("HOSTJIT_SOURCE_DIR");
+  return d && *d ? d : HOSTJIT_SOURCE_DIR;
+}
+
+// NCCL called directly, for the comparison (the bench's own dlopen; the
+// types as in nccl.h).
+struct RawNccl {
+  using Comm = void *;
+  struct Id {
+    char internal[128];
+  };
+  int (*getUniqueId)(Id *) = nullptr;
+  int (*commInitRank)(Comm *, int, Id, int) = nullptr;
+  int (*commDestroy)(Comm) = nullptr;
+  int (*allReduce)(const void *, void *, size_t, int, int, Comm, void *) = nullptr;
+  CUresult (*ctxSetCurrent)(CUcontext) = nullptr;
+  CUresult (*primaryCtxRetain)(CUcontext *, CUdevice) = nullptr;
+  bool ok = false;
+  RawNccl() {
+    void *n = dlopen("libnccl.so.2", RTLD_NOW), *c = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!n || !c) return;
+    getUniqueId = reinterpret_cast<decltype(getUniqueId)>(dlsym(n, "ncclGetUniqueId"));
+    commInitRank = reinterpret_cast<decltype(commInitRank)>(dlsym(n, "ncclCommInitRank"));
+    commDestroy = reinterpret_cast<decltype(commDestroy)>(dlsym(n, "ncclCommDestroy"));
+    allReduce = reinterpret_cast<decltype(allReduce)>(dlsym(n, "ncclAllReduce"));
+    ctxSetCurrent = reinterpret_cast<decltype(ctxSetCurrent)>(dlsym(c, "cuCtxSetCurrent"));
+    primaryCtxRetain = reinterpret_cast<decltype(primaryCtxRetain)>(dlsym(c, "cuDevicePrimaryCtxRetain"));
+    ok = getUniqueId && commInitRank && commDestroy && allReduce && ctxSetCurrent && primaryCtxRetain;
+  }
+};
+
+Jit &jit() {
+  static std::unique_ptr<Jit> j = std::move(*Jit::create());
+  return *j;
+}
+
+// Two ranks of one program: runtimes on devices 0 and 1 in one communicator,
+// the program compiled for each, and each rank's inputs.
+struct TwoRanks {
+  std::shared_ptr<Runtime> rt[2];
+  std::unique_ptr<CompiledProgram> cp[2];
+  std::optional<InputSet> in[2];
+  std::vector<ScalarArg> scalars;
+  std::string error;
+
+  TwoRanks(const std::string &file, const std::map<std::string, std::vector<int64_t>> &shapes,
+           std::vector<ScalarArg> sc = {})
+      : scalars(std::move(sc)) {
+    Diagnostics d;
+    Program p = parseFile(file, d);
+    if (!d.empty()) {
+      error = d.format(file, p.source);
+      return;
+    }
+    hj_comm_id id;
+    if (hj_comm_unique_id(HJ_BACKEND_CUDA, &id) != HJ_OK) {
+      error = hj_last_error();
+      return;
+    }
+    std::string errs[2];
+    std::thread t[2];
+    for (int r = 0; r < 2; ++r)
+      t[r] = std::thread([&, r] {
+        hj_options o;
+        hj_options_init(&o);
+        o.backend = HJ_BACKEND_CUDA;
+        o.device = r;
+        auto made = Runtime::create(o);
+        if (!made) {
+          errs[r] = made.error().message;
+          return;
+        }
+        rt[r] = *made;
+        if (hj_comm_init(rt[r]->context(), &id, 2, r) != HJ_OK) errs[r] = hj_last_error();
+      });
+    for (auto &th : t) th.join();
+    for (int r = 0; r < 2 && error.empty(); ++r) {
+      if (!errs[r].empty()) {
+        error = errs[r];
+        return;
+      }
+      CompileOptions co;
+      co.tiered = false;
+      auto c = jit().compile(p, rt[r], co);
+      if (!c) {
+        error = c.error().message;
+        return;
+      }
+      cp[r] = std::move(*c);
+      auto s = InputSet::random(rt[r], cp[r]->plan(), shapes, 7 + r);
+      if (!s) {
+        error = s.error().message;
+        return;
+      }
+      in[r].emplace(std::move(*s));
+    }
+  }
+
+  // One call on rank r; sync: wait for its GPU work too.
+  bool call(int r, bool sync) {
+    auto out = cp[r]->run(in[r]->span(), scalars);
+    if (!out) return false;
+    return !sync || hj_synchronize(rt[r]->context()) == HJ_OK;
+  }
+};
+
+// Runs `iters` iterations on both ranks; rank 0's are timed by `timed`.
+void lockstep(benchmark::State &state, int iters, const std::function<bool(int)> &step,
+              const std::function<bool(benchmark::State &)> &timed) {
+  bool other = true;
+  std::thread rank1([&] {
+    for (int i = 0; i < iters + 2 && other; ++i) other = step(1);
+  });
+  bool ok = step(0) && step(0);  // warm up, as rank 1 does
+  for (auto _ : state) {
+    if (ok) ok = timed(state);
+  }
+  rank1.join();
+  if (!ok || !other) state.SkipWithError(hj_last_error());
+}
+
+double seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// All-reduce of `bytes` through a hostjit program (one all_reduce statement):
+// time per operation with the GPU work, and NCCL's bus bandwidth formula.
+void BM_AllReduceHostjit(benchmark::State &state) {
+  int64_t n = state.range(0) / 4;
+  static std::map<int64_t, std::unique_ptr<TwoRanks>> setups;
+  auto &s = setups[n];
+  if (!s) s = std::make_unique<TwoRanks>(sourceDir() + "/bench/programs/all_reduce.hir",
+                                         std::map<std::string, std::vector<int64_t>>{{"x", {n}}});
+  if (!s->error.empty()) return state.SkipWithError(s->error.c_str());
+  int iters = static_cast<int>(state.max_iterations);
+  lockstep(state, iters, [&](int r) { return s->call(r, true); }, [&](benchmark::State &st) {
+    auto a = std::chrono::steady_clock::now();
+    bool ok = s->call(0, true);
+    st.SetIterationTime(seconds(a, std::chrono::steady_clock::now()));
+    return ok;
+  });
+  state.counters["busbw_GBps"] = benchmark::Counter(static_cast<double>(state.range(0)) * 2 * (2 - 1) / 2 / 1e9,
+                                                    benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The same all-reduce with ncclAllReduce called directly on two comms of
+// its own, on the same buffers' sizes and streams of the same contexts.
+void BM_AllReduceNccl(benchmark::State &state) {
+  static RawNccl nccl;
+  if (!nccl.ok) return state.SkipWithError("libnccl.so.2 or libcuda.so.1 cannot be loaded");
+  size_t bytes = static_cast<size_t>(state.range(0));
+  static std::map<size_t, std::unique_ptr<TwoRanks>> setups;
+  auto &s = setups[bytes];
+  if (!s) s = std::make_unique<TwoRanks>(sourceDir() + "/bench/programs/all_reduce.hir",
+                                         std::map<std::string, std::vector<int64_t>>{{"x", {int64_t(bytes / 4)}}});
+  if (!s->error.empty()) return state.SkipWithError(s->error.c_str());
+  static RawNccl::Comm comm[2];
+  static void *buf[2][2];
+  static CUcontext ctx[2];
+  static bool made = false;
+  if (!made) {
+    RawNccl::Id id;
+    nccl.getUniqueId(&id);
+    std::thread t[2];
+    for (int r = 0; r < 2; ++r)
+      t[r] = std::thread([&, r] {
+        nccl.primaryCtxRetain(&ctx[r], r);
+        nccl.ctxSetCurrent(ctx[r]);
+        nccl.commInitRank(&comm[r], 2, id, r);
+      });
+    for (auto &th : t) th.join();
+    made = true;
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int b = 0; b < 2; ++b) {
+      if (buf[r][b]) hj_buffer_free(s->rt[r]->context(), buf[r][b]);
+      hj_buffer_alloc(s->rt[r]->context(), bytes, &buf[r][b]);
+    }
+  auto step = [&](int r) {
+    nccl.ctxSetCurrent(ctx[r]);
+    void *stream = hj_context_native_stream(s->rt[r]->context());
+    if (nccl.allReduce(buf[r][0], buf[r][1], bytes / 4, 7 /* float32 */, 0 /* sum */, comm[r], stream)) return false;
+    return hj_synchronize(s->rt[r]->context()) == HJ_OK;
+  };
+  lockstep(state, static_cast<int>(state.max_iterations), step, [&](benchmark::State &st) {
+    auto a = std::chrono::steady_clock::now();
+    bool ok = step(0);
+    st.SetIterationTime(seconds(a, std::chrono::steady_clock::now()));
+    return ok;
+  });
+  state.counters["busbw_GBps"] = benchmark::Counter(static_cast<double>(bytes) * 2 * (2 - 1) / 2 / 1e9,
+                                                    benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// Host microseconds per call of a scenario (the call as issued; the GPU
+// work is waited for outside the timing).
+void scenarioHost(benchmark::State &state, const std::string &file,
+                  const std::map<std::string, std::vector<int64_t>> &shapes, std::vector<ScalarArg> scalars) {
+  static std::map<std::string, std::unique_ptr<TwoRanks>> setups;
+  auto &s = setups[file];
+  if (!s) s = std::make_unique<TwoRanks>(sourceDir() + file, shapes, scalars);
+  if (!s->error.empty()) return state.SkipWithError(s->error.c_str());
+  lockstep(state, static_cast<int>(state.max_iterations), [&](int r) { return s->call(r, true); },
+           [&](benchmark::State &st) {
+             auto a = std::chrono::steady_clock::now();
+             bool ok = s->call(0, false);
+             st.SetIterationTime(seconds(a, std::chrono::steady_clock::now()));
+             return ok && hj_synchronize(s->rt[0]->context()) == HJ_OK;
+           });
+}
+
+// GPU time per call (the call and its work) of the all-gather + matmul with
+// its comm stream, or of the same loop on one stream (serial).
+void gatherMatmulGpu(benchmark::State &state, const std::string &file) {
+  static std::map<std::string, std::unique_ptr<TwoRanks>> setups;
+  auto &s = setups[file];
+  if (!s)
+    s = std::make_unique<TwoRanks>(sourceDir() + file,
+                                   std::map<std::string, std::vector<int64_t>>{{"x", {4096, 8192}}, {"w", {8192, 64}}},
+                                   std::vector<ScalarArg>{ScalarArg::i64(8)});
+  if (!s->error.empty()) return state.SkipWithError(s->error.c_str());
+  lockstep(state, static_cast<int>(state.max_iterations), [&](int r) { return s->call(r, true); },
+           [&](benchmark::State &st) {
+             auto a = std::chrono::steady_clock::now();
+             bool ok = s->call(0, true);
+             st.SetIterationTime(seconds(a, std::chrono::steady_clock::now()));
+             return ok;
+           });
+}
+
+void BM_RowParallelHost(benchmark::State &state) {
+  scenarioHost(state, "/test/programs/spmd/row_parallel.hir", {{"x", {256, 512}}, {"w", {512, 256}}}, {});
+}
+void BM_CollectivesHost(benchmark::State &state) {
+  scenarioHost(state, "/test/programs/spmd/collectives.hir", {{"x", {4096}}}, {});
+}
+void BM_GatherMatmulHost(benchmark::State &state) {
+  scenarioHost(state, "/test/programs/spmd/gather_matmul.hir", {{"x", {4096, 8192}}, {"w", {8192, 64}}},
+               {ScalarArg::i64(8)});
+}
+void BM_GatherMatmulOverlap(benchmark::State &state) { gatherMatmulGpu(state, "/test/programs/spmd/gather_matmul.hir"); }
+void BM_GatherMatmulSerial(benchmark::State &state) { gatherMatmulGpu(state, "/bench/programs/gather_matmul_serial.hir"); }
+
+}  // namespace
+
+BENCHMARK(BM_AllReduceHostjit)->RangeMultiplier(8)->Range(8 << 10, 256 << 20)->Iterations(40)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AllReduceNccl)->RangeMultiplier(8)->Range(8 << 10, 256 << 20)->Iterations(40)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RowParallelHost)->Iterations(300)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CollectivesHost)->Iterations(300)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GatherMatmulHost)->Iterations(100)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GatherMatmulOverlap)->Iterations(50)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GatherMatmulSerial)->Iterations(50)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+BENCHMARK_MAIN();
