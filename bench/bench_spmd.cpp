@@ -245,7 +245,7 @@ void gatherMatmulGpu(benchmark::State &state, const std::string &file) {
   auto &s = setups[file];
   if (!s)
     s = std::make_unique<TwoRanks>(sourceDir() + file,
-                                   std::map<std::string, std::vector<int64_t>>{{"x", {4096, 8192}}, {"w", {8192, 64}}},
+                                   std::map<std::string, std::vector<int64_t>>{{"x", {4096, 8192}}, {"w", {8192, 8}}},
                                    std::vector<ScalarArg>{ScalarArg::i64(8)});
   if (!s->error.empty()) return state.SkipWithError(s->error.c_str());
   lockstep(state, static_cast<int>(state.max_iterations), [&](int r) { return s->call(r, true); },
@@ -264,7 +264,7 @@ void BM_CollectivesHost(benchmark::State &state) {
   scenarioHost(state, "/test/programs/spmd/collectives.hir", {{"x", {4096}}}, {});
 }
 void BM_GatherMatmulHost(benchmark::State &state) {
-  scenarioHost(state, "/test/programs/spmd/gather_matmul.hir", {{"x", {4096, 8192}}, {"w", {8192, 64}}},
+  scenarioHost(state, "/test/programs/spmd/gather_matmul.hir", {{"x", {4096, 8192}}, {"w", {8192, 8}}},
                {ScalarArg::i64(8)});
 }
 void BM_GatherMatmulOverlap(benchmark::State &state) { gatherMatmulGpu(state, "/test/programs/spmd/gather_matmul.hir"); }

@@ -201,11 +201,13 @@ hj_context::hj_context(std::unique_ptr<hj::Backend> b, const hj_options &o, bool
 
 hj_context::~hj_context() {
   magic = 0;
-  if (comm)
+  if (comm) {
+    (void)backend->synchronize();  // its collectives are done before it goes
     backend->onDevice([&](void *) {
       comm.reset();
       return HJ_OK;
     });
+  }
   hj::releaseStreams(this);
   live.forEach([&](const void *, Block *b) {
     if (b->planned >= 0) {

@@ -86,9 +86,12 @@ bool ncclType(uint32_t dtype, ncclDataType_t *out) {
 class NcclComm final : public Comm {
  public:
   NcclComm(ncclComm_t c, int32_t rank, int32_t world) : Comm(rank, world), c_(c) {}
+  // Frees this rank's side without waiting for the others (ncclCommDestroy
+  // finalizes, which waits for peers: ranks destroyed one after another by
+  // one thread would hang). The context has drained its streams first.
   ~NcclComm() override {
     if (aborted_) return;  // ncclCommAbort freed it
-    nccl().ncclCommDestroy(c_);
+    nccl().ncclCommAbort(c_);
   }
 
   int32_t run(uint32_t kind, const void *src, void *dst, uint64_t count, uint32_t dtype, uint32_t op, int32_t peer,
