@@ -58,6 +58,13 @@ struct RawNccl {
   }
 };
 
+// Every setup of the run, destroyed before main returns: NCCL's own exit
+// handlers must not run while communicators are still alive.
+std::map<std::string, std::unique_ptr<struct TwoRanks>> &setups() {
+  static std::map<std::string, std::unique_ptr<TwoRanks>> m;
+  return m;
+}
+
 Jit &jit() {
   static std::unique_ptr<Jit> j = std::move(*Jit::create());
   return *j;
@@ -156,8 +163,7 @@ double seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_cloc
 // time per operation with the GPU work, and NCCL's bus bandwidth formula.
 void BM_AllReduceHostjit(benchmark::State &state) {
   int64_t n = state.range(0) / 4;
-  static std::map<int64_t, std::unique_ptr<TwoRanks>> setups;
-  auto &s = setups[n];
+  auto &s = setups()["all_reduce " + std::to_string(n)];
   if (!s) s = std::make_unique<TwoRanks>(sourceDir() + "/bench/programs/all_reduce.hir",
                                          std::map<std::string, std::vector<int64_t>>{{"x", {n}}});
   if (!s->error.empty()) return state.SkipWithError(s->error.c_str());
@@ -178,8 +184,7 @@ void BM_AllReduceNccl(benchmark::State &state) {
   static RawNccl nccl;
   if (!nccl.ok) return state.SkipWithError("libnccl.so.2 or libcuda.so.1 cannot be loaded");
   size_t bytes = static_cast<size_t>(state.range(0));
-  static std::map<size_t, std::unique_ptr<TwoRanks>> setups;
-  auto &s = setups[bytes];
+  auto &s = setups()["nccl " + std::to_string(bytes)];
   if (!s) s = std::make_unique<TwoRanks>(sourceDir() + "/bench/programs/all_reduce.hir",
                                          std::map<std::string, std::vector<int64_t>>{{"x", {int64_t(bytes / 4)}}});
   if (!s->error.empty()) return state.SkipWithError(s->error.c_str());
@@ -225,8 +230,7 @@ void BM_AllReduceNccl(benchmark::State &state) {
 // work is waited for outside the timing).
 void scenarioHost(benchmark::State &state, const std::string &file,
                   const std::map<std::string, std::vector<int64_t>> &shapes, std::vector<ScalarArg> scalars) {
-  static std::map<std::string, std::unique_ptr<TwoRanks>> setups;
-  auto &s = setups[file];
+  auto &s = setups()["host " + file];
   if (!s) s = std::make_unique<TwoRanks>(sourceDir() + file, shapes, scalars);
   if (!s->error.empty()) return state.SkipWithError(s->error.c_str());
   lockstep(state, static_cast<int>(state.max_iterations), [&](int r) { return s->call(r, true); },
@@ -241,8 +245,7 @@ void scenarioHost(benchmark::State &state, const std::string &file,
 // GPU time per call (the call and its work) of the all-gather + matmul with
 // its comm stream, or of the same loop on one stream (serial).
 void gatherMatmulGpu(benchmark::State &state, const std::string &file) {
-  static std::map<std::string, std::unique_ptr<TwoRanks>> setups;
-  auto &s = setups[file];
+  auto &s = setups()["gpu " + file];
   if (!s)
     s = std::make_unique<TwoRanks>(sourceDir() + file,
                                    std::map<std::string, std::vector<int64_t>>{{"x", {4096, 8192}}, {"w", {8192, 8}}},
@@ -280,4 +283,11 @@ BENCHMARK(BM_GatherMatmulHost)->Iterations(100)->UseManualTime()->Unit(benchmark
 BENCHMARK(BM_GatherMatmulOverlap)->Iterations(50)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GatherMatmulSerial)->Iterations(50)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
-BENCHMARK_MAIN();
+int main(int argc, char **argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  setups().clear();
+  return 0;
+}
