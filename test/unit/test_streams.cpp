@@ -180,3 +180,69 @@ TEST_CASE("streams: the verifier's rules for streams and events", "[streams][ver
   CHECK(v[4] == "13:5: 'return' inside an 'on' block; it must be the last statement of the function");
   CHECK(v[5].find("must end with 'return'") != std::string::npos);
 }
+
+namespace {
+
+// A program of the repository with its whole body on a stream of its own:
+// `%side = stream` and `on %side {` after the function's '{', the block's '}'
+// before `return`.
+Program onSideStream(const std::string &file) {
+  std::string text = readFile(file);
+  size_t open = text.find("{\n", text.find("func @main"));
+  size_t ret = text.rfind("  return");
+  REQUIRE(open != std::string::npos);
+  REQUIRE(ret != std::string::npos);
+  text.insert(ret, "  }\n");
+  text.insert(open + 2, "  %side = stream\n  on %side {\n");
+  return parseOk(text, file);
+}
+
+}  // namespace
+
+TEST_CASE("streams: the allocation contract on two streams: caches, one arena memset per stream, errors free all",
+          "[streams][runtime]") {
+  const std::string src = std::string(HOSTJIT_SOURCE_DIR);
+  Program main = parseOk(readFile(src + "/examples/grid_sum.hir"), "grid_sum.hir");
+  Program side = onSideStream(src + "/examples/grid_sum.hir");
+  Program pipeSide = onSideStream(src + "/examples/pipeline.hir");
+  for (bool jit : {false, true}) {
+    INFO((jit ? "jit" : "eval"));
+    auto rt = makeRuntime();
+    Runner onMain(main, rt, jit), onSide(side, rt, jit), pipeline(pipeSide, rt, jit);
+    auto in = InputSet::random(rt, onMain.plan(), {{"x", {100, 37}}}, 3);
+    REQUIRE(in);
+    // Points 1 and 3: alternating streams, 100 calls each: each stream's pool
+    // serves its own calls, each stream's arena is zeroed once.
+    std::vector<float> sums;
+    for (int i = 0; i < 100; ++i)
+      for (Runner *r : {&onMain, &onSide}) {
+        auto out = r->run(in->span());
+        REQUIRE(out);
+        sums.push_back(floats((*out)[0])[0]);
+      }
+    for (float s : sums) CHECK(s == sums.front());
+    hj_stats st = rt->stats();
+    CHECK(st.launches == 200);
+    CHECK(st.arena_growths == 2);  // one arena per stream
+    CHECK(st.memsets == 2);        // each zeroed once
+    CHECK(st.live_bytes == 0);
+    // Point 4 on stream 1: a zero_init buffer without resets_to_zero is one
+    // memset per call.
+    auto pin = InputSet::random(rt, pipeline.plan(), {{"x", {5, 300}}}, 4);
+    REQUIRE(pin);
+    ScalarArg alpha = ScalarArg::f32(0.5f);
+    for (int i = 0; i < 10; ++i) REQUIRE(pipeline.run(pin->span(), {&alpha, 1}));
+    CHECK(rt->stats().memsets == 2 + 10);
+    // Point 8 on stream 1: a failure midway frees everything, the arena stays
+    // zero, and the next call works.
+    hj_inject_failure(rt->context(), 4);
+    CHECK(!onSide.run(in->span()));
+    CHECK(rt->stats().live_bytes == 0);
+    int32_t zero = 0;
+    REQUIRE(hj_arena_check_zero(rt->context(), &zero) == HJ_OK);
+    CHECK(zero == 1);
+    auto again = onSide.run(in->span());
+    REQUIRE(again);
+    CHECK(floats((*again)[0])[0] == sums.front());
+  }
+}
