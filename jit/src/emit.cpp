@@ -62,7 +62,7 @@ class Emitter {
     for (const PlanStep &s : plan_.steps) {
       for (uint32_t e : s.sizes) used[e] = true;
       for (uint32_t e : s.strides) used[e] = true;
-      if (s.kind == PlanStep::Kind::Collective) used[s.dims[0]] = used[s.dims[1]] = true;
+      if (s.kind == PlanStep::Kind::Collective) used[s.dims[0]] = used[s.dims[1]] = used[s.dims[2]] = used[s.dims[3]] = true;
       if (s.kind == PlanStep::Kind::Launch) {
         for (uint32_t e : s.dims) used[e] = true;
         for (const PlanArg &a : s.args) {
@@ -329,9 +329,10 @@ class Emitter {
       }
     };
     Value *site = b_.CreateGlobalString(s.site, "site", 0, &m_);
-    check(b_.CreateCall(rt_.hj_collective, {ctx_, b_.getInt32(s.kernel), pointer(s.args[0]), pointer(s.args[1]),
-                                            val(s.dims[0]), b_.getInt32(static_cast<uint32_t>(s.dtype)),
-                                            b_.getInt32(s.flags), val(s.dims[1]), site},
+    check(b_.CreateCall(rt_.hj_collective, {ctx_, b_.getInt32(s.kernel), pointer(s.args[0]), val(s.dims[2]),
+                                            pointer(s.args[1]), val(s.dims[3]), val(s.dims[0]),
+                                            b_.getInt32(static_cast<uint32_t>(s.dtype)), b_.getInt32(s.flags),
+                                            val(s.dims[1]), site},
                         "st"));
   }
 

@@ -74,7 +74,8 @@ int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj
             default: return nullptr;
           }
         };
-        status = hj_collective(ctx, s.kernel, pointer(s.args[0]), pointer(s.args[1]),
+        status = hj_collective(ctx, s.kernel, pointer(s.args[0]), static_cast<uint64_t>(regs[s.dims[2]].i),
+                               pointer(s.args[1]), static_cast<uint64_t>(regs[s.dims[3]].i),
                                static_cast<uint64_t>(regs[s.dims[0]].i), static_cast<uint32_t>(s.dtype), s.flags,
                                regs[s.dims[1]].i, s.site.c_str());
         break;

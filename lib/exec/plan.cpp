@@ -162,7 +162,7 @@ class Planner {
     none.kind = PlanArg::Kind::Expr;
     none.index = use(table_.constInt(0));
     s.args = {none, none};
-    s.dims[0] = s.dims[1] = none.index;
+    s.dims[0] = s.dims[1] = s.dims[2] = s.dims[3] = none.index;
     s.site = site("group");
     return s;
   }
@@ -186,6 +186,7 @@ class Planner {
     if (v.def == Value::Def::TensorInput) {
       a.kind = PlanArg::Kind::Input;
       a.index = v.defIndex;
+      plan_.inputs[v.defIndex].contiguous = true;
       for (uint32_t d = 0; d < v.rank; ++d)
         n = table_.binary(OpCode::Mul, n,
                           v.inputDims[d] == kDynamic ? table_.inputSize(v.defIndex, d) : table_.constInt(v.inputDims[d]),
@@ -214,6 +215,8 @@ class Planner {
     ExprId srcCount, dstCount;
     if (n.kind != K::Recv) s.args[0] = tensorArg(n.src, &srcCount);
     if (n.kind != K::Send) s.args[1] = tensorArg(n.dst, &dstCount);
+    if (n.kind != K::Recv) s.dims[2] = use(srcCount);
+    if (n.kind != K::Send) s.dims[3] = use(dstCount);
     s.dtype = p_.value(n.kind == K::Recv ? n.dst.value : n.src.value).dtype;
     // NCCL's count: per rank; reduce-scatter counts what each rank receives.
     s.dims[0] = use(n.kind == K::ReduceScatter || n.kind == K::Recv ? dstCount : srcCount);
@@ -478,6 +481,7 @@ std::string planFingerprint(const Plan &plan) {
     w.str(in.name);
     w.pod(static_cast<uint8_t>(in.dtype));
     w.vec(in.dims);
+    w.pod(in.contiguous);
   }
   w.pod(static_cast<uint64_t>(plan.scalars.size()));
   for (const PlanScalar &sc : plan.scalars) {
@@ -544,6 +548,15 @@ Expected<bool> checkArguments(const Plan &plan, const DLTensor *const *inputs, s
                  std::to_string(t->device.device_id) + ", expected type " + std::to_string(device.device_type) +
                  " id " + std::to_string(device.device_id));
     if (!t->data && !empty) return bad(who + "data pointer is NULL");
+    if (in.contiguous && t->strides) {  // a collective moves it as one block
+      int64_t compact = 1;
+      for (int d = t->ndim - 1; d >= 0; --d) {
+        if (t->shape[d] != 1 && t->strides[d] != compact)
+          return bad(who + "a collective moves it, so it must be contiguous; its stride " + std::to_string(d) +
+                     " is " + std::to_string(t->strides[d]) + ", expected " + std::to_string(compact));
+        compact *= t->shape[d];
+      }
+    }
   }
   for (size_t i = 0; i < numScalars; ++i)
     if (scalars[i].type != plan.scalars[i].dtype)

@@ -26,6 +26,9 @@ class Comm {
                       int32_t peer, void *stream, const std::string &what) = 0;
   // The other ranks' waits fail with `why` from now on.
   virtual void abort(const std::string &why) = 0;
+  // On an error path: ends the groups this rank opened (NCCL needs every
+  // ncclGroupStart ended), dropping what they queued.
+  virtual void closeGroups() = 0;
 
  private:
   int32_t rank_, world_;

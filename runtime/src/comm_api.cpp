@@ -51,27 +51,65 @@ int64_t hj_comm_world(const hj_context *ctx) { return ctx && ctx->comm ? ctx->co
 
 namespace {
 
-// Checks that a buffer of ctx holds `bytes` (memory that is not a buffer of
-// ctx, an input, is the caller's to size).
-int32_t checkRoom(hj_context *ctx, const void *p, uint64_t bytes, const char *role, const std::string &what) {
-  const hj::Block *b = ctx->live.find(const_cast<void *>(p));
-  if (!b || b->bytes >= bytes) return HJ_OK;
-  return fail(HJ_ERR_INVALID_ARGUMENT, "rank %d: %s: its %s %%%s holds %llu bytes, the call needs %llu",
-              ctx->comm ? ctx->comm->rank() : 0, what.c_str(), role, b->name, (unsigned long long)b->bytes,
-              (unsigned long long)bytes);
+int32_t collective(hj_context *ctx, uint32_t kind, const void *src, uint64_t srcElems, void *dst, uint64_t dstElems,
+                   uint64_t count, uint32_t dtype, uint32_t op, int64_t peer, const std::string &what) {
+  hj::Comm &comm = *ctx->comm;
+  bool bracket = kind >= HJ_COLL_GROUP_BEGIN;
+  if (int32_t st = ctx->backend->checkFault()) return st;
+  uint32_t esize = hj_dtype_size(dtype);
+  if (!bracket && esize == 0) return fail(HJ_ERR_INVALID_ARGUMENT, "%s: unknown dtype %u", what.c_str(), dtype);
+  if (op > HJ_REDUCE_MIN) return fail(HJ_ERR_INVALID_ARGUMENT, "%s: unknown reduction %u", what.c_str(), op);
+  int32_t rank = comm.rank(), world = comm.world();
+  if ((kind == HJ_COLL_BROADCAST || kind == HJ_COLL_SEND || kind == HJ_COLL_RECV) && (peer < 0 || peer >= world))
+    return fail(HJ_ERR_INVALID_ARGUMENT, "rank %d: %s: %s %" PRId64 " is not a rank (0 to %d)", rank, what.c_str(),
+                kind == HJ_COLL_BROADCAST ? "root" : "peer", peer, world - 1);
+  if ((kind == HJ_COLL_SEND || kind == HJ_COLL_RECV) && peer == rank)
+    return fail(HJ_ERR_INVALID_ARGUMENT, "rank %d: %s: a rank cannot %s itself", rank, what.c_str(),
+                kind == HJ_COLL_SEND ? "send to" : "receive from");
+  // What the call reads from src and writes to dst, in elements.
+  uint64_t in = count, out = count;
+  if (kind == HJ_COLL_ALL_GATHER) out = count * static_cast<uint64_t>(world);
+  if (kind == HJ_COLL_REDUCE_SCATTER) in = count * static_cast<uint64_t>(world);
+  if (!bracket) {
+    if (kind != HJ_COLL_RECV && srcElems < in)
+      return fail(HJ_ERR_INVALID_ARGUMENT, "rank %d: %s: the source holds %llu elements, the call reads %llu", rank,
+                  what.c_str(), (unsigned long long)srcElems, (unsigned long long)in);
+    if (kind != HJ_COLL_SEND && dstElems < out)
+      return fail(HJ_ERR_INVALID_ARGUMENT, "rank %d: %s: the destination holds %llu elements, the call writes %llu",
+                  rank, what.c_str(), (unsigned long long)dstElems, (unsigned long long)out);
+  }
+  if (int32_t st = ctx->injector.check("rank %d: %s", rank, what.c_str())) return st;
+  int32_t st = ctx->backend->onDevice([&](void *stream) {
+    return comm.run(kind, src, dst, count, dtype, op, static_cast<int32_t>(peer), stream, what);
+  });
+  if (st) return st;
+  if (ctx->sync)
+    if (int32_t s2 = ctx->backend->synchronize()) return s2;
+  if (!bracket) {
+    uint64_t bytes = count * esize;
+    ++ctx->stats.collectives;
+    ctx->stats.collective_bytes += kind == HJ_COLL_ALL_GATHER ? bytes : in * esize;
+    if (ctx->recording) {
+      hj::RecordedCall &c = hj::record(ctx, HJ_REC_COLLECTIVE, ctx->live.find(dst ? dst : const_cast<void *>(src)), "");
+      c.entry.index = kind;
+      c.entry.bytes = bytes;
+      c.entry.flags = op;
+      c.entry.dtype = dtype;
+      c.entry.kernel = static_cast<uint32_t>(peer);
+    }
+  }
+  return HJ_OK;
 }
 
 }  // namespace
 
-int32_t hj_collective(hj_context *ctx, uint32_t kind, const void *src, void *dst, uint64_t count, uint32_t dtype,
-                      uint32_t op, int64_t peer, const char *site) {
+int32_t hj_collective(hj_context *ctx, uint32_t kind, const void *src, uint64_t src_elems, void *dst,
+                      uint64_t dst_elems, uint64_t count, uint32_t dtype, uint32_t op, int64_t peer, const char *site) {
   return guarded([&]() -> int32_t {
     if (int32_t st = checkContext(ctx, "hj_collective")) return st;
     if (kind > HJ_COLL_GROUP_END) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_collective: unknown kind %u", kind);
-    bool bracket = kind >= HJ_COLL_GROUP_BEGIN;
     char buf[512];
-    const char *where = site && *site ? site : "no site given";
-    std::snprintf(buf, sizeof buf, "%s (%s)", hj::collectiveName(kind), where);
+    std::snprintf(buf, sizeof buf, "%s (%s)", hj::collectiveName(kind), site && *site ? site : "no site given");
     std::string what = buf;
     if (!ctx->comm)
       return fail(HJ_ERR_INVALID_ARGUMENT,
@@ -79,51 +117,21 @@ int32_t hj_collective(hj_context *ctx, uint32_t kind, const void *src, void *dst
                   what.c_str());
     if (ctx->graphs.mode() == hj::GraphCache::Mode::Trace || ctx->graphs.mode() == hj::GraphCache::Mode::Replay)
       return ctx->graphs.unsupported("communicates");
-    if (int32_t st = ctx->backend->checkFault()) return st;
-    uint32_t esize = hj_dtype_size(dtype);
-    if (!bracket && esize == 0) return fail(HJ_ERR_INVALID_ARGUMENT, "%s: unknown dtype %u", what.c_str(), dtype);
-    if (op > HJ_REDUCE_MIN) return fail(HJ_ERR_INVALID_ARGUMENT, "%s: unknown reduction %u", what.c_str(), op);
-    int32_t rank = ctx->comm->rank(), world = ctx->comm->world();
-    if ((kind == HJ_COLL_BROADCAST || kind == HJ_COLL_SEND || kind == HJ_COLL_RECV) && (peer < 0 || peer >= world))
-      return fail(HJ_ERR_INVALID_ARGUMENT, "rank %d: %s: %s %" PRId64 " is not a rank (0 to %d)", rank, what.c_str(),
-                  kind == HJ_COLL_BROADCAST ? "root" : "peer", peer, world - 1);
-    if ((kind == HJ_COLL_SEND || kind == HJ_COLL_RECV) && peer == rank)
-      return fail(HJ_ERR_INVALID_ARGUMENT, "rank %d: %s: a rank cannot %s itself", rank, what.c_str(),
-                  kind == HJ_COLL_SEND ? "send to" : "receive from");
-    uint64_t bytes = count * esize, in = bytes, out = bytes;
-    if (kind == HJ_COLL_ALL_GATHER) out = bytes * world;
-    if (kind == HJ_COLL_REDUCE_SCATTER) in = bytes * world;
-    if (!bracket) {
-      if (kind != HJ_COLL_RECV)
-        if (int32_t st = checkRoom(ctx, src, in, "source", what)) return st;
-      if (kind != HJ_COLL_SEND)
-        if (int32_t st = checkRoom(ctx, dst, out, "destination", what)) return st;
+    // Every failure, an exception included, aborts the communicator (the
+    // other ranks must not wait for this one) and ends this rank's groups.
+    int32_t st;
+    try {
+      st = collective(ctx, kind, src, src_elems, dst, dst_elems, count, dtype, op, peer, what);
+    } catch (...) {
+      ctx->comm->abort("rank " + std::to_string(ctx->comm->rank()) + ": " + what + " failed: out of host memory");
+      ctx->comm->closeGroups();
+      throw;
     }
-    if (int32_t st = ctx->injector.check("rank %d: %s", rank, what.c_str())) {
-      ctx->comm->abort(hj_last_error());  // the others must not wait for this rank
-      return st;
-    }
-    int32_t st = ctx->backend->onDevice([&](void *stream) {
-      return ctx->comm->run(kind, src, dst, count, dtype, op, static_cast<int32_t>(peer), stream, what);
-    });
     if (st != HJ_OK) {
       std::string msg = hj_last_error();
       ctx->comm->abort(msg);
+      ctx->comm->closeGroups();
       return fail(st, "%s", msg.c_str());
-    }
-    if (ctx->sync)
-      if (int32_t s2 = ctx->backend->synchronize()) return s2;
-    if (!bracket) {
-      ++ctx->stats.collectives;
-      ctx->stats.collective_bytes += kind == HJ_COLL_ALL_GATHER ? bytes : in;
-      if (ctx->recording) {
-        hj::RecordedCall &c = hj::record(ctx, HJ_REC_COLLECTIVE, ctx->live.find(dst ? dst : const_cast<void *>(src)), "");
-        c.entry.index = kind;
-        c.entry.bytes = bytes;
-        c.entry.flags = op;
-        c.entry.dtype = dtype;
-        c.entry.kernel = static_cast<uint32_t>(peer);
-      }
     }
     return HJ_OK;
   });

@@ -238,7 +238,14 @@ int32_t allocBlock(hj_context *ctx, uint64_t bytes, uint32_t flags, uint32_t dty
     b = ctx->pool.newBlock();
     b->bytes = bytes;
     b->stream = ctx->backend->currentStream();
-    if (int32_t st = ctx->arenas.of(b->stream).allocate(b, &grew)) {
+    int32_t st = HJ_OK;
+    try {
+      st = ctx->arenas.of(b->stream).allocate(b, &grew);
+    } catch (...) {
+      ctx->pool.recycle(b);
+      throw;
+    }
+    if (st) {
       ctx->pool.recycle(b);
       return st;
     }
@@ -427,6 +434,7 @@ void hj_free_all_on_error(hj_context *ctx, void *const *buffers, uint32_t count)
   for (uint32_t i = count; i-- > 0;)
     if (buffers[i]) hj_free_on_error(ctx, buffers[i]);
   if (ctx->graphs.mode() != hj::GraphCache::Mode::Trace) ctx->backend->setStream(0);
+  if (ctx->comm) ctx->comm->closeGroups();  // a failed step inside a send/receive group
 }
 
 int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel, const int64_t *dims,

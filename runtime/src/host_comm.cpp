@@ -2,6 +2,8 @@
 // (the host backend): each rank posts its buffers, a barrier, each computes
 // its result from the others' buffers into its own scratch, a barrier, each
 // writes its result. Sends are buffered; a receive waits for its message.
+// Inside a group, receives wait until the group ends, after its sends (so a
+// group that receives first proceeds, as NCCL's does).
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -117,9 +119,24 @@ class HostComm final : public Comm {
     size_t esize = hj_dtype_size(dtype);
     switch (kind) {
       case HJ_COLL_GROUP_BEGIN:
-      case HJ_COLL_GROUP_END: return HJ_OK;  // sends are buffered: nothing to pair up
+        ++groupDepth_;
+        return HJ_OK;
+      case HJ_COLL_GROUP_END: {
+        if (groupDepth_ == 0) return HJ_OK;
+        if (--groupDepth_ > 0) return HJ_OK;
+        std::vector<PendingRecv> pending = std::move(pending_);
+        pending_.clear();
+        for (const PendingRecv &r : pending)
+          if (int32_t st = recv(r.dst, r.count, r.dtype, r.peer, esizeOf(r.dtype), r.what)) return st;
+        return HJ_OK;
+      }
       case HJ_COLL_SEND: return send(src, count, dtype, peer, esize);
-      case HJ_COLL_RECV: return recv(dst, count, dtype, peer, esize, what);
+      case HJ_COLL_RECV:
+        if (groupDepth_ > 0) {  // after the group's sends
+          pending_.push_back({dst, count, dtype, peer, what});
+          return HJ_OK;
+        }
+        return recv(dst, count, dtype, peer, esize, what);
       default: break;
     }
     if ((kind == HJ_COLL_ALL_REDUCE || kind == HJ_COLL_REDUCE_SCATTER) && !reducible(dtype))
@@ -127,6 +144,9 @@ class HostComm final : public Comm {
                   dtypeText(dtype));
     {
       std::lock_guard<std::mutex> l(g_->m);
+      if (!g_->aborted.empty())  // others may still read the posts of a failed call
+        return fail(HJ_ERR_BACKEND, "rank %d: %s: the communicator was aborted (%s)", rank(), what.c_str(),
+                    g_->aborted.c_str());
       Post &p = g_->posts[rank()];
       p.kind = kind, p.dtype = dtype, p.op = op, p.count = count, p.peer = peer, p.src = src, p.what = what;
     }
@@ -172,6 +192,11 @@ class HostComm final : public Comm {
   }
 
   void abort(const std::string &why) override { abortWith("rank " + std::to_string(rank()) + " aborted: " + why); }
+
+  void closeGroups() override {
+    groupDepth_ = 0;
+    pending_.clear();
+  }
 
  private:
   static bool reducible(uint32_t dtype) {
@@ -294,8 +319,19 @@ class HostComm final : public Comm {
     return HJ_OK;
   }
 
+  static size_t esizeOf(uint32_t dtype) { return hj_dtype_size(dtype); }
+
+  struct PendingRecv {
+    void *dst;
+    uint64_t count;
+    uint32_t dtype;
+    int32_t peer;
+    std::string what;
+  };
   std::shared_ptr<HostGroup> g_;
   std::vector<unsigned char> scratch_;
+  int groupDepth_ = 0;
+  std::vector<PendingRecv> pending_;  // receives of the open group
 };
 
 }  // namespace
@@ -330,14 +366,18 @@ int32_t makeHostComm(const hj_comm_id &id, int32_t world, int32_t rank, std::uni
   g->cv.notify_all();
   auto deadline = Clock::now() + std::chrono::duration<double>(commTimeoutSeconds());
   while (std::count(g->joined.begin(), g->joined.end(), true) < world && g->aborted.empty()) {
-    if (g->cv.wait_until(l, deadline) == std::cv_status::timeout) {
+    if (g->cv.wait_until(l, deadline) == std::cv_status::timeout &&
+        std::count(g->joined.begin(), g->joined.end(), true) < world) {
       g->joined[rank] = false;
       --g->members;
       return fail(HJ_ERR_BACKEND, "hj_comm_init: rank %d waited %d s for the other ranks of %d to join", rank,
                   int(commTimeoutSeconds()), world);
     }
   }
-  if (!g->aborted.empty()) return fail(HJ_ERR_BACKEND, "hj_comm_init: aborted (%s)", g->aborted.c_str());
+  // Every rank joined: the communicator exists (a rank that failed since then
+  // shows in the first collective, not here).
+  if (std::count(g->joined.begin(), g->joined.end(), true) < world)
+    return fail(HJ_ERR_BACKEND, "hj_comm_init: aborted (%s)", g->aborted.c_str());
   l.unlock();
   out = std::make_unique<HostComm>(std::move(g), rank);
   return HJ_OK;

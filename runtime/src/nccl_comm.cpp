@@ -97,6 +97,7 @@ class NcclComm final : public Comm {
   int32_t run(uint32_t kind, const void *src, void *dst, uint64_t count, uint32_t dtype, uint32_t op, int32_t peer,
               void *stream, const std::string &what) override {
     const Nccl &n = nccl();
+    std::lock_guard<std::mutex> l(m_);  // abort() may come from another thread: not while c_ is in use
     if (aborted_) return fail(HJ_ERR_BACKEND, "rank %d: %s: the communicator was aborted", rank(), what.c_str());
     ncclDataType_t t = ncclFloat32;
     if (kind < HJ_COLL_GROUP_BEGIN && !ncclType(dtype, &t))
@@ -111,8 +112,14 @@ class NcclComm final : public Comm {
       case HJ_COLL_BROADCAST: r = n.ncclBroadcast(src, dst, count, t, peer, c_, stream); break;
       case HJ_COLL_SEND: r = n.ncclSend(src, count, t, peer, c_, stream); break;
       case HJ_COLL_RECV: r = n.ncclRecv(dst, count, t, peer, c_, stream); break;
-      case HJ_COLL_GROUP_BEGIN: r = n.ncclGroupStart(); break;
-      case HJ_COLL_GROUP_END: r = n.ncclGroupEnd(); break;
+      case HJ_COLL_GROUP_BEGIN:
+        r = n.ncclGroupStart();
+        if (r == ncclSuccess) ++groupDepth_;
+        break;
+      case HJ_COLL_GROUP_END:
+        r = n.ncclGroupEnd();
+        if (groupDepth_ > 0) --groupDepth_;
+        break;
       default: return fail(HJ_ERR_INVALID_ARGUMENT, "rank %d: %s: unknown collective %u", rank(), what.c_str(), kind);
     }
     if (r == ncclSuccess) {
@@ -122,6 +129,11 @@ class NcclComm final : public Comm {
     if (r != ncclSuccess && r != ncclInProgress)
       return fail(HJ_ERR_BACKEND, "rank %d: %s failed in NCCL: %s", rank(), what.c_str(), n.ncclGetErrorString(r));
     return HJ_OK;
+  }
+
+  void closeGroups() override {
+    std::lock_guard<std::mutex> l(m_);
+    for (; groupDepth_ > 0; --groupDepth_) nccl().ncclGroupEnd();
   }
 
   void abort(const std::string &) override {
@@ -135,6 +147,7 @@ class NcclComm final : public Comm {
   ncclComm_t c_;
   std::mutex m_;
   bool aborted_ = false;
+  int groupDepth_ = 0;  // ncclGroupStart calls not yet ended
 };
 
 }  // namespace

@@ -68,7 +68,12 @@ void deferOrReturn(hj_context *ctx, Block *b) {
         ok = false;
         break;
       }
-      d.events.push_back(e);
+      try {
+        d.events.push_back(e);
+      } catch (...) {
+        ctx->backend->destroyEvent(e);
+        throw;
+      }
       ctx->backend->setStream(i);
       ok = ctx->backend->recordEvent(e) == HJ_OK;
     }
@@ -100,8 +105,12 @@ void pollDeferred(hj_context *ctx) {
       if (ctx->backend->eventDone(e, &one) != HJ_OK) one = false;  // a faulted device: keep it
       done = done && one;
     }
-    if (done) finishDeferred(ctx, d);
-    else list[keep++] = std::move(d);
+    if (done) {
+      finishDeferred(ctx, d);
+    } else {
+      if (keep != i) list[keep] = std::move(d);  // never onto itself: that would empty its events
+      ++keep;
+    }
   }
   list.resize(keep);
 }

@@ -239,3 +239,51 @@ TEST_CASE("spmd: a failure on one rank: it reports the call, the others say whic
     }
   CHECK(collectiveFailures >= 14);  // 7 collectives (and the group brackets), both paths
 }
+
+TEST_CASE("spmd: a group that receives before it sends proceeds; a short input is refused with the counts",
+          "[spmd]") {
+  const std::string fill = "kernel @fill_rank(ptr<f32>, i64, i64) {\n  host = \"fill_rank\"\n}\n";
+  Program ring = parseOk(fill + R"(func @main(%x: f32[?]) -> (f32[?]) {
+  %rank = rank
+  %world = world
+  %n = size %x, 0
+  %a = alloc f32[%n]
+  launch @fill_rank grid(1, 1, 1) block(1, 1, 1) smem(0) (%a, %n, %rank)
+  %r1 = add %rank, 1
+  %next = mod %r1, %world
+  %rw = add %rank, %world
+  %rw1 = sub %rw, 1
+  %prev = mod %rw1, %world
+  %got = alloc f32[%n]
+  recv %got, %prev
+  send %a, %next
+  free %a
+  return %got
+}
+)",
+                         "ring_recv_first.hir");
+  auto data = [](int) { return std::vector<std::vector<float>>{std::vector<float>(3, 1)}; };
+  for (bool jit : {false, true}) {
+    std::vector<RankRun> runs = runRanks(ring, 3, jit, {{3}}, data);
+    for (int r = 0; r < 3; ++r) {
+      INFO((jit ? "jit" : "eval") << ", rank " << r);
+      REQUIRE(runs[r].error == "");
+      CHECK(runs[r].outputs[0][0] == static_cast<float>(((r + 2) % 3) * 1000 + 1));
+    }
+  }
+  // all_gather into an input that holds one rank's share: both ranks refuse
+  // before moving anything, and say what was needed.
+  Program shortDst = parseOk(R"(func @main(%x: f32[?], %y: f32[?]) -> () {
+  all_gather %x, %y
+  return
+}
+)",
+                             "short.hir");
+  std::vector<RankRun> runs = runRanks(shortDst, 2, false, {{4}, {4}}, [](int) {
+    return std::vector<std::vector<float>>{std::vector<float>(4, 1), std::vector<float>(4, 2)};
+  });
+  INFO(runs[0].error);
+  CHECK(runs[0].error.find("rank 0: all_gather (all_gather of @main at short.hir:2:3): the destination holds 4 "
+                           "elements, the call writes 8") == 0);
+  CHECK(!runs[1].error.empty());
+}

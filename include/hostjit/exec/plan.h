@@ -27,7 +27,8 @@ struct PlanStep {
   // hj_event_wait, hj_stream_sync.
   // Collective: hj_collective with kind `kernel` (an hj_collective_kind),
   // op `flags`, `dtype`, src args[0] and dst args[1] (an Expr argument: no
-  // tensor, NULL), count dims[0] and peer dims[1] (plan expressions).
+  // tensor, NULL), count dims[0], peer dims[1], and the elements src and dst
+  // hold dims[2] and dims[3] (plan expressions).
   enum class Kind : uint8_t {
     Alloc, Free, Launch, LoopBegin, LoopEnd, SetStream, Use, EventRecord, EventWait, StreamSync, Collective
   } kind = Kind::Alloc;
@@ -75,6 +76,7 @@ struct PlanInput {
   std::string name;
   DType dtype = DType::f32;
   std::vector<int64_t> dims;  // kDynamic for ?
+  bool contiguous = false;    // a collective moves it: checkArguments wants compact strides
 };
 
 struct PlanScalar {
