@@ -3,6 +3,7 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -158,6 +159,18 @@ inline CompileOptions noCache(OptLevel opt = OptLevel::O2) {
   o.opt = opt;
   return o;
 }
+
+// A tensor's elements copied to the host, as T (float or double).
+template <class T>
+std::vector<T> elements(const Tensor &t) {
+  auto h = t.toHost();
+  REQUIRE(h);
+  std::vector<T> v(h->size() / sizeof(T));
+  std::memcpy(v.data(), h->data(), h->size());
+  return v;
+}
+inline std::vector<float> floats(const Tensor &t) { return elements<float>(t); }
+inline std::vector<double> doubles(const Tensor &t) { return elements<double>(t); }
 
 // A program made runnable by the evaluator or by the JIT (the shared Jit,
 // no cache), behind one run() so tests treat both paths alike.

@@ -14,22 +14,6 @@ namespace {
 
 const std::string kLoops = std::string(HOSTJIT_SOURCE_DIR) + "/test/programs/loops.hir";
 
-std::vector<float> floats(const Tensor &t) {
-  auto h = t.toHost();
-  REQUIRE(h);
-  std::vector<float> v(h->size() / sizeof(float));
-  std::memcpy(v.data(), h->data(), h->size());
-  return v;
-}
-
-std::vector<double> doubles(const Tensor &t) {
-  auto h = t.toHost();
-  REQUIRE(h);
-  std::vector<double> v(h->size() / sizeof(double));
-  std::memcpy(v.data(), h->data(), h->size());
-  return v;
-}
-
 }  // namespace
 
 TEST_CASE("loops: test/programs/loops.hir computes y = x * (1 + ... + reps), for 0, 1 and 4 passes", "[loops]") {

@@ -18,14 +18,6 @@ namespace {
 
 const std::string kSpmd = std::string(HOSTJIT_SOURCE_DIR) + "/test/programs/spmd/";
 
-std::vector<float> floats(const Tensor &t) {
-  auto h = t.toHost();
-  REQUIRE(h);
-  std::vector<float> v(h->size() / sizeof(float));
-  std::memcpy(v.data(), h->data(), h->size());
-  return v;
-}
-
 // One rank's result: its outputs as floats, its record and its error.
 struct RankRun {
   std::vector<std::vector<float>> outputs;

@@ -15,14 +15,6 @@ namespace {
 
 const std::string kStreams = std::string(HOSTJIT_SOURCE_DIR) + "/test/programs/streams.hir";
 
-std::vector<float> floats(const Tensor &t) {
-  auto h = t.toHost();
-  REQUIRE(h);
-  std::vector<float> v(h->size() / sizeof(float));
-  std::memcpy(v.data(), h->data(), h->size());
-  return v;
-}
-
 bool has(const std::vector<std::string> &lines, const std::string &text) {
   return std::any_of(lines.begin(), lines.end(), [&](const std::string &l) { return l.find(text) != std::string::npos; });
 }
