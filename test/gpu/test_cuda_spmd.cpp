@@ -33,6 +33,20 @@ int deviceCount() {
   return count;
 }
 
+// Two CUDA devices and NCCL, or a warning saying which is missing.
+bool twoGpusWithNccl() {
+  if (deviceCount() < 2) {
+    WARN("skipped: this machine has fewer than 2 CUDA devices");
+    return false;
+  }
+  hj_comm_id probe;
+  if (hj_comm_unique_id(HJ_BACKEND_CUDA, &probe) != HJ_OK) {
+    WARN(std::string("skipped: ") + hj_last_error());
+    return false;
+  }
+  return true;
+}
+
 struct RankOut {
   std::vector<std::vector<float>> outputs;
   std::string error;
@@ -111,15 +125,7 @@ std::vector<RankOut> runTwo(const Program &p, bool jitPath, const std::vector<st
 }  // namespace
 
 TEST_CASE("spmd on two GPUs: every collective through NCCL, evaluator and JIT", "[cuda][spmd]") {
-  if (deviceCount() < 2) {
-    WARN("skipped: this machine has fewer than 2 CUDA devices");
-    return;
-  }
-  hj_comm_id probe;
-  if (hj_comm_unique_id(HJ_BACKEND_CUDA, &probe) != HJ_OK) {
-    WARN(std::string("skipped: ") + hj_last_error());
-    return;
-  }
+  if (!twoGpusWithNccl()) return;
   Program p = load(kSpmd + "collectives.hir");
   const int64_t n = 1000;
   auto a = [](int r, int64_t i) { return static_cast<float>(r * 1000 + i + 1); };
@@ -145,15 +151,7 @@ TEST_CASE("spmd on two GPUs: every collective through NCCL, evaluator and JIT", 
 }
 
 TEST_CASE("spmd on two GPUs: row-parallel linear and the chunked all-gather + matmul", "[cuda][spmd]") {
-  if (deviceCount() < 2) {
-    WARN("skipped: this machine has fewer than 2 CUDA devices");
-    return;
-  }
-  hj_comm_id probe;
-  if (hj_comm_unique_id(HJ_BACKEND_CUDA, &probe) != HJ_OK) {
-    WARN(std::string("skipped: ") + hj_last_error());
-    return;
-  }
+  if (!twoGpusWithNccl()) return;
   auto whole = [](size_t n, int seed) {
     std::vector<float> v(n);
     for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(1 + (i * 7 + static_cast<size_t>(seed) * 13) % 5);

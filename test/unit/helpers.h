@@ -160,6 +160,19 @@ inline CompileOptions noCache(OptLevel opt = OptLevel::O2) {
   return o;
 }
 
+// "line:col: message" of every verifier diagnostic of a program that parses.
+inline std::vector<std::string> verifierProblems(const std::string &text, const std::string &name = "v.hir") {
+  Diagnostics pd;
+  Program p = parse(text, name, pd);
+  INFO(pd.format(name, p.source));
+  REQUIRE(pd.empty());
+  std::vector<std::string> out;
+  Diagnostics vd = verify(p);
+  for (const Diagnostic &d : vd.list())
+    out.push_back(std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + ": " + d.message);
+  return out;
+}
+
 // A tensor's elements copied to the host, as T (float or double).
 template <class T>
 std::vector<T> elements(const Tensor &t) {

@@ -19,17 +19,6 @@ bool has(const std::vector<std::string> &lines, const std::string &text) {
   return std::any_of(lines.begin(), lines.end(), [&](const std::string &l) { return l.find(text) != std::string::npos; });
 }
 
-std::vector<std::string> verifierProblems(const std::string &text) {
-  Diagnostics pd;
-  Program p = parse(text, "s.hir", pd);
-  INFO(pd.format("s.hir", p.source));
-  REQUIRE(pd.empty());
-  std::vector<std::string> out;
-  Diagnostics vd = verify(p);
-  for (const Diagnostic &d : vd.list())
-    out.push_back(std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + ": " + d.message);
-  return out;
-}
 
 }  // namespace
 

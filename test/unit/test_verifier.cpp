@@ -15,16 +15,7 @@ kernel @none(ptr<f32>) {
 
 // "line:col: message" of every diagnostic of a program (kernels above, then body).
 std::vector<std::string> problems(const std::string &body, const std::string &sig = "(%x: f32[?]) -> ()") {
-  std::string text = std::string(kKernels) + "func @main" + sig + " {\n" + body + "}\n";
-  Diagnostics pd;
-  Program p = parse(text, "v.hir", pd);
-  INFO(pd.format("v.hir", p.source));
-  REQUIRE(pd.empty());
-  std::vector<std::string> out;
-  Diagnostics vd = verify(p);
-  for (const Diagnostic &d : vd.list())
-    out.push_back(std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + ": " + d.message);
-  return out;
+  return verifierProblems(std::string(kKernels) + "func @main" + sig + " {\n" + body + "}\n");
 }
 
 // Line numbers: the kernels take lines 1-5, the func line is 6, the body starts at 7.
