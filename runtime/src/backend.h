@@ -29,9 +29,20 @@ struct KernelEntry {
   void *function = nullptr;      // CUDA: CUfunction
 };
 
-// One operation of a graph (graph mode), in stream order.
+// One call of a collective node: hj_collective's arguments (a group is its
+// bracket calls and the sends and receives between them).
+struct CollectivePart {
+  uint32_t kind = 0, dtype = 0, op = 0;
+  int32_t peer = 0;
+  uint64_t count = 0;
+  std::string what;  // the call and its site, for errors
+};
+
+// One operation of a graph (graph mode). It runs after the operations named
+// in deps (indices of earlier nodes); nodes without an edge between them may
+// run concurrently.
 struct GraphNode {
-  enum class Kind : uint8_t { Memset, Fill, Kernel } kind = Kind::Kernel;
+  enum class Kind : uint8_t { Memset, Fill, Kernel, Collective } kind = Kind::Kernel;
   void *ptr = nullptr;  // Memset, Fill: destination
   size_t bytes = 0;
   uint64_t pattern = 0;  // Fill: the element pattern, `width` bytes
@@ -40,15 +51,25 @@ struct GraphNode {
   hj_dim3 grid{}, block{};
   uint32_t smem = 0;
   void **params = nullptr;  // one pointer per declared parameter; the values are copied
+  // Collective: `numParts` calls of `comm`, part i reading buffers[2i] and
+  // writing buffers[2i + 1] (copied, like kernel arguments).
+  Comm *comm = nullptr;
+  const CollectivePart *parts = nullptr;
+  uint32_t numParts = 0;
+  void *const *buffers = nullptr;
+  const uint32_t *deps = nullptr;
+  uint32_t numDeps = 0;
 };
 
-// An executable graph: nodes run one after another on the backend's stream
-// each time it is launched. Made by Backend::buildGraph.
+// An executable graph: launched on the backend's stream 0, it runs its
+// nodes in an order their dependencies allow; the launch is complete on
+// that stream when all are. Made by Backend::buildGraph.
 class Graph {
  public:
   virtual ~Graph() = default;
-  // Gives node `index` new arguments (Kernel) or a new destination (Memset,
-  // Fill); its kind, sizes, kernel and dims are those it was built with.
+  // Gives node `index` new arguments (Kernel), a new destination (Memset,
+  // Fill) or new buffers (Collective); its kind, sizes, kernel, dims and
+  // dependencies are those it was built with.
   virtual int32_t update(size_t index, const GraphNode &node) = 0;
   virtual int32_t launch() = 0;
 };

@@ -17,6 +17,9 @@ int32_t bufferBytes(const int64_t *sizes, const int64_t *strides, uint32_t rank,
                     uint64_t *out);
 // Appends an entry to the record (the caller checks ctx->recording).
 RecordedCall &record(hj_context *ctx, int32_t kind, const Block *b, const char *name);
+// The stream the program is on: the backend's, or in graph mode's Trace and
+// Replay runs the one the graph's nodes are being placed on.
+uint32_t programStream(const hj_context *ctx);
 // A buffer as hj_alloc makes it eagerly: from the arena or the pool, zeroed
 // or NaN-filled per its flags, recorded, counted and live. With deferInit the
 // zeroing or filling is recorded and counted but left to the caller (a

@@ -55,7 +55,10 @@ int32_t collective(hj_context *ctx, uint32_t kind, const void *src, uint64_t src
                    uint64_t count, uint32_t dtype, uint32_t op, int64_t peer, const std::string &what) {
   hj::Comm &comm = *ctx->comm;
   bool bracket = kind >= HJ_COLL_GROUP_BEGIN;
-  if (int32_t st = ctx->backend->checkFault()) return st;
+  hj::GraphCache::Mode mode = ctx->graphs.mode();
+  bool trace = mode == hj::GraphCache::Mode::Trace, graph = trace || mode == hj::GraphCache::Mode::Replay;
+  if (!trace)
+    if (int32_t st = ctx->backend->checkFault()) return st;
   uint32_t esize = hj_dtype_size(dtype);
   if (!bracket && esize == 0) return fail(HJ_ERR_INVALID_ARGUMENT, "%s: unknown dtype %u", what.c_str(), dtype);
   if (op > HJ_REDUCE_MIN) return fail(HJ_ERR_INVALID_ARGUMENT, "%s: unknown reduction %u", what.c_str(), op);
@@ -78,21 +81,30 @@ int32_t collective(hj_context *ctx, uint32_t kind, const void *src, uint64_t src
       return fail(HJ_ERR_INVALID_ARGUMENT, "rank %d: %s: the destination holds %llu elements, the call writes %llu",
                   rank, what.c_str(), (unsigned long long)dstElems, (unsigned long long)out);
   }
-  if (int32_t st = ctx->injector.check("rank %d: %s", rank, what.c_str())) return st;
-  int32_t st = ctx->backend->onDevice([&](void *stream) {
-    return comm.run(kind, src, dst, count, dtype, op, static_cast<int32_t>(peer), stream, what);
-  });
-  if (st) return st;
-  if (ctx->sync)
-    if (int32_t s2 = ctx->backend->synchronize()) return s2;
+  uint64_t bytes = bracket ? 0 : kind == HJ_COLL_ALL_GATHER ? count * esize : in * esize;
+  if (!trace)
+    if (int32_t st = ctx->injector.check("rank %d: %s", rank, what.c_str())) return st;
+  if (graph) {
+    // A node of the graph (or a part of its group's node): it communicates
+    // when the graph is launched.
+    if (int32_t st = ctx->graphs.collective(kind, src, dst, count, dtype, op, static_cast<int32_t>(peer), what, bytes))
+      return st;
+    if (trace) return HJ_OK;
+  } else {
+    int32_t st = ctx->backend->onDevice([&](void *stream) {
+      return comm.run(kind, src, dst, count, dtype, op, static_cast<int32_t>(peer), stream, what);
+    });
+    if (st) return st;
+    if (ctx->sync)
+      if (int32_t s2 = ctx->backend->synchronize()) return s2;
+  }
   if (!bracket) {
-    uint64_t bytes = count * esize;
     ++ctx->stats.collectives;
-    ctx->stats.collective_bytes += kind == HJ_COLL_ALL_GATHER ? bytes : in * esize;
+    ctx->stats.collective_bytes += bytes;
     if (ctx->recording) {
       hj::RecordedCall &c = hj::record(ctx, HJ_REC_COLLECTIVE, ctx->live.find(dst ? dst : const_cast<void *>(src)), "");
       c.entry.index = kind;
-      c.entry.bytes = bytes;
+      c.entry.bytes = count * esize;
       c.entry.flags = op;
       c.entry.dtype = dtype;
       c.entry.kernel = static_cast<uint32_t>(peer);
@@ -115,8 +127,6 @@ int32_t hj_collective(hj_context *ctx, uint32_t kind, const void *src, uint64_t 
       return fail(HJ_ERR_INVALID_ARGUMENT,
                   "%s: the context has no communicator: give it one with hj_comm_init (or run with --ranks N)",
                   what.c_str());
-    if (ctx->graphs.mode() == hj::GraphCache::Mode::Trace || ctx->graphs.mode() == hj::GraphCache::Mode::Replay)
-      return ctx->graphs.unsupported("communicates");
     // Every failure, an exception included, aborts the communicator (the
     // other ranks must not wait for this one) and ends this rank's groups.
     int32_t st;
@@ -127,6 +137,7 @@ int32_t hj_collective(hj_context *ctx, uint32_t kind, const void *src, uint64_t 
       ctx->comm->closeGroups();
       throw;
     }
+    if (st != HJ_OK && ctx->graphs.mismatched()) return st;  // nothing communicated: rerun eagerly
     if (st != HJ_OK) {
       std::string msg = hj_last_error();
       ctx->comm->abort(msg);

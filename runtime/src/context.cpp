@@ -78,10 +78,16 @@ uint32_t paramBytes(int32_t kind) {
   return 0;
 }
 
+uint32_t programStream(const hj_context *ctx) {
+  hj::GraphCache::Mode mode = ctx->graphs.mode();
+  if (mode == hj::GraphCache::Mode::Trace || mode == hj::GraphCache::Mode::Replay) return ctx->graphs.stream();
+  return ctx->backend->currentStream();
+}
+
 hj::RecordedCall &record(hj_context *ctx, int32_t kind, const Block *b, const char *name) {
   hj::RecordedCall &c = ctx->record.emplace_back();
   c.entry.kind = kind;
-  c.entry.stream = ctx->backend->currentStream();
+  c.entry.stream = programStream(ctx);
   if (b) {
     c.entry.buffer = b->id;
     c.entry.bytes = b->bytes;
@@ -482,7 +488,7 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
       if (ctx->recording) {
         c = &call;
         c->entry.kind = HJ_REC_LAUNCH;
-        c->entry.stream = ctx->backend->currentStream();
+        c->entry.stream = hj::programStream(ctx);
         c->name = k.name;
         c->entry.kernel = kernel;
         std::memcpy(c->entry.dims, dims, sizeof c->entry.dims);

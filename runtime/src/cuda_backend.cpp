@@ -188,7 +188,9 @@ CUDA_KERNEL_NODE_PARAMS kernelNode(const GraphNode &n) {
   return k;
 }
 
-// A CUDA graph of the nodes in one chain, and its executable.
+// A CUDA graph of the nodes, edges from their dependencies, and its
+// executable. A collective node is a child graph captured from the
+// communicator's calls on a stream of the graph's own.
 class CudaGraph final : public Graph {
  public:
   CudaGraph(const Driver &d, CUcontext ctx, CUstream stream, int32_t ordinal)
@@ -197,30 +199,42 @@ class CudaGraph final : public Graph {
     CurrentContext cc(d_, ctx_);
     if (exec_) d_.cuGraphExecDestroy(exec_);
     if (graph_) d_.cuGraphDestroy(graph_);
+    if (capture_) d_.cuStreamDestroy_v2(capture_);
   }
 
   int32_t build(const std::vector<GraphNode> &nodes) {
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return error("cuCtxSetCurrent", r);
     if (CUresult r = d_.cuGraphCreate(&graph_, 0)) return error("cuGraphCreate", r);
-    CUgraphNode prev = nullptr;
+    std::vector<CUgraphNode> deps;
     for (const GraphNode &n : nodes) {
+      deps.clear();
+      for (uint32_t i = 0; i < n.numDeps; ++i) {
+        if (n.deps[i] >= nodes_.size()) return fail(HJ_ERR_INTERNAL, "CUDA graph: node %zu depends on a later node", nodes_.size());
+        const auto &from = nodes_[n.deps[i]];
+        deps.push_back(from[1] ? from[1] : from[0]);
+      }
       std::array<CUgraphNode, 2> made{};
-      int count = 1;
       if (n.kind == GraphNode::Kind::Kernel) {
         CUDA_KERNEL_NODE_PARAMS k = kernelNode(n);
-        if (CUresult r = d_.cuGraphAddKernelNode_v2(&made[0], graph_, prev ? &prev : nullptr, prev ? 1 : 0, &k))
+        if (CUresult r = d_.cuGraphAddKernelNode_v2(&made[0], graph_, deps.data(), deps.size(), &k))
           return error("cuGraphAddKernelNode", r, n.kernel->name.c_str());
+      } else if (n.kind == GraphNode::Kind::Collective) {
+        CUgraph child = nullptr;
+        if (int32_t st = capture(n, &child)) return st;
+        CUresult r = d_.cuGraphAddChildGraphNode(&made[0], graph_, deps.data(), deps.size(), child);
+        d_.cuGraphDestroy(child);  // the node holds a copy
+        if (r) return error("cuGraphAddChildGraphNode", r);
       } else {
         CUDA_MEMSET_NODE_PARAMS m[2];
-        count = memsetNodes(n, m);
+        int count = memsetNodes(n, m);
         for (int i = 0; i < count; ++i) {
-          if (CUresult r = d_.cuGraphAddMemsetNode(&made[i], graph_, prev ? &prev : nullptr, prev ? 1 : 0, &m[i], ctx_))
+          const CUgraphNode *on = i ? &made[0] : deps.data();
+          size_t numOn = i ? 1 : deps.size();
+          if (CUresult r = d_.cuGraphAddMemsetNode(&made[i], graph_, on, numOn, &m[i], ctx_))
             return error("cuGraphAddMemsetNode", r);
-          prev = made[i];
         }
       }
-      prev = made[count - 1];
       nodes_.push_back(made);
     }
     if (CUresult r = d_.cuGraphInstantiateWithFlags(&exec_, graph_, 0)) return error("cuGraphInstantiate", r);
@@ -235,6 +249,16 @@ class CudaGraph final : public Graph {
       CUDA_KERNEL_NODE_PARAMS k = kernelNode(n);
       if (CUresult r = d_.cuGraphExecKernelNodeSetParams_v2(exec_, nodes_[index][0], &k))
         return error("cuGraphExecKernelNodeSetParams", r, n.kernel->name.c_str());
+      return HJ_OK;
+    }
+    if (n.kind == GraphNode::Kind::Collective) {
+      // Captured anew with the new buffers; the same calls make the same
+      // topology, which an executable's child graph node requires.
+      CUgraph child = nullptr;
+      if (int32_t st = capture(n, &child)) return st;
+      CUresult r = d_.cuGraphExecChildGraphNodeSetParams(exec_, nodes_[index][0], child);
+      d_.cuGraphDestroy(child);
+      if (r) return error("cuGraphExecChildGraphNodeSetParams", r);
       return HJ_OK;
     }
     CUDA_MEMSET_NODE_PARAMS m[2];
@@ -263,13 +287,37 @@ class CudaGraph final : public Graph {
                 ordinal_, describe(d_, r).c_str());
   }
 
+  // The work of a collective node's calls, captured into a new graph.
+  int32_t capture(const GraphNode &n, CUgraph *out) {
+    if (!capture_)
+      if (CUresult r = d_.cuStreamCreate(&capture_, CU_STREAM_NON_BLOCKING)) return error("cuStreamCreate", r);
+    if (CUresult r = d_.cuStreamBeginCapture_v2(capture_, CU_STREAM_CAPTURE_MODE_RELAXED))
+      return error("cuStreamBeginCapture", r);
+    int32_t st = HJ_OK;
+    for (uint32_t i = 0; i < n.numParts && st == HJ_OK; ++i) {
+      const CollectivePart &c = n.parts[i];
+      st = n.comm->run(c.kind, n.buffers[2 * i], n.buffers[2 * i + 1], c.count, c.dtype, c.op, c.peer, capture_, c.what);
+    }
+    std::string why = st ? hj_last_error() : "";
+    CUgraph g = nullptr;
+    CUresult r = d_.cuStreamEndCapture(capture_, &g);
+    if (st) {
+      if (g) d_.cuGraphDestroy(g);
+      return fail(st, "%s", why.c_str());
+    }
+    if (r) return error("cuStreamEndCapture", r);
+    *out = g;
+    return HJ_OK;
+  }
+
   const Driver &d_;
   CUcontext ctx_;
   CUstream stream_;
   int32_t ordinal_;
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;
-  std::vector<std::array<CUgraphNode, 2>> nodes_;
+  CUstream capture_ = nullptr;  // made for the first collective node
+  std::vector<std::array<CUgraphNode, 2>> nodes_;  // per node: its driver nodes (a Fill may take two)
 };
 
 class CudaBackend final : public Backend {

@@ -74,10 +74,17 @@ size_t place(std::vector<PlannedAlloc> &allocs, const std::vector<uint32_t> &whi
   return total;
 }
 
-GraphNode nodeOf(const GraphEntry &e, const PlannedOp &op) {
+GraphNode nodeOf(const GraphEntry &e, const PlannedOp &op, Comm *comm) {
   GraphNode n;
   n.kind = op.kind;
-  if (op.kind == GraphNode::Kind::Kernel) {
+  n.deps = op.deps.data();
+  n.numDeps = static_cast<uint32_t>(op.deps.size());
+  if (op.kind == GraphNode::Kind::Collective) {
+    n.comm = comm;
+    n.parts = op.parts.data();
+    n.numParts = static_cast<uint32_t>(op.parts.size());
+    n.buffers = reinterpret_cast<void *const *>(op.values.data());
+  } else if (op.kind == GraphNode::Kind::Kernel) {
     n.kernel = &op.table->kernels[op.kernel];
     n.grid = {uint32_t(op.dims[0]), uint32_t(op.dims[1]), uint32_t(op.dims[2])};
     n.block = {uint32_t(op.dims[3]), uint32_t(op.dims[4]), uint32_t(op.dims[5])};
@@ -90,6 +97,18 @@ GraphNode nodeOf(const GraphEntry &e, const PlannedOp &op) {
     n.width = op.width;
   }
   return n;
+}
+
+// Adds `more` to the sorted set `to`.
+void merge(std::vector<uint32_t> &to, const std::vector<uint32_t> &more) {
+  for (uint32_t x : more) {
+    auto it = std::lower_bound(to.begin(), to.end(), x);
+    if (it == to.end() || *it != x) to.insert(it, x);
+  }
+}
+
+bool samePart(const CollectivePart &a, const CollectivePart &b) {
+  return a.kind == b.kind && a.dtype == b.dtype && a.op == b.op && a.peer == b.peer && a.count == b.count;
 }
 
 }  // namespace
@@ -129,7 +148,6 @@ void GraphCache::abandon() {
   if (mode_ == Mode::Replay) freeOutputs();
   outputs_.clear();
   traced_.clear();
-  unsupported_.clear();
   if (cur_) erase(cur_);  // made again by the next call
   cur_ = nullptr;
   mode_ = Mode::Off;
@@ -183,14 +201,127 @@ int32_t GraphCache::mismatch(const char *fmt, ...) {
   return fail(HJ_ERR_INTERNAL, "graph mode: %s", reason_.c_str());
 }
 
-int32_t GraphCache::unsupported(const char *what) {
-  if (mode_ == Mode::Replay) return mismatch("the program %s", what);
-  if (unsupported_.empty()) unsupported_ = std::string("the program ") + what + "; a graph holds the work of one stream";
-  return fail(HJ_ERR_INTERNAL, "graph mode: %s", unsupported_.c_str());
+int32_t GraphCache::placeOp(GraphEntry &e, uint32_t index) {
+  PlannedOp &op = e.ops[index];
+  std::vector<uint32_t> &f = frontier_[stream_];
+  if (mode_ == Mode::Trace) {
+    op.stream = stream_;
+    op.deps = f;
+  } else if (op.stream != stream_ || op.deps != f) {
+    return mismatch("operation %u is on stream %u after other operations than when it was traced", index + 1,
+                    stream_);
+  }
+  f.assign(1, index);
+  return HJ_OK;
+}
+
+void GraphCache::setStream(uint32_t stream) {
+  stream_ = stream;
+  if (frontier_.size() <= stream) frontier_.resize(stream + 1, synced_);
+  if (stream != 0 && cur_) cur_->streams = true;
+}
+
+void GraphCache::event(uint32_t event, bool wait) {
+  if (eventDeps_.size() <= event) eventDeps_.resize(event + 1);
+  if (wait)
+    merge(frontier_[stream_], eventDeps_[event]);
+  else
+    eventDeps_[event] = frontier_[stream_];
+}
+
+void GraphCache::streamSync() {
+  std::vector<uint32_t> done = frontier_[stream_];
+  merge(synced_, done);
+  for (std::vector<uint32_t> &f : frontier_) merge(f, done);
+}
+
+int32_t GraphCache::collective(uint32_t kind, const void *src, void *dst, uint64_t count, uint32_t dtype, uint32_t op,
+                               int32_t peer, const std::string &what, uint64_t bytes) {
+  GraphEntry &e = *cur_;
+  bool begin = kind == HJ_COLL_GROUP_BEGIN, end = kind == HJ_COLL_GROUP_END;
+  CollectivePart part;
+  part.kind = kind;
+  part.dtype = dtype;
+  part.op = op;
+  part.peer = peer;
+  part.count = count;
+  unsigned char addresses[2 * sizeof(void *)];
+  std::memcpy(addresses, &src, sizeof src);
+  std::memcpy(addresses + sizeof src, &dst, sizeof dst);
+  if (mode_ == Mode::Trace) {
+    part.what = what;
+    uint32_t index;
+    if (group_ >= 0) {
+      index = static_cast<uint32_t>(group_);
+    } else {
+      index = static_cast<uint32_t>(e.ops.size());
+      e.ops.emplace_back().kind = GraphNode::Kind::Collective;
+      afterCollectives(index);
+      placeOp(e, index);
+      ++event_;
+      if (begin) group_ = static_cast<int32_t>(index);
+    }
+    PlannedOp &o = e.ops[index];
+    o.parts.push_back(std::move(part));
+    o.values.insert(o.values.end(), addresses, addresses + sizeof addresses);
+  } else {
+    uint32_t index;
+    if (group_ >= 0) {
+      index = static_cast<uint32_t>(group_);
+    } else {
+      if (opAt_ >= e.ops.size())
+        return mismatch("%s is operation %zu; there were %zu", what.c_str(), opAt_ + 1, e.ops.size());
+      index = static_cast<uint32_t>(opAt_);
+      partAt_ = 0;
+    }
+    PlannedOp &o = e.ops[index];
+    if (o.kind != GraphNode::Kind::Collective || partAt_ >= o.parts.size() || !samePart(o.parts[partAt_], part))
+      return mismatch("%s, operation %u, is another call than the one traced", what.c_str(), index + 1);
+    if (group_ < 0) {
+      afterCollectives(index);
+      if (int32_t st = placeOp(e, index)) return st;
+      ++opAt_;
+      if (begin) group_ = static_cast<int32_t>(index);
+    }
+    markDirty(e, index, addresses, partAt_ * sizeof addresses, sizeof addresses);
+    ++partAt_;
+    if (end && groupDepth_ == 1 && partAt_ != o.parts.size())
+      return mismatch("%s ends a group of %u calls; the traced one had %zu", what.c_str(), partAt_, o.parts.size());
+  }
+  if (begin) ++groupDepth_;
+  if (end && groupDepth_ > 0 && --groupDepth_ == 0) group_ = -1;
+  if (mode_ == Mode::Trace && !begin && !end) {
+    ++e.collectives;
+    e.collectiveBytes += bytes;
+  }
+  return HJ_OK;
+}
+
+void GraphCache::afterCollectives(uint32_t index) {
+  if (lastCollective_ >= 0) merge(frontier_[stream_], {static_cast<uint32_t>(lastCollective_)});
+  lastCollective_ = static_cast<int32_t>(index);
+}
+
+int32_t GraphCache::abortComm(GraphEntry &e, int32_t status) {
+  if (status == HJ_OK || !ctx_.comm || e.collectives == 0) return status;
+  std::string why = hj_last_error();
+  ctx_.comm->abort(why);
+  ctx_.comm->closeGroups();
+  return fail(status, "%s", why.c_str());
+}
+
+void GraphCache::resetStreams() {
+  stream_ = 0;
+  frontier_.assign(1, {});
+  synced_.clear();
+  eventDeps_.clear();
+  group_ = lastCollective_ = -1;
+  groupDepth_ = partAt_ = 0;
 }
 
 void GraphCache::startReplay() {
   mode_ = Mode::Replay;
+  resetStreams();
   allocAt_ = opAt_ = 0;
   outputs_.clear();
   recordMark_ = ctx_.record.size();
@@ -226,7 +357,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
     cur_ = insert(std::string_view(static_cast<const char *>(key), keyBytes));
     values_.assign(values, values + numValues);
     mode_ = Mode::Trace;
-    unsupported_.clear();
+    resetStreams();
     event_ = 0;
     liveBytes_ = 0;
     traced_.clear();
@@ -263,14 +394,6 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
       traced_.clear();
       GraphEntry *e = cur_;
       cur_ = nullptr;
-      if (!unsupported_.empty()) {  // nothing reached the device: run it eagerly
-        e->eagerReason = reason_ = std::move(unsupported_);
-        unsupported_.clear();
-        mode_ = Mode::Eager;
-        ++ctx_.stats.graph_fallbacks;
-        *again = 1;
-        return HJ_OK;
-      }
       if (status != HJ_OK) {
         erase(e);
         return status;
@@ -337,8 +460,11 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
 int32_t GraphCache::plan(GraphEntry &e) {
   std::vector<uint32_t> general, zeroed;
   for (uint32_t i = 0; i < e.allocs.size(); ++i) {
-    const PlannedAlloc &a = e.allocs[i];
+    PlannedAlloc &a = e.allocs[i];
     if (a.output) continue;
+    // Nodes of different streams may run at once, in any order: two buffers
+    // of such a program never share memory.
+    if (e.streams) a.lastEvent = SIZE_MAX;
     (a.zeroed ? zeroed : general).push_back(i);
     ++e.fastAllocs;
     if (a.op >= 0) ++(e.ops[a.op].kind == GraphNode::Kind::Memset ? e.fastMemsets : e.fastFills);
@@ -400,6 +526,7 @@ int32_t GraphCache::alloc(const int64_t *sizes, const int64_t *strides, uint32_t
       }
       op.values.assign(sizeof(void *), 0);
       a.op = static_cast<int32_t>(e.ops.size() - 1);
+      placeOp(e, static_cast<uint32_t>(a.op));
     }
     e.allocs.push_back(std::move(a));
     liveBytes_ += bytes;
@@ -418,6 +545,8 @@ int32_t GraphCache::alloc(const int64_t *sizes, const int64_t *strides, uint32_t
   if (!same) return mismatch("buffer %%%s, allocation %zu, has other extents, strides, dtype or flags", name, allocAt_ + 1);
   if (a.op >= 0 && static_cast<size_t>(a.op) != opAt_)
     return mismatch("buffer %%%s is initialised at another point", name);
+  if (a.op >= 0)
+    if (int32_t st = placeOp(e, static_cast<uint32_t>(a.op))) return st;
   uint32_t index = static_cast<uint32_t>(allocAt_);
   Block *b = nullptr;
   if (a.output) {
@@ -505,6 +634,7 @@ int32_t GraphCache::launch(const hj_kernel_table *table, uint32_t kernel, const 
       op.params[i] = op.values.data() + off;
       off += paramBytes(k.params[i]);
     }
+    placeOp(e, static_cast<uint32_t>(e.ops.size() - 1));
     ++event_;
     return HJ_OK;
   }
@@ -513,6 +643,7 @@ int32_t GraphCache::launch(const hj_kernel_table *table, uint32_t kernel, const 
   if (op.kind != GraphNode::Kind::Kernel || op.table != table || op.kernel != kernel ||
       std::memcmp(op.dims, dims, sizeof op.dims) != 0)
     return mismatch("launch of @%s, operation %zu, has another kernel or other dims", k.name.c_str(), opAt_ + 1);
+  if (int32_t st = placeOp(e, static_cast<uint32_t>(opAt_))) return st;
   uint32_t index = static_cast<uint32_t>(opAt_++);
   size_t off = 0;
   for (size_t i = 0; i < k.params.size(); ++i) {
@@ -540,7 +671,7 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
     size_t done = 0;
     for (; done < e.dirty.size(); ++done) {
       PlannedOp &op = e.ops[e.dirty[done]];
-      if (int32_t st = e.exec->update(e.dirty[done], nodeOf(e, op))) {
+      if (int32_t st = e.exec->update(e.dirty[done], nodeOf(e, op, ctx_.comm.get()))) {
         // A node the backend cannot update in place (a driver may refuse a
         // 2D memset's new destination): build the graph anew from the values.
         if (st == HJ_ERR_BACKEND && ctx_.backend->fault().empty()) {
@@ -564,7 +695,7 @@ int32_t GraphCache::build(GraphEntry &e) {
   e.exec.reset();
   std::vector<GraphNode> nodes;
   nodes.reserve(e.ops.size());
-  for (const PlannedOp &op : e.ops) nodes.push_back(nodeOf(e, op));
+  for (const PlannedOp &op : e.ops) nodes.push_back(nodeOf(e, op, ctx_.comm.get()));
   int32_t st = ctx_.injector.check("building a graph of %zu operations", e.ops.size());
   if (st == HJ_OK) st = ctx_.backend->buildGraph(nodes, e.exec);
   if (st != HJ_OK) {
@@ -624,6 +755,15 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
     e.patches.clear();
     for (uint32_t oi = 0; oi < e.ops.size(); ++oi) {
       PlannedOp &op = e.ops[oi];
+      if (op.kind == GraphNode::Kind::Collective) {
+        for (uint32_t off = 0; off < op.values.size(); off += sizeof(void *)) {
+          void *p;
+          std::memcpy(&p, op.values.data() + off, sizeof p);
+          uint32_t source;
+          if (p && sourceOf(p, &source)) e.patches.push_back({oi, off, source});
+        }
+        continue;
+      }
       if (op.kind != GraphNode::Kind::Kernel) {
         void *dst;
         std::memcpy(&dst, op.values.data(), sizeof dst);
@@ -660,13 +800,13 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
       if (e.allocs[index].lastEvent != SIZE_MAX) e.fast = false;  // an output the program frees (C API only)
     if (int32_t st = build(e)) {
       freeOutputs();
-      return st;
+      return abortComm(e, st);
     }
   }
   if (int32_t st = pushAndLaunch(e)) {
     forgetSources(e);
     freeOutputs();
-    return st;
+    return abortComm(e, st);
   }
   noteSources(e);
   if (int32_t st = checkZeroed(e)) {
@@ -746,7 +886,7 @@ int32_t GraphCache::fastReplay(GraphEntry &e, void *const *inputs, const hj_grap
   }
   if (int32_t st = pushAndLaunch(e)) {
     release();
-    return st;
+    return abortComm(e, st);
   }
   if (int32_t st = checkZeroed(e)) {
     release();
@@ -758,6 +898,8 @@ int32_t GraphCache::fastReplay(GraphEntry &e, void *const *inputs, const hj_grap
   s.fills += e.fastFills;
   s.frees += e.frees;
   s.launches += e.launches;
+  s.collectives += e.collectives;
+  s.collective_bytes += e.collectiveBytes;
   s.peak_bytes = std::max(s.peak_bytes, liveBefore + e.peakBytes);
   for (uint32_t k = 0; k < e.outSource.size(); ++k) {
     uint32_t src = e.outSource[k];

@@ -1,5 +1,6 @@
 // graph.h - graph mode: per-signature memory plans and executable graphs of a
-// program's launches and memsets, kept per context (docs/graph-mode.md).
+// program's launches, memsets and collectives on its streams, kept per
+// context (docs/graph-mode.md).
 //
 // A call in graph mode (hj_graph_call, hj_graph_end) goes through these modes
 // of the context: Trace runs the program once without touching the device
@@ -44,16 +45,20 @@ struct PlannedAlloc {
   char lastKernel[40] = {};  // HOSTJIT_CHECK_ZEROED: the last kernel given it
 };
 
-// One operation of the graph, in stream order.
+// One operation of the graph, in the order the program issued it.
 struct PlannedOp {
   GraphNode::Kind kind = GraphNode::Kind::Kernel;
+  uint32_t stream = 0;          // the program's stream
+  std::vector<uint32_t> deps;   // the operations it waits for (its stream's last, events, syncs)
+  std::vector<CollectivePart> parts;  // Collective: its calls (a group: brackets included)
   uint32_t alloc = 0;  // Memset, Fill: the allocation
   uint64_t pattern = 0;
   unsigned width = 0;
   const hj_kernel_table *table = nullptr;  // Kernel
   uint32_t kernel = 0;
   int64_t dims[7] = {};
-  std::vector<unsigned char> values;  // Kernel: the argument values; Memset, Fill: the destination
+  std::vector<unsigned char> values;  // Kernel: the argument values; Memset, Fill: the destination;
+                                      // Collective: each part's source and destination addresses
   std::vector<void *> params;         // pointers into values, one per parameter
   bool dirty = false;                 // values differ from the executable graph's
 };
@@ -87,6 +92,8 @@ struct GraphEntry {
   std::vector<int64_t> outDims;
   // What one call counts in hj_stats beyond its outputs' allocations.
   uint64_t fastAllocs = 0, fastMemsets = 0, fastFills = 0, frees = 0, launches = 0;
+  uint64_t collectives = 0, collectiveBytes = 0;
+  bool streams = false;  // work on another stream than 0: buffers never share memory
   uint64_t peakBytes = 0;  // the most bytes live at once during the program
   uint64_t lastUse = 0;
 };
@@ -100,6 +107,9 @@ class GraphCache {
   ~GraphCache();
 
   Mode mode() const { return mode_; }
+  // A replay found the program's calls differ from the traced ones (it
+  // fails, and hj_graph_end runs the call eagerly).
+  bool mismatched() const { return mismatched_; }
   const std::string &reason() const { return reason_; }
   void clear();
   void forget(std::string_view prefix);
@@ -123,10 +133,21 @@ class GraphCache {
   int32_t launch(const hj_kernel_table *table, uint32_t kernel, const int64_t *dims, void **params);
   // Replay: the block behind a planned buffer is released (bookkeeping only).
   void releasePlanned(Block *b);
-  // A call a graph cannot hold (work on another stream): fails the run, and
-  // hj_graph_end then runs the signature eagerly from now on, saying that
-  // the program `what` ("uses stream 1"). Replaying, it is a mismatch.
-  int32_t unsupported(const char *what);
+  // Streams and events become edges between the graph's nodes (the backend's
+  // stream is not changed: the graph launches on stream 0). A wait makes the
+  // stream's next operation depend on what preceded the event's record; a
+  // stream sync makes every stream's next operation depend on that stream's
+  // work so far.
+  uint32_t stream() const { return stream_; }
+  void setStream(uint32_t stream);
+  void event(uint32_t event, bool wait);
+  void streamSync();
+  // A call of hj_collective (checked as eager calls check it): a node of its
+  // own, or a part of the group node that a GROUP_BEGIN opened, after the
+  // previous collective node. `bytes` is what the call adds to
+  // hj_stats.collective_bytes.
+  int32_t collective(uint32_t kind, const void *src, void *dst, uint64_t count, uint32_t dtype, uint32_t op,
+                     int32_t peer, const std::string &what, uint64_t bytes);
 
  private:
   GraphEntry *insert(std::string_view key);
@@ -145,6 +166,16 @@ class GraphCache {
   void markDirty(GraphEntry &e, uint32_t op, const void *value, size_t offset, size_t bytes);
   void forgetSources(GraphEntry &e);
   void noteSources(GraphEntry &e);
+  // The stream and dependencies of operation `index`, just traced or
+  // replayed (a mismatch when a replay's differ).
+  int32_t placeOp(GraphEntry &e, uint32_t index);
+  // After a failed build, update or launch of a graph that communicates:
+  // the other ranks must not wait for this one.
+  int32_t abortComm(GraphEntry &e, int32_t status);
+  void resetStreams();
+  // Collective node `index` follows the previous one, whatever their
+  // streams: every rank then communicates in the program's order.
+  void afterCollectives(uint32_t index);
 
   hj_context &ctx_;
   Mode mode_ = Mode::Off;
@@ -162,10 +193,17 @@ class GraphCache {
   size_t recordMark_ = 0;
   hj_stats statsMark_{};
   bool mismatched_ = false;
-  std::string unsupported_;  // Trace: why this signature cannot be a graph
   bool fast_ = false;
   std::vector<void *> fastOut_;  // fast replay: the outputs, in allocation order
   std::vector<hj_graph_value> values_;  // this call's hj_graph_values
+  // Streams and events of the run in progress.
+  uint32_t stream_ = 0;
+  std::vector<std::vector<uint32_t>> frontier_;   // per stream: what its next operation depends on
+  std::vector<std::vector<uint32_t>> eventDeps_;  // per event: its stream's frontier at its last record
+  std::vector<uint32_t> synced_;  // what every stream's work follows (stream syncs)
+  int32_t group_ = -1;      // the collective node a GROUP_BEGIN opened
+  int32_t lastCollective_ = -1;
+  uint32_t groupDepth_ = 0, partAt_ = 0;
 };
 
 }  // namespace hj

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <unordered_map>
 
 #include "backend.h"
@@ -29,15 +30,31 @@ struct HostLibraries {
   }
 };
 
-// A replay list: the nodes with copies of their arguments, run in order.
+// A replay list: the nodes with copies of their arguments, run one at a
+// time (collectives through the communicator, now): in index order, or with
+// HOSTJIT_GRAPH_SHUFFLE=<seed> in a random order that keeps only the
+// dependencies, so that a missing edge (a missing wait) changes results here
+// as it may on a GPU.
 class HostGraph final : public Graph {
  public:
-  explicit HostGraph(Backend &backend) : backend_(backend) {}
+  explicit HostGraph(Backend &backend) : backend_(backend) {
+    if (const char *v = std::getenv("HOSTJIT_GRAPH_SHUFFLE"); v && *v) {
+      shuffle_ = true;
+      random_.seed(std::strtoull(v, nullptr, 10));
+    }
+  }
 
   void add(const GraphNode &node) {
     Stored &s = nodes_.emplace_back();
     s.node = node;
+    s.deps.assign(node.deps, node.deps + node.numDeps);
+    s.node.deps = nullptr;
+    s.node.numDeps = 0;
     if (node.kind == GraphNode::Kind::Kernel) copyParams(s, node.params);
+    if (node.kind == GraphNode::Kind::Collective) {
+      s.parts.assign(node.parts, node.parts + node.numParts);
+      s.buffers.assign(node.buffers, node.buffers + 2 * node.numParts);
+    }
   }
 
   int32_t update(size_t index, const GraphNode &node) override {
@@ -45,19 +62,30 @@ class HostGraph final : public Graph {
     Stored &s = nodes_[index];
     if (s.node.kind == GraphNode::Kind::Kernel)
       copyParams(s, node.params);
+    else if (s.node.kind == GraphNode::Kind::Collective)
+      s.buffers.assign(node.buffers, node.buffers + 2 * node.numParts);
     else
       s.node.ptr = node.ptr;
     return HJ_OK;
   }
 
   int32_t launch() override {
-    for (Stored &s : nodes_) {
+    if (shuffle_) shuffledOrder();
+    for (size_t at = 0; at < nodes_.size(); ++at) {
+      Stored &s = nodes_[shuffle_ ? order_[at] : at];
       const GraphNode &n = s.node;
       int32_t st = HJ_OK;
       switch (n.kind) {
         case GraphNode::Kind::Memset: st = backend_.memsetZero(n.ptr, n.bytes); break;
         case GraphNode::Kind::Fill: st = backend_.fill(n.ptr, n.bytes, n.pattern, n.width); break;
         case GraphNode::Kind::Kernel: st = backend_.launch(*n.kernel, n.grid, n.block, n.smem, s.ptrs.data()); break;
+        case GraphNode::Kind::Collective:
+          for (size_t i = 0; i < s.parts.size() && st == HJ_OK; ++i) {
+            const CollectivePart &c = s.parts[i];
+            st = n.comm->run(c.kind, s.buffers[2 * i], s.buffers[2 * i + 1], c.count, c.dtype, c.op, c.peer, nullptr,
+                             c.what);
+          }
+          break;
       }
       if (st != HJ_OK) return st;
     }
@@ -69,7 +97,37 @@ class HostGraph final : public Graph {
     GraphNode node;
     std::vector<unsigned char> values;
     std::vector<void *> ptrs;
+    std::vector<CollectivePart> parts;  // Collective
+    std::vector<void *> buffers;
+    std::vector<uint32_t> deps;
   };
+
+  // order_: a topological order of the nodes, each pick random among the
+  // nodes whose dependencies have run.
+  void shuffledOrder() {
+    size_t n = nodes_.size();
+    std::vector<uint32_t> waiting(n, 0);
+    std::vector<std::vector<uint32_t>> next(n);
+    for (uint32_t i = 0; i < n; ++i)
+      for (uint32_t d : nodes_[i].deps) {
+        ++waiting[i];
+        next[d].push_back(i);
+      }
+    std::vector<uint32_t> ready;
+    for (uint32_t i = 0; i < n; ++i)
+      if (!waiting[i]) ready.push_back(i);
+    order_.clear();
+    while (!ready.empty()) {
+      size_t pick = std::uniform_int_distribution<size_t>(0, ready.size() - 1)(random_);
+      uint32_t i = ready[pick];
+      ready[pick] = ready.back();
+      ready.pop_back();
+      order_.push_back(i);
+      for (uint32_t j : next[i])
+        if (--waiting[j] == 0) ready.push_back(j);
+    }
+    HJ_INVARIANT(order_.size() == n);
+  }
 
   // Copies the argument values, as a CUDA graph does when a node is made.
   static void copyParams(Stored &s, void **params) {
@@ -90,6 +148,9 @@ class HostGraph final : public Graph {
 
   Backend &backend_;
   std::vector<Stored> nodes_;
+  bool shuffle_ = false;
+  std::mt19937_64 random_;
+  std::vector<uint32_t> order_;
 };
 
 class HostBackend final : public Backend {

@@ -36,14 +36,6 @@ void finishDeferred(hj_context *ctx, DeferredFree &d) {
   d.block = nullptr;
 }
 
-// In graph mode's Trace and Replay runs, work on other streams cannot join
-// the graph: the call falls back to eager (or, replaying, mismatches).
-int32_t graphRefuses(hj_context *ctx, const char *what) {
-  hj::GraphCache::Mode mode = ctx->graphs.mode();
-  if (mode != hj::GraphCache::Mode::Trace && mode != hj::GraphCache::Mode::Replay) return HJ_OK;
-  return ctx->graphs.unsupported(what);
-}
-
 }  // namespace
 
 void deferOrReturn(hj_context *ctx, Block *b) {
@@ -143,11 +135,13 @@ int32_t hj_set_stream(hj_context *ctx, uint32_t stream) {
     if (stream >= StreamState::kMaxStreams)
       return fail(HJ_ERR_INVALID_ARGUMENT, "hj_set_stream: stream %u, expected 0 to %u", stream,
                   StreamState::kMaxStreams - 1);
-    if (stream != 0) {
-      char what[64];
-      std::snprintf(what, sizeof what, "uses stream %u", stream);
-      if (int32_t st = hj::graphRefuses(ctx, what)) return st;
-    } else if (ctx->graphs.mode() == hj::GraphCache::Mode::Trace) {
+    hj::GraphCache::Mode mode = ctx->graphs.mode();
+    if (mode == hj::GraphCache::Mode::Trace || mode == hj::GraphCache::Mode::Replay) {
+      // Graph mode: the stream orders the graph's nodes; the graph itself
+      // runs on stream 0, where its buffers belong.
+      if (mode == hj::GraphCache::Mode::Replay && ctx->recording)
+        hj::record(ctx, HJ_REC_STREAM, nullptr, "").entry.index = stream;
+      ctx->graphs.setStream(stream);
       return HJ_OK;
     }
     if (int32_t st = ctx->backend->checkFault()) return st;
@@ -164,10 +158,12 @@ int32_t hj_set_stream(hj_context *ctx, uint32_t stream) {
 int32_t hj_record_use(hj_context *ctx, void *ptr) {
   return guarded([&]() -> int32_t {
     if (int32_t st = checkContext(ctx, "hj_record_use")) return st;
-    if (int32_t st = hj::graphRefuses(ctx, "uses a buffer on another stream than its own")) return st;
+    // Tracing: the addresses are not buffers. In graph mode every buffer's
+    // work is on stream 0 (the graph's), so nothing is deferred.
+    if (ctx->graphs.mode() == hj::GraphCache::Mode::Trace) return HJ_OK;
     Block *b = ctx->live.find(ptr);
     if (!b) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_record_use: %p is not a live buffer of this context", ptr);
-    uint32_t s = ctx->backend->currentStream();
+    uint32_t s = ctx->backend->currentStream();  // 0 in graph mode
     if (ctx->recording) hj::record(ctx, HJ_REC_USE, b, b->name);
     if (s != b->stream) b->usedOn |= uint64_t{1} << s;
     return HJ_OK;
@@ -181,11 +177,22 @@ int32_t eventCall(hj_context *ctx, uint32_t event, bool wait) {
   if (int32_t st = checkContext(ctx, fn)) return st;
   if (event >= StreamState::kMaxEvents)
     return fail(HJ_ERR_INVALID_ARGUMENT, "%s: event %u, expected 0 to %u", fn, event, StreamState::kMaxEvents - 1);
-  if (int32_t st = hj::graphRefuses(ctx, wait ? "waits for an event" : "records an event")) return st;
+  hj::GraphCache::Mode mode = ctx->graphs.mode();
+  bool graph = mode == hj::GraphCache::Mode::Trace || mode == hj::GraphCache::Mode::Replay;
+  if (mode == hj::GraphCache::Mode::Trace) {
+    ctx->graphs.event(event, wait);
+    return HJ_OK;
+  }
   if (int32_t st = ctx->backend->checkFault()) return st;
   if (int32_t st = ctx->injector.check("%s of event %u on stream %u", wait ? "wait for" : "record",
-                                       event, ctx->backend->currentStream()))
+                                       event, hj::programStream(ctx)))
     return st;
+  if (graph) {  // an edge of the graph; no event reaches the device
+    ctx->graphs.event(event, wait);
+    if (ctx->recording)
+      hj::record(ctx, wait ? HJ_REC_EVENT_WAIT : HJ_REC_EVENT_RECORD, nullptr, "").entry.index = event;
+    return HJ_OK;
+  }
   StreamState &s = ctx->streams;
   if (s.events.size() <= event) s.events.resize(event + 1, nullptr);
   if (wait) {
@@ -215,9 +222,18 @@ int32_t hj_event_wait(hj_context *ctx, uint32_t event) {
 int32_t hj_stream_sync(hj_context *ctx) {
   return guarded([&]() -> int32_t {
     if (int32_t st = checkContext(ctx, "hj_stream_sync")) return st;
-    if (int32_t st = hj::graphRefuses(ctx, "synchronises a stream")) return st;
+    hj::GraphCache::Mode mode = ctx->graphs.mode();
+    if (mode == hj::GraphCache::Mode::Trace) {
+      ctx->graphs.streamSync();
+      return HJ_OK;
+    }
     if (int32_t st = ctx->backend->checkFault()) return st;
-    if (int32_t st = ctx->injector.check("synchronisation of stream %u", ctx->backend->currentStream())) return st;
+    if (int32_t st = ctx->injector.check("synchronisation of stream %u", hj::programStream(ctx))) return st;
+    if (mode == hj::GraphCache::Mode::Replay) {  // later nodes of every stream follow this stream's
+      ctx->graphs.streamSync();
+      if (ctx->recording) hj::record(ctx, HJ_REC_SYNC, nullptr, "");
+      return HJ_OK;
+    }
     if (int32_t st = ctx->backend->synchronizeStream()) return st;
     if (ctx->recording) hj::record(ctx, HJ_REC_SYNC, nullptr, "");
     return HJ_OK;

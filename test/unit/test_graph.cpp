@@ -135,15 +135,6 @@ std::vector<float> hostFloats(const Tensor &t) {
   return v;
 }
 
-bool usesStreams(const Plan &plan) {
-  for (const PlanStep &st : plan.steps)
-    if (st.kind == PlanStep::Kind::SetStream || st.kind == PlanStep::Kind::EventRecord ||
-        st.kind == PlanStep::Kind::EventWait || st.kind == PlanStep::Kind::StreamSync ||
-        st.kind == PlanStep::Kind::Use)
-      return true;
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("graph mode: every program, eager parity of outputs, records and counters", "[graph]") {
@@ -163,17 +154,15 @@ TEST_CASE("graph mode: every program, eager parity of outputs, records and count
         Calls eager = runCalls(s.program, *in, scalars, jit, false, 3, true);
         Calls graph = runCalls(s.program, *in, scalars, jit, true, 3, true);
         checkSame(eager, graph, what + ", recorded");
-        // A graph holds one stream: a program with others runs eagerly.
-        bool streams = usesStreams(*plan);
-        CHECK(graph.stats.graph_builds == (streams ? 0 : 1));
-        CHECK(graph.stats.graph_replays == (streams ? 0 : 3));
-        CHECK(graph.stats.graph_fallbacks == (streams ? 3 : 0));
+        CHECK(graph.stats.graph_builds == 1);
+        CHECK(graph.stats.graph_replays == 3);
+        CHECK(graph.stats.graph_fallbacks == 0);
         // Not recorded: replays skip the program where they can.
         Calls eagerFast = runCalls(s.program, *in, scalars, jit, false, 4, false);
         Calls graphFast = runCalls(s.program, *in, scalars, jit, true, 4, false);
         checkSame(eagerFast, graphFast, what + ", fast");
         CHECK(callCounters(eagerFast.stats) == callCounters(graphFast.stats));
-        CHECK(graphFast.stats.graph_replays == (streams ? 0 : 4));
+        CHECK(graphFast.stats.graph_replays == 4);
         fast += graphFast.stats.graph_fast;
       }
     }

@@ -2,7 +2,8 @@
 // each with its own context, joined by a communicator): every collective,
 // a row-parallel linear layer against the one-rank result, the chunked
 // all-gather + matmul with and without its second stream, evaluator/JIT
-// parity per rank, and a failure on one rank that the others report.
+// parity per rank, a failure on one rank that the others report, and all of
+// it as graphs (graph mode).
 #include "helpers.h"
 
 #include <cstring>
@@ -31,12 +32,13 @@ struct RankRun {
 // float sums are exact whatever their order.
 using MakeInputs = std::function<std::vector<std::vector<float>>(int rank)>;
 
-// Runs `p` on `world` ranks (threads), evaluator or JIT, with the given
-// shapes and data per rank; failAt > 0 injects a failure at that operation
-// of rank `failRank`.
+// Runs `p` on `world` ranks (threads), evaluator or JIT, eagerly or in graph
+// mode, `calls` times, with the given shapes and data per rank; failAt > 0
+// injects a failure at that operation of rank `failRank`'s first call. The
+// record is the first call's; the outputs are the last call's.
 std::vector<RankRun> runRanks(const Program &p, int world, bool jit, const std::vector<std::vector<int64_t>> &shapes,
                               const MakeInputs &data, const std::vector<ScalarArg> &scalars = {},
-                              uint64_t failAt = 0, int failRank = 0) {
+                              uint64_t failAt = 0, int failRank = 0, bool graph = false, int calls = 1) {
   hj_comm_id id;
   REQUIRE(hj_comm_unique_id(HJ_BACKEND_HOST, &id) == HJ_OK);
   std::vector<RankRun> runs(world);
@@ -44,7 +46,7 @@ std::vector<RankRun> runRanks(const Program &p, int world, bool jit, const std::
   std::vector<std::shared_ptr<Runtime>> rts(world);
   for (int r = 0; r < world; ++r) {  // Catch's macros are not thread safe: set up here
     rts[r] = makeRuntime();
-    runners[r] = std::make_unique<Runner>(p, rts[r], jit);
+    runners[r] = std::make_unique<Runner>(p, rts[r], jit, OptLevel::O2, graph);
   }
   std::vector<std::thread> threads;
   for (int r = 0; r < world; ++r)
@@ -65,13 +67,16 @@ std::vector<RankRun> runRanks(const Program &p, int world, bool jit, const std::
         out.error = in.error().message;
         return;
       }
-      hj_record_enable(ctx, 1);
-      if (failAt && r == failRank) hj_inject_failure(ctx, failAt);
-      {
+      for (int call = 0; call < calls && out.error.empty(); ++call) {
+        hj_record_enable(ctx, call == 0 ? 1 : 0);  // recorded graph-mode calls never replay fast
+        if (failAt && r == failRank && call == 0) hj_inject_failure(ctx, failAt);
         uint64_t before = rts[r]->stats().fallible_ops;
         auto res = runners[r]->run(in->span(), scalars);
-        out.callOps = rts[r]->stats().fallible_ops - before;
-        out.record = rts[r]->recordLines();
+        if (call == 0) {
+          out.callOps = rts[r]->stats().fallible_ops - before;
+          out.record = rts[r]->recordLines();
+        }
+        out.outputs.clear();
         if (!res) {
           out.error = res.error().message;
           hj_comm_abort(ctx, out.error.c_str());  // as a real caller does: the others must not wait
@@ -203,6 +208,73 @@ TEST_CASE("spmd: the chunked all-gather and matmul gives the same result on one 
       CHECK(two[r].stats.deferred_frees >= chunks);  // %g was used on the comm stream
       CHECK(two[r].stats.live_bytes == 0);
     }
+  }
+}
+
+TEST_CASE("spmd: graph mode: a rank's program is one graph whose nodes include its collectives, replayed fast",
+          "[spmd][graph]") {
+  constexpr int kWorld = 4;
+  Program coll = parseOk(readFile(kSpmd + "collectives.hir"), "collectives.hir");
+  auto ones = [](int) { return std::vector<std::vector<float>>{std::vector<float>(3, 1)}; };
+  for (bool jit : {false, true}) {
+    std::vector<RankRun> eager = runRanks(coll, kWorld, jit, {{3}}, ones);
+    std::vector<RankRun> graph = runRanks(coll, kWorld, jit, {{3}}, ones, {}, 0, 0, true, 4);
+    for (int r = 0; r < kWorld; ++r) {
+      INFO((jit ? "jit" : "eval") << ", rank " << r);
+      REQUIRE(eager[r].error == "");
+      REQUIRE(graph[r].error == "");
+      CHECK(graph[r].outputs == eager[r].outputs);
+      auto diff = compareRecords(eager[r].record, graph[r].record, "eager", "graph");
+      INFO((diff ? *diff : ""));
+      CHECK(!diff);
+      CHECK(graph[r].stats.graph_builds == 1);
+      CHECK(graph[r].stats.graph_fast == 3);
+      CHECK(graph[r].stats.graph_fallbacks == 0);
+      CHECK(graph[r].stats.collectives == 4 * 7);
+      CHECK(graph[r].stats.collective_bytes == 4 * eager[r].stats.collective_bytes);
+      CHECK(graph[r].stats.live_bytes == 0);
+    }
+  }
+  // The chunked all-gather + matmul: its two streams are branches of the
+  // graph, which HOSTJIT_GRAPH_SHUFFLE runs in random orders.
+  Program gm = parseOk(readFile(kSpmd + "gather_matmul.hir"), "gather_matmul.hir");
+  const int64_t m = 6, k = 4, n = 5;
+  std::vector<float> w = wholeNumbers(k * n, 9);
+  auto data = [&](int r) { return std::vector<std::vector<float>>{wholeNumbers(m * k, 20 + r), w}; };
+  ScalarArg chunks = ScalarArg::i64(3);
+  std::vector<RankRun> eager = runRanks(gm, kWorld, true, {{m, k}, {k, n}}, data, {chunks});
+  for (int seed = 1; seed <= 4; ++seed) {
+    setenv("HOSTJIT_GRAPH_SHUFFLE", std::to_string(seed).c_str(), 1);
+    std::vector<RankRun> graph = runRanks(gm, kWorld, true, {{m, k}, {k, n}}, data, {chunks}, 0, 0, true, 3);
+    unsetenv("HOSTJIT_GRAPH_SHUFFLE");
+    for (int r = 0; r < kWorld; ++r) {
+      INFO("HOSTJIT_GRAPH_SHUFFLE=" << seed << ", rank " << r);
+      REQUIRE(eager[r].error == "");
+      REQUIRE(graph[r].error == "");
+      CHECK(graph[r].outputs == eager[r].outputs);
+      CHECK(graph[r].stats.graph_builds == 1);
+      CHECK(graph[r].stats.graph_fast == 2);
+      CHECK(graph[r].stats.live_bytes == 0);
+    }
+  }
+}
+
+TEST_CASE("spmd: graph mode: a failure at every operation of rank 0 leaks nothing and stops the others",
+          "[spmd][graph][injection]") {
+  Program p = parseOk(readFile(kSpmd + "collectives.hir"), "collectives.hir");
+  constexpr int kWorld = 2;
+  auto data = [](int) { return std::vector<std::vector<float>>{std::vector<float>(4, 1)}; };
+  std::vector<RankRun> clean = runRanks(p, kWorld, true, {{4}}, data, {}, 0, 0, true, 1);
+  REQUIRE(clean[0].error == "");
+  uint64_t ops = clean[0].callOps;
+  REQUIRE(ops > 7);
+  for (uint64_t n = 1; n <= ops; ++n) {
+    INFO("failing operation " << n << " of " << ops << " of rank 0");
+    std::vector<RankRun> runs = runRanks(p, kWorld, true, {{4}}, data, {}, n, 0, true, 2);
+    CHECK(runs[0].error.find("injected") != std::string::npos);
+    CHECK(runs[0].stats.live_bytes == 0);
+    CHECK(runs[1].stats.live_bytes == 0);
+    if (!runs[1].error.empty()) CHECK(runs[1].error.find("rank 0") != std::string::npos);
   }
 }
 
