@@ -2,7 +2,7 @@
 // rank, NCCL underneath): all-reduce bus bandwidth through a hostjit program
 // against NCCL called directly, host microseconds per call of the scenarios,
 // and the all-gather + matmul with its second stream against the same loop
-// on one stream. Each benchmark runs a fixed number of iterations on rank 0
+// on one stream; each eagerly and in graph mode. Each benchmark runs a fixed number of iterations on rank 0
 // (the benchmark thread) while rank 1 makes the same calls in a thread.
 //
 //   NCCL_NVLS_ENABLE=0 HOSTJIT_SOURCE_DIR=$PWD LD_LIBRARY_PATH=<libnccl dir> hostjit_spmd_bench
@@ -71,7 +71,7 @@ Jit &jit() {
 }
 
 // Two ranks of one program: runtimes on devices 0 and 1 in one communicator,
-// the program compiled for each, and each rank's inputs.
+// the program compiled for each (eager or graph mode), and each rank's inputs.
 struct TwoRanks {
   std::shared_ptr<Runtime> rt[2];
   std::unique_ptr<CompiledProgram> cp[2];
@@ -80,7 +80,7 @@ struct TwoRanks {
   std::string error;
 
   TwoRanks(const std::string &file, const std::map<std::string, std::vector<int64_t>> &shapes,
-           std::vector<ScalarArg> sc = {})
+           std::vector<ScalarArg> sc = {}, bool graph = false)
       : scalars(std::move(sc)) {
     Diagnostics d;
     Program p = parseFile(file, d);
@@ -123,6 +123,7 @@ struct TwoRanks {
         return;
       }
       cp[r] = std::move(*c);
+      cp[r]->setGraphMode(graph);
       auto s = InputSet::random(rt[r], cp[r]->plan(), shapes, 7 + r);
       if (!s) {
         error = s.error().message;
@@ -159,13 +160,19 @@ double seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_cloc
   return std::chrono::duration<double>(b - a).count();
 }
 
-// All-reduce of `bytes` through a hostjit program (one all_reduce statement):
-// time per operation with the GPU work, and NCCL's bus bandwidth formula.
+const char *modeName(int64_t graph) { return graph ? "graph" : "eager"; }
+
+// All-reduce of `bytes` through a hostjit program (one all_reduce statement),
+// eagerly or in graph mode (range 1): time per operation with the GPU work,
+// and NCCL's bus bandwidth formula.
 void BM_AllReduceHostjit(benchmark::State &state) {
   int64_t n = state.range(0) / 4;
-  auto &s = setups()["all_reduce " + std::to_string(n)];
+  bool graph = state.range(1) != 0;
+  state.SetLabel(modeName(graph));
+  auto &s = setups()["all_reduce " + std::to_string(n) + modeName(graph)];
   if (!s) s = std::make_unique<TwoRanks>(sourceDir() + "/bench/programs/all_reduce.hir",
-                                         std::map<std::string, std::vector<int64_t>>{{"x", {n}}});
+                                         std::map<std::string, std::vector<int64_t>>{{"x", {n}}},
+                                         std::vector<ScalarArg>{}, graph);
   if (!s->error.empty()) return state.SkipWithError(s->error.c_str());
   int iters = static_cast<int>(state.max_iterations);
   lockstep(state, iters, [&](int r) { return s->call(r, true); }, [&](benchmark::State &st) {
@@ -226,13 +233,16 @@ void BM_AllReduceNccl(benchmark::State &state) {
                                                     benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// Host microseconds per call of a scenario (the call as issued; the GPU
-// work is waited for outside the timing).
+// Host microseconds per call of a scenario, eagerly or in graph mode (range
+// 0): the call as issued; the GPU work is waited for outside the timing.
 void scenarioHost(benchmark::State &state, const std::string &file,
                   const std::map<std::string, std::vector<int64_t>> &shapes, std::vector<ScalarArg> scalars) {
-  auto &s = setups()["host " + file];
-  if (!s) s = std::make_unique<TwoRanks>(sourceDir() + file, shapes, scalars);
+  bool graph = state.range(0) != 0;
+  state.SetLabel(modeName(graph));
+  auto &s = setups()["host " + file + modeName(graph)];
+  if (!s) s = std::make_unique<TwoRanks>(sourceDir() + file, shapes, scalars, graph);
   if (!s->error.empty()) return state.SkipWithError(s->error.c_str());
+  uint64_t updates = s->rt[0]->stats().graph_updates;
   lockstep(state, static_cast<int>(state.max_iterations), [&](int r) { return s->call(r, true); },
            [&](benchmark::State &st) {
              auto a = std::chrono::steady_clock::now();
@@ -240,16 +250,22 @@ void scenarioHost(benchmark::State &state, const std::string &file,
              st.SetIterationTime(seconds(a, std::chrono::steady_clock::now()));
              return ok && hj_synchronize(s->rt[0]->context()) == HJ_OK;
            });
+  // Graph nodes given new arguments per call (0 when outputs come back where they were).
+  state.counters["node_updates"] = benchmark::Counter(static_cast<double>(s->rt[0]->stats().graph_updates - updates),
+                                                      benchmark::Counter::kAvgIterations);
 }
 
 // GPU time per call (the call and its work) of the all-gather + matmul with
-// its comm stream, or of the same loop on one stream (serial).
+// its comm stream, or of the same loop on one stream (serial); eagerly or in
+// graph mode (range 0).
 void gatherMatmulGpu(benchmark::State &state, const std::string &file) {
-  auto &s = setups()["gpu " + file];
+  bool graph = state.range(0) != 0;
+  state.SetLabel(modeName(graph));
+  auto &s = setups()["gpu " + file + modeName(graph)];
   if (!s)
     s = std::make_unique<TwoRanks>(sourceDir() + file,
                                    std::map<std::string, std::vector<int64_t>>{{"x", {4096, 8192}}, {"w", {8192, 8}}},
-                                   std::vector<ScalarArg>{ScalarArg::i64(8)});
+                                   std::vector<ScalarArg>{ScalarArg::i64(8)}, graph);
   if (!s->error.empty()) return state.SkipWithError(s->error.c_str());
   lockstep(state, static_cast<int>(state.max_iterations), [&](int r) { return s->call(r, true); },
            [&](benchmark::State &st) {
@@ -275,13 +291,13 @@ void BM_GatherMatmulSerial(benchmark::State &state) { gatherMatmulGpu(state, "/b
 
 }  // namespace
 
-BENCHMARK(BM_AllReduceHostjit)->RangeMultiplier(8)->Range(8 << 10, 256 << 20)->Iterations(40)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AllReduceHostjit)->ArgsProduct({benchmark::CreateRange(8 << 10, 256 << 20, 8), {0, 1}})->Iterations(40)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AllReduceNccl)->RangeMultiplier(8)->Range(8 << 10, 256 << 20)->Iterations(40)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_RowParallelHost)->Iterations(300)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_CollectivesHost)->Iterations(300)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_GatherMatmulHost)->Iterations(100)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_GatherMatmulOverlap)->Iterations(50)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_GatherMatmulSerial)->Iterations(50)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RowParallelHost)->Arg(0)->Arg(1)->Iterations(300)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CollectivesHost)->Arg(0)->Arg(1)->Iterations(300)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GatherMatmulHost)->Arg(0)->Arg(1)->Iterations(100)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GatherMatmulOverlap)->Arg(0)->Arg(1)->Iterations(50)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GatherMatmulSerial)->Arg(0)->Arg(1)->Iterations(50)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 int main(int argc, char **argv) {
   benchmark::Initialize(&argc, argv);

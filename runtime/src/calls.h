@@ -25,8 +25,9 @@ uint32_t programStream(const hj_context *ctx);
 // zeroing or filling is recorded and counted but left to the caller (a
 // graph's memset node). With `at`, the buffer is planned memory of a graph
 // (allocation `planned` of its plan) instead of the arena's or the pool's.
+// A pool buffer is the cached block at `prefer` when that one is free.
 int32_t allocBlock(hj_context *ctx, uint64_t bytes, uint32_t flags, uint32_t dtype, const char *name, bool deferInit,
-                   Block **out, void *at = nullptr, int32_t planned = -1);
+                   Block **out, void *at = nullptr, int32_t planned = -1, const void *prefer = nullptr);
 // Takes a buffer out of use (it is no longer live): counted, and returned to
 // the arena, the pool or its graph.
 void releaseBlock(hj_context *ctx, Block *b);

@@ -230,7 +230,7 @@ hj_context::~hj_context() {
 namespace hj {
 
 int32_t allocBlock(hj_context *ctx, uint64_t bytes, uint32_t flags, uint32_t dtype, const char *name, bool deferInit,
-                   Block **out, void *at, int32_t planned) {
+                   Block **out, void *at, int32_t planned, const void *prefer) {
   bool zero = flags & HJ_ALLOC_ZERO_INIT;
   uint32_t esize = hj_dtype_size(dtype);
   bool fromArena = zero && !(flags & HJ_ALLOC_OUTPUT) && ((flags & HJ_ALLOC_RESETS_TO_ZERO) || ctx->reuseZeroed);
@@ -256,7 +256,7 @@ int32_t allocBlock(hj_context *ctx, uint64_t bytes, uint32_t flags, uint32_t dty
       return st;
     }
   } else {
-    if (int32_t st = ctx->pool.allocate(bytes, ctx->backend->currentStream(), &b)) return st;
+    if (int32_t st = ctx->pool.allocate(bytes, ctx->backend->currentStream(), &b, prefer)) return st;
     b->region = nullptr;
     b->lastKernel[0] = '\0';
   }

@@ -253,7 +253,9 @@ class CudaGraph final : public Graph {
     }
     if (n.kind == GraphNode::Kind::Collective) {
       // Captured anew with the new buffers; the same calls make the same
-      // topology, which an executable's child graph node requires.
+      // topology, which an executable's child graph node requires. The
+      // executable takes its own references to what the capture holds
+      // (NCCL's user objects), so the new graph can go at once.
       CUgraph child = nullptr;
       if (int32_t st = capture(n, &child)) return st;
       CUresult r = d_.cuGraphExecChildGraphNodeSetParams(exec_, nodes_[index][0], child);

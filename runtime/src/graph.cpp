@@ -863,7 +863,10 @@ int32_t GraphCache::fastReplay(GraphEntry &e, void *const *inputs, const hj_grap
     const PlannedAlloc &a = e.allocs[e.outputAllocs[j]];
     Block *b = nullptr;
     int32_t st = ctx_.injector.check("hj_alloc of %%%s", a.name.c_str());
-    if (st == HJ_OK) st = allocBlock(&ctx_, a.bytes, a.flags, a.dtype, a.name.c_str(), /*deferInit=*/true, &b);
+    const void *was = e.sourceValue[e.numInputs + j];  // where the nodes point now
+    if (st == HJ_OK)
+      st = allocBlock(&ctx_, a.bytes, a.flags, a.dtype, a.name.c_str(), /*deferInit=*/true, &b, nullptr, -1,
+                      was == kUnknown ? nullptr : was);
     if (st != HJ_OK) {
       release();
       return st;

@@ -51,12 +51,19 @@ Block *Pool::newBlock() {
   return b;
 }
 
-int32_t Pool::allocate(size_t bytes, uint32_t stream, Block **out) {
+int32_t Pool::allocate(size_t bytes, uint32_t stream, Block **out, const void *prefer) {
   size_t size = roundSize(bytes);
   auto it = cached_.find(size | stream);
   if (it != cached_.end() && !it->second.empty()) {
-    Block *b = it->second.back();
-    it->second.pop_back();
+    std::vector<Block *> &free = it->second;
+    if (prefer && free.back()->ptr != prefer)
+      for (Block *&c : free)
+        if (c->ptr == prefer) {
+          std::swap(c, free.back());
+          break;
+        }
+    Block *b = free.back();
+    free.pop_back();
     ++stats_.pool_hits;
     *out = b;
     return HJ_OK;

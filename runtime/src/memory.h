@@ -74,9 +74,10 @@ class Pool {
   Pool(DeviceMemory &memory, hj_stats &stats) : memory_(memory), stats_(stats) {}
   ~Pool();
   // A block of at least `bytes` for stream `stream`, from that stream's cache
-  // when one of the same rounded size is free. Block objects are recycled so
-  // steady state allocates nothing.
-  int32_t allocate(size_t bytes, uint32_t stream, Block **out);
+  // when one of the same rounded size is free: the one at `prefer` if it is
+  // there (graph mode keeps its outputs where its nodes point), else the
+  // last cached. Block objects are recycled so steady state allocates nothing.
+  int32_t allocate(size_t bytes, uint32_t stream, Block **out, const void *prefer = nullptr);
   // Caches the block for its stream (block->stream).
   void release(Block *block);
   // Returns every cached block to the backend.

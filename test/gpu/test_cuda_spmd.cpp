@@ -48,13 +48,16 @@ bool twoGpusWithNccl() {
 }
 
 struct RankOut {
-  std::vector<std::vector<float>> outputs;
+  std::vector<std::vector<float>> outputs;  // the last call's
   std::string error;
+  hj_stats stats{};
 };
 
-// Runs `p` on 2 ranks (device r for rank r); data(r) gives rank r's inputs.
+// Runs `p` `calls` times on 2 ranks (device r for rank r), eagerly or in
+// graph mode; data(r) gives rank r's inputs.
 std::vector<RankOut> runTwo(const Program &p, bool jitPath, const std::vector<std::vector<int64_t>> &shapes,
-                            const std::function<std::vector<std::vector<float>>(int)> &data) {
+                            const std::function<std::vector<std::vector<float>>(int)> &data, bool graph = false,
+                            int calls = 1, const std::vector<ScalarArg> &scalars = {}) {
   hj_comm_id id;
   REQUIRE(hj_comm_unique_id(HJ_BACKEND_CUDA, &id) == HJ_OK);
   std::vector<std::shared_ptr<Runtime>> rts(2);
@@ -76,10 +79,12 @@ std::vector<RankOut> runTwo(const Program &p, bool jitPath, const std::vector<st
       INFO((c ? "" : c.error().message));
       REQUIRE(c);
       cps[r] = std::move(*c);
+      cps[r]->setGraphMode(graph);
     } else {
       auto e = Evaluator::create(p, rts[r]);
       REQUIRE(e);
       evs[r].emplace(std::move(*e));
+      evs[r]->setGraphMode(graph);
     }
   }
   std::vector<RankOut> out(2);
@@ -102,21 +107,26 @@ std::vector<RankOut> runTwo(const Program &p, bool jitPath, const std::vector<st
         out[r].error = in.error().message;
         return;
       }
-      auto res = jitPath ? cps[r]->run(in->span()) : evs[r]->run(in->span());
-      if (!res) {
-        out[r].error = res.error().message;
-        hj_comm_abort(ctx, out[r].error.c_str());
-        return;
-      }
-      for (const Tensor &t : *res) {
-        auto h = t.toHost();
-        if (!h) {
-          out[r].error = h.error().message;
+      for (int call = 0; call < calls; ++call) {
+        auto res = jitPath ? cps[r]->run(in->span(), scalars) : evs[r]->run(in->span(), scalars);
+        if (!res) {
+          out[r].error = res.error().message;
+          hj_comm_abort(ctx, out[r].error.c_str());
           return;
         }
-        out[r].outputs.emplace_back(h->size() / sizeof(float));
-        std::memcpy(out[r].outputs.back().data(), h->data(), h->size());
+        out[r].outputs.clear();
+        for (const Tensor &t : *res) {
+          auto h = t.toHost();
+          if (!h) {
+            out[r].error = h.error().message;
+            return;
+          }
+          out[r].outputs.emplace_back(h->size() / sizeof(float));
+          std::memcpy(out[r].outputs.back().data(), h->data(), h->size());
+        }
       }
+      hj_synchronize(ctx);
+      out[r].stats = rts[r]->stats();
     });
   for (std::thread &t : threads) t.join();
   return out;
@@ -176,5 +186,47 @@ TEST_CASE("spmd on two GPUs: row-parallel linear and the chunked all-gather + ma
     INFO("row parallel, rank " << r << ": " << out[r].error);
     REQUIRE(out[r].error == "");
     CHECK(out[r].outputs[0] == y);
+  }
+}
+
+TEST_CASE("spmd on two GPUs: graph mode, NCCL calls captured as nodes and streams as branches, equal to eager",
+          "[cuda][spmd][graph]") {
+  if (!twoGpusWithNccl()) return;
+  Program coll = load(kSpmd + "collectives.hir");
+  const int64_t n = 1000;
+  auto ones = [&](int) { return std::vector<std::vector<float>>{std::vector<float>(n, 1)}; };
+  for (bool jitPath : {false, true}) {
+    auto eager = runTwo(coll, jitPath, {{n}}, ones);
+    auto graph = runTwo(coll, jitPath, {{n}}, ones, true, 4);
+    for (int r = 0; r < 2; ++r) {
+      INFO((jitPath ? "jit" : "eval") << ", rank " << r << ": " << eager[r].error << graph[r].error);
+      REQUIRE(eager[r].error == "");
+      REQUIRE(graph[r].error == "");
+      CHECK(graph[r].outputs == eager[r].outputs);
+      CHECK(graph[r].stats.graph_builds == 1);
+      CHECK(graph[r].stats.graph_fallbacks == 0);
+      CHECK(graph[r].stats.graph_replays == 4);
+      CHECK(graph[r].stats.collectives == 4 * 7);
+    }
+  }
+  Program gm = load(kSpmd + "gather_matmul.hir");
+  auto whole = [](size_t count, int seed) {
+    std::vector<float> v(count);
+    for (size_t i = 0; i < count; ++i) v[i] = static_cast<float>(1 + (i * 7 + static_cast<size_t>(seed) * 13) % 5);
+    return v;
+  };
+  const int64_t m = 96, k = 64, c = 8;
+  std::vector<float> w = whole(k * c, 3);
+  auto data = [&](int r) { return std::vector<std::vector<float>>{whole(m * k, 10 + r), w}; };
+  std::vector<ScalarArg> chunks{ScalarArg::i64(4)};
+  auto eager = runTwo(gm, true, {{m, k}, {k, c}}, data, false, 1, chunks);
+  auto graph = runTwo(gm, true, {{m, k}, {k, c}}, data, true, 5, chunks);
+  for (int r = 0; r < 2; ++r) {
+    INFO("gather + matmul, rank " << r << ": " << eager[r].error << graph[r].error);
+    REQUIRE(eager[r].error == "");
+    REQUIRE(graph[r].error == "");
+    CHECK(graph[r].outputs == eager[r].outputs);
+    CHECK(graph[r].stats.graph_builds == 1);
+    CHECK(graph[r].stats.graph_fast == 4);
   }
 }
