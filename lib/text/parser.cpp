@@ -330,8 +330,9 @@ class Parser {
     if (!isPunct("{")) fail(carry.empty() ? "'iter(...)' or '{'" : "'{'");
     Loc at = results.empty() ? kw.loc : results.front()->loc;
     if (results.size() != carry.size())
-      error(at, "the loop hands out " + std::to_string(results.size()) + " results but its iter(...) carries " +
-                    std::to_string(carry.size()) + " buffers: name one result per carried buffer");
+      error(at, "the loop hands out " + std::to_string(results.size()) + (results.size() == 1 ? " result" : " results") +
+                    " but its iter(...) carries " + std::to_string(carry.size()) +
+                    (carry.size() == 1 ? " buffer" : " buffers") + ": name one result per carried buffer");
     for (size_t k = 0; k < results.size(); ++k) {  // a mismatch is reported: pair what there is
       if (k == carry.size()) carry.push_back({"", Operand::integer(0, results[k]->loc), "", results[k]->loc, {}});
       carry[k].result = results[k]->text;

@@ -46,6 +46,7 @@ class Verifier {
     d_.error(loc, std::move(msg), stmt_ && !stmt_->loc.known() ? printStmt(p_, *stmt_) : std::string());
   }
   std::string name(ValueId v) const { return "%" + p_.value(v).name; }
+  static std::string buffers(size_t n) { return std::to_string(n) + (n == 1 ? " buffer" : " buffers"); }
   static std::string at(Loc l) { return l.known() ? " at line " + std::to_string(l.line) : ""; }
 
   void checkKernels() {
@@ -394,7 +395,12 @@ class Verifier {
     if (n.end <= index_ || n.end >= p_.body.size() || p_.body[n.end].kind() != StmtKind::EndFor)
       error(stmt_->loc, "the loop has no closing '}'");
     uint32_t outer = loops_.empty() ? kTop : loops_.back();
-    for (size_t k = 0; k < n.inits.size() && k < n.carried.size(); ++k) handOver(n, k, outer);
+    // All inits are checked before the loop takes any (a repeated one is
+    // reported as such).
+    std::vector<ValueId> taken;
+    for (size_t k = 0; k < n.inits.size() && k < n.carried.size(); ++k)
+      if (canHandOver(n, k, outer)) taken.push_back(n.inits[k].value);
+    for (ValueId v : taken) handedAt_[v.index] = stmt_->loc;
     loops_.push_back(index_);
     loopYielded_.push_back(false);
     define(n.index);  // its scope is the loop
@@ -405,40 +411,40 @@ class Verifier {
     }
   }
 
-  // Init k of loop n: a buffer of the scope around the loop (`outer`), which
-  // the loop takes over.
-  void handOver(const For &n, size_t k, uint32_t outer) {
+  // Whether init k of loop n is a buffer of the scope around the loop
+  // (`outer`), which the loop may take over; reports why not.
+  bool canHandOver(const For &n, size_t k, uint32_t outer) {
     const Operand &o = n.inits[k];
     std::string what = "the init of " + name(n.carried[k]);
     if (!o.isValue()) {
       error(o.loc, what + " must be a buffer");
-      return;
+      return false;
     }
-    if (!use(o)) return;  // defined, visible, not freed, not handed to another loop
+    if (!use(o)) return false;  // defined, visible, not freed, not handed to another loop
     ValueId v = o.value;
     const Value &val = p_.value(v);
     if (!val.isTensor) {
       error(o.loc, what + " must be a buffer; " + name(v) + " is a scalar");
-      return;
+      return false;
     }
     if (!ownsMemory(v)) {
       error(o.loc, what + " must be a buffer the function allocated; " + name(v) + " is " +
                        (val.def == Value::Def::TensorInput ? "a function input, which belongs to the caller"
                                                            : "a view, which owns no memory"));
-      return;
+      return false;
     }
     for (size_t j = 0; j < k; ++j)
       if (n.inits[j].isValue() && n.inits[j].value == v) {
         error(o.loc, name(v) + " is the init of both " + name(n.carried[j]) + " and " + name(n.carried[k]) +
                          "; each carried buffer needs a buffer of its own");
-        return;
+        return false;
       }
     if (scope_[v.index] != outer) {
       error(o.loc, "hands " + name(v) + " to the loop, but it was allocated outside the loop" + at(p_.body[outer].loc) +
                        " around it: that loop's next iteration would hand it over again");
-      return;
+      return false;
     }
-    handedAt_[v.index] = stmt_->loc;
+    return true;
   }
 
   // `yield`: the last statement of the body of a loop with iter(...).
@@ -458,7 +464,7 @@ class Verifier {
     loopYielded_.back() = true;
     if (n.values.size() != f.carried.size())
       error(stmt_->loc, "yields " + std::to_string(n.values.size()) + " values; the loop" + at(p_.body[loop].loc) +
-                            " carries " + std::to_string(f.carried.size()));
+                            " carries " + buffers(f.carried.size()));
     for (size_t i = 0; i < n.values.size(); ++i) yieldOne(f, loop, n, i);
   }
 
@@ -576,8 +582,7 @@ class Verifier {
     std::string loop = "the loop" + at(p_.body[n.begin].loc);
     bool yielded = loopYielded_.back();
     if (!f.carried.empty() && !yielded)
-      error(stmt_->loc, loop + " carries " + std::to_string(f.carried.size()) +
-                            " buffers but its body does not end with 'yield'");
+      error(stmt_->loc, loop + " carries " + buffers(f.carried.size()) + " but its body does not end with 'yield'");
     for (ValueId v : owned_) {
       if (scope_[v.index] != n.begin || freedAt_[v.index] || handedAt_[v.index] || yielded_[v.index]) continue;
       if (!f.carried.empty() && !yielded) continue;  // the missing yield says it
