@@ -161,6 +161,9 @@ class Emitter {
       for (const PlanArg &a : s.args)
         if (a.kind == PlanArg::Kind::Buffer && !slots_[a.index])
           slots_[a.index] = b_.CreateConstInBoundsGEP2_64(buffersTy_, buffers_, 0, a.index);
+      for (const std::vector<uint32_t> *moved : {&s.from, &s.to})
+        for (uint32_t slot : *moved)
+          if (!slots_[slot]) slots_[slot] = b_.CreateConstInBoundsGEP2_64(buffersTy_, buffers_, 0, slot);
       maxRank = std::max({maxRank, s.sizes.size(), s.strides.size()});
       maxArgs = std::max(maxArgs, s.args.size());
       for (const PlanArg &a : s.args) slotWords_ = std::max(slotWords_, 1 + a.dims.size());
@@ -188,6 +191,7 @@ class Emitter {
         case PlanStep::Kind::Free: emitFree(s); break;
         case PlanStep::Kind::Launch: emitLaunch(s); break;
         case PlanStep::Kind::LoopBegin: emitLoopBegin(s); break;
+        case PlanStep::Kind::Move: emitMove(s); break;
         case PlanStep::Kind::SetStream:
           check(b_.CreateCall(rt_.hj_set_stream, {ctx_, b_.getInt32(s.index)}, "st"));
           break;
@@ -313,6 +317,15 @@ class Emitter {
     b_.SetInsertPoint(exit);
     forgetScratch();
     for (uint32_t e : l.exprs) vals_[e] = nullptr;
+  }
+
+  // Loop-carried buffers handed on: the buffer table is the loop's state.
+  // Loads first, then the NULLs, then the stores, as Move says.
+  void emitMove(const PlanStep &s) {
+    std::vector<Value *> moved;
+    for (uint32_t from : s.from) moved.push_back(b_.CreateLoad(ptr_, slots_[from], "carried"));
+    for (uint32_t from : s.from) b_.CreateStore(llvm::ConstantPointerNull::get(b_.getPtrTy()), slots_[from]);
+    for (size_t k = 0; k < s.to.size(); ++k) b_.CreateStore(moved[k], slots_[s.to[k]]);
   }
 
   void emitCollective(const PlanStep &s) {

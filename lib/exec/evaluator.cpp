@@ -100,6 +100,13 @@ int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj
         }
         break;
       }
+      case PlanStep::Kind::Move: {
+        Scratch<void *, 8> moved(s.from.size());
+        for (size_t k = 0; k < s.from.size(); ++k) moved[k] = slots[s.from[k]];
+        for (uint32_t from : s.from) slots[from] = nullptr;
+        for (size_t k = 0; k < s.to.size(); ++k) slots[s.to[k]] = moved[k];
+        break;
+      }
       case PlanStep::Kind::Alloc: {
         int64_t sizes[kMaxRank], strides[kMaxRank];
         for (size_t d = 0; d < s.sizes.size(); ++d) sizes[d] = regs[s.sizes[d]].i;

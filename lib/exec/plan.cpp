@@ -1,6 +1,7 @@
 // plan.cpp - prepares a verified Program for the evaluator and the JIT.
 #include "hostjit/exec/plan.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <unordered_map>
 
@@ -92,6 +93,12 @@ class Planner {
   }
 
   void step(const For &n) {
+    // A carried buffer and the loop's result live in the slot of the init.
+    for (size_t k = 0; k < n.carried.size(); ++k) {
+      uint32_t slot = slotOf(n.inits[k].value);
+      slots_[n.carried[k].index] = slots_[n.results[k].index] = slot;
+      sources_[n.carried[k].index] = sources_[n.results[k].index] = {n.inits[k].value};
+    }
     PlanLoop l;
     l.lo = operandI64(n.lo);
     l.hi = operandI64(n.hi);
@@ -101,15 +108,34 @@ class Planner {
     loopOf_.emplace(static_cast<uint32_t>(table_[p_.value(n.index).expr].input), loop);
     plan_.loops.push_back(std::move(l));
     open_.push_back(loop);
+    loopStmts_.push_back(static_cast<uint32_t>(stmt_ - p_.body.data()));
     PlanStep s;
     s.kind = PlanStep::Kind::LoopBegin;
     s.loop = loop;
     plan_.steps.push_back(std::move(s));
   }
 
+  // The yielded buffers move to the carried buffers' slots.
+  void step(const Yield &n) {
+    const For &f = std::get<For>(p_.body[loopStmts_.back()].node);
+    PlanStep s;
+    s.kind = PlanStep::Kind::Move;
+    for (size_t k = 0; k < n.values.size(); ++k) {
+      ValueId v = n.values[k].value;
+      sources_[f.carried[k].index].push_back(v);
+      sources_[f.results[k].index].push_back(v);
+      uint32_t from = slotOf(v), to = slotOf(f.carried[k]);
+      if (from == to) continue;  // handed on unchanged
+      s.from.push_back(from);
+      s.to.push_back(to);
+    }
+    if (!s.from.empty()) plan_.steps.push_back(std::move(s));
+  }
+
   void step(const EndFor &) {
     uint32_t loop = open_.back();
     open_.pop_back();
+    loopStmts_.pop_back();
     plan_.loops[loop].end = static_cast<uint32_t>(plan_.steps.size());
     PlanStep s;
     s.kind = PlanStep::Kind::LoopEnd;
@@ -194,7 +220,7 @@ class Planner {
     } else {
       a.kind = PlanArg::Kind::Buffer;
       a.index = slotOf(o.value);
-      for (const Operand &e : std::get<Alloc>(p_.body[v.defIndex].node).extents)
+      for (const Operand &e : p_.allocOf(o.value)->extents)
         n = table_.binary(OpCode::Mul, n, e.isValue() ? p_.value(e.value).expr : table_.constInt(e.i), nullptr);
     }
     *count = n;
@@ -275,7 +301,6 @@ class Planner {
       PlanArg pa;
       pa.param = paramKind(k.params[i]);
       if (a.isValue() && p_.value(a.value).isTensor) {
-        const Value &v = p_.value(a.value);
         ValueId root = p_.rootOf(a.value);  // a view passes its root's memory
         if (p_.value(root).def == Value::Def::TensorInput) {
           pa.kind = PlanArg::Kind::Input;
@@ -284,7 +309,7 @@ class Planner {
           pa.kind = PlanArg::Kind::Buffer;
           pa.index = slotOf(root);
         }
-        if (k.params[i].isStruct) pa.dims = structDims(v);
+        if (k.params[i].isStruct) pa.dims = structDims(a.value);
       } else {
         pa.kind = PlanArg::Kind::Expr;
         pa.index = operand(a, k.params[i].dtype);
@@ -303,7 +328,8 @@ class Planner {
   }
 
   // The sizes, then the strides (elements), of a tensor passed as a struct.
-  std::vector<uint32_t> structDims(const Value &v) {
+  std::vector<uint32_t> structDims(ValueId id) {
+    const Value &v = p_.value(id);
     std::vector<uint32_t> sizes, strides;
     if (v.def == Value::Def::TensorInput) {
       for (uint32_t d = 0; d < v.rank; ++d) {
@@ -312,10 +338,9 @@ class Planner {
         strides.push_back(use(table_.inputStride(v.defIndex, d)));
       }
     } else {
-      const Stmt &def = p_.body[v.defIndex];
-      const auto *vw = std::get_if<View>(&def.node);
-      const std::vector<Operand> &extents = vw ? vw->extents : std::get<Alloc>(def.node).extents;
-      const std::vector<Operand> &given = vw ? vw->strides : std::get<Alloc>(def.node).strides;
+      const auto *vw = std::get_if<View>(&p_.body[v.defIndex].node);
+      const std::vector<Operand> &extents = vw ? vw->extents : p_.allocOf(id)->extents;
+      const std::vector<Operand> &given = vw ? vw->strides : p_.allocOf(id)->strides;
       for (const Operand &o : extents) sizes.push_back(operandI64(o));
       if (!given.empty()) {
         for (const Operand &o : given) strides.push_back(operandI64(o));
@@ -338,8 +363,11 @@ class Planner {
     closeGroup();
     for (size_t i = 0; i < n.values.size(); ++i) {
       const Operand &o = n.values[i];
-      PlanStep &al = plan_.steps[allocs_.at(o.value.index)];
-      al.flags |= HJ_ALLOC_OUTPUT;
+      // Every buffer that may end up returned is the caller's output; the
+      // one that gives the output its extents is the first.
+      std::vector<size_t> feeding = feedingAllocs(o.value);
+      for (size_t step : feeding) plan_.steps[step].flags |= HJ_ALLOC_OUTPUT;
+      PlanStep &al = plan_.steps[allocs_.at(p_.allocOf(o.value)->result.index)];
       plan_.outputs.push_back({slotOf(o.value), al.dtype, al.sizes, al.strides});
       const TensorType &declared = p_.results[i];
       for (size_t d = 0; d < declared.dims.size(); ++d) {
@@ -352,6 +380,24 @@ class Planner {
     }
   }
 
+  // The alloc steps whose buffers may end up in buffer v: its own, or for a
+  // carried buffer or a loop result, those of its init and of every buffer
+  // yielded in its place.
+  std::vector<size_t> feedingAllocs(ValueId v) const {
+    std::vector<size_t> out;
+    std::vector<uint32_t> todo{v.index}, seen;
+    while (!todo.empty()) {
+      uint32_t x = todo.back();
+      todo.pop_back();
+      if (std::find(seen.begin(), seen.end(), x) != seen.end()) continue;
+      seen.push_back(x);
+      if (auto it = allocs_.find(x); it != allocs_.end()) out.push_back(it->second);
+      if (auto it = sources_.find(x); it != sources_.end())
+        for (ValueId s : it->second) todo.push_back(s.index);
+    }
+    return out;
+  }
+
   const Program &p_;
   const Stmt *stmt_ = nullptr;  // the statement being planned
   uint32_t launches_ = 0;
@@ -360,6 +406,10 @@ class Planner {
   std::unordered_map<uint32_t, uint32_t> map_, slots_;
   std::unordered_map<uint32_t, uint32_t> loopOf_;  // the program's loop number -> plan loop
   std::vector<uint32_t> open_;  // plan loops around the statement being planned
+  std::vector<uint32_t> loopStmts_;  // their For statements
+  // Carried buffers and loop results: the buffers that may be in their slot
+  // (the init, then each buffer yielded in their place).
+  std::unordered_map<uint32_t, std::vector<ValueId>> sources_;
   std::unordered_map<uint32_t, uint32_t> streamOf_, eventOf_;  // value -> stream, event
   std::unordered_map<uint32_t, uint32_t> bufferStream_;        // slot -> the stream it is allocated on
   std::vector<uint32_t> streamStack_;  // the streams of the open 'on' blocks
@@ -444,6 +494,8 @@ std::string planFingerprint(const Plan &plan) {
     w.pod(s.slot);
     w.pod(s.loop);
     w.pod(s.index);
+    w.vec(s.from);
+    w.vec(s.to);
     w.pod(static_cast<uint8_t>(s.dtype));
     w.pod(s.flags);
     w.vec(s.sizes);

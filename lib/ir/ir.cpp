@@ -185,6 +185,33 @@ ValueId Program::rootOf(ValueId v) const {
   return v;
 }
 
+const For *Program::loopOf(ValueId v, size_t *position) const {
+  const Value &val = value(v);
+  if (val.def != Value::Def::Stmt || val.defIndex >= body.size()) return nullptr;
+  const auto *f = std::get_if<For>(&body[val.defIndex].node);
+  if (!f) return nullptr;
+  for (const std::vector<ValueId> *list : {&f->carried, &f->results})
+    for (size_t k = 0; k < list->size(); ++k)
+      if ((*list)[k] == v) {
+        if (position) *position = k;
+        return f;
+      }
+  return nullptr;
+}
+
+const Alloc *Program::allocOf(ValueId v) const {
+  for (size_t guard = 0; guard <= values.size(); ++guard) {
+    const Value &val = value(v);
+    if (!val.isTensor || val.def != Value::Def::Stmt || val.defIndex >= body.size()) return nullptr;
+    if (const auto *al = std::get_if<Alloc>(&body[val.defIndex].node)) return al->result == v ? al : nullptr;
+    size_t k = 0;
+    const For *f = loopOf(v, &k);
+    if (!f || k >= f->inits.size() || !f->inits[k].isValue() || f->inits[k].value.index >= values.size()) return nullptr;
+    v = f->inits[k].value;
+  }
+  return nullptr;  // a cycle: only a malformed built program has one
+}
+
 OperandType operandType(const Program &p, const Operand &o) {
   switch (o.kind) {
     case Operand::Kind::Value: {
@@ -345,7 +372,7 @@ ValueId ProgramBuilder::op(std::string name, OpCode op, Operand a, Operand b, Lo
         else e = op == OpCode::Size ? p_.exprs.inputSize(tv.defIndex, dim) : p_.exprs.inputStride(tv.defIndex, dim);
       } else if (tv.def == Value::Def::Stmt && tv.defIndex < p_.body.size()) {
         const std::vector<Operand> *extents = nullptr, *strides = nullptr;
-        if (const auto *al = std::get_if<Alloc>(&p_.body[tv.defIndex].node)) extents = &al->extents, strides = &al->strides;
+        if (const Alloc *al = p_.allocOf(a.value)) extents = &al->extents, strides = &al->strides;
         if (const auto *vw = std::get_if<View>(&p_.body[tv.defIndex].node)) extents = &vw->extents, strides = &vw->strides;
         if (extents) {
           if (op == OpCode::Size) {
@@ -441,17 +468,45 @@ void ProgramBuilder::ret(std::vector<Operand> values, Loc loc) {
 }
 
 ValueId ProgramBuilder::forBegin(std::string name, Operand lo, Operand hi, Loc loc) {
+  return forBegin(std::move(name), lo, hi, {}, loc).index;
+}
+
+ProgramBuilder::ForValues ProgramBuilder::forBegin(std::string name, Operand lo, Operand hi,
+                                                   std::vector<LoopCarry> carry, Loc loc) {
   checkOperand(lo);
   checkOperand(hi);
+  for (const LoopCarry &c : carry) checkOperand(c.init);
   uint32_t stmtIndex = static_cast<uint32_t>(p_.body.size());
-  ValueId id = newValue(std::move(name), false, DType::i64, 0, Value::Def::Stmt, stmtIndex, loc);
-  p_.values[id.index].expr = p_.exprs.loopIndex(loops_++);
+  ForValues out;
+  out.index = newValue(std::move(name), false, DType::i64, 0, Value::Def::Stmt, stmtIndex, loc);
+  p_.values[out.index.index].expr = p_.exprs.loopIndex(loops_++);
+  For f{out.index, lo, hi, 0, {}, {}, {}};
+  for (LoopCarry &c : carry) {
+    // A carried buffer has its init's type; a bad init gets f32[] (the
+    // verifier reports the init).
+    bool buffer = c.init.isValue() && p_.values[c.init.value.index].isTensor;
+    DType dtype = buffer ? p_.values[c.init.value.index].dtype : DType::f32;
+    uint32_t rank = buffer ? p_.values[c.init.value.index].rank : 0;
+    f.carried.push_back(newValue(std::move(c.name), true, dtype, rank, Value::Def::Stmt, stmtIndex, c.loc));
+    f.results.push_back(newValue(std::move(c.result), true, dtype, rank, Value::Def::Stmt, stmtIndex, c.resultLoc));
+    f.inits.push_back(c.init);
+  }
+  out.carried = f.carried;
+  out.results = f.results;
   Stmt s;
-  s.node = For{id, lo, hi, 0};
+  s.node = std::move(f);
   s.loc = loc;
   p_.body.push_back(std::move(s));
   open_.push_back(stmtIndex);
-  return id;
+  return out;
+}
+
+void ProgramBuilder::yield(std::vector<Operand> values, Loc loc) {
+  for (const Operand &o : values) checkOperand(o);
+  Stmt s;
+  s.node = Yield{std::move(values)};
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
 }
 
 void ProgramBuilder::forEnd(Loc loc) {

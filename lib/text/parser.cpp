@@ -209,9 +209,19 @@ class Parser {
       const Token &t = t_[k];
       if (t.kind == Tok::Punct && t.text == "{") ++depth;
       if (t.kind == Tok::Punct && t.text == "}" && --depth <= 0) return;
-      if (t.kind == Tok::Percent && k + 1 < t_.size() && t_[k + 1].kind == Tok::Punct && t_[k + 1].text == "=")
-        later_.emplace(t.text, t.loc);
+      if (t.kind != Tok::Percent) continue;
+      // `%a, %b = for ...` at the start of a line defines each name.
+      size_t last = k;
+      bool startsLine = k == 0 || t_[k - 1].loc.line != t.loc.line;
+      while (startsLine && last + 2 < t_.size() && isPunctAt(last + 1, ",") && t_[last + 2].kind == Tok::Percent)
+        last += 2;
+      if (!isPunctAt(last + 1, "=")) last = k;
+      if (isPunctAt(last + 1, "="))
+        for (size_t m = k; m <= last; m += 2) later_.emplace(t_[m].text, t_[m].loc);
     }
+  }
+  bool isPunctAt(size_t k, const char *p) const {
+    return k < t_.size() && t_[k].kind == Tok::Punct && t_[k].text == p;
   }
 
   void parseFunc() {
@@ -292,8 +302,9 @@ class Parser {
     }
   }
 
-  // `for %i = lo to hi { ... }`, after the 'for'.
-  void parseFor(const Token &kw) {
+  // `%r, ... = for %i = lo to hi iter(%c = %init, ...) { ... }`, after the
+  // 'for'; `results` are the names before the '=' (none for a plain loop).
+  void parseFor(const Token &kw, const std::vector<const Token *> &results) {
     if (peek().kind != Tok::Percent) fail("a loop variable '%name'");
     const Token &name = next();
     expectPunct("=");
@@ -301,11 +312,39 @@ class Parser {
     if (!isIdent("to")) fail("'to'");
     next();
     Operand hi = parseOperand();
-    if (!isPunct("{")) fail("'{'");
+    std::vector<ProgramBuilder::LoopCarry> carry;
+    std::vector<const Token *> carried;
+    if (isIdent("iter")) {
+      next();
+      expectPunct("(");
+      while (true) {
+        if (peek().kind != Tok::Percent) fail("a carried buffer '%name'");
+        carried.push_back(&next());
+        expectPunct("=");
+        carry.push_back({carried.back()->text, parseOperand(), "", carried.back()->loc, {}});
+        if (!isPunct(",")) break;
+        next();
+      }
+      expectPunct(")");
+    }
+    if (!isPunct("{")) fail(carry.empty() ? "'iter(...)' or '{'" : "'{'");
+    Loc at = results.empty() ? kw.loc : results.front()->loc;
+    if (results.size() != carry.size())
+      error(at, "the loop hands out " + std::to_string(results.size()) + (results.size() == 1 ? " result" : " results") +
+                    " but its iter(...) carries " + std::to_string(carry.size()) +
+                    (carry.size() == 1 ? " buffer" : " buffers") + ": name one result per carried buffer");
+    for (size_t k = 0; k < results.size(); ++k) {  // a mismatch is reported: pair what there is
+      if (k == carry.size()) carry.push_back({"", Operand::integer(0, results[k]->loc), "", results[k]->loc, {}});
+      carry[k].result = results[k]->text;
+      carry[k].resultLoc = results[k]->loc;
+    }
     enterBlock(kw);
     size_t index = b_.program().body.size();
-    define(name, b_.forBegin(name.text, lo, hi, kw.loc));
+    ProgramBuilder::ForValues loop = b_.forBegin(name.text, lo, hi, carry, at);
+    define(name, loop.index);
+    for (size_t k = 0; k < carried.size(); ++k) define(*carried[k], loop.carried[k]);
     parseBlock(kw, index, "loop", [&](Loc l) { b_.forEnd(l); });
+    for (size_t k = 0; k < results.size(); ++k) define(*results[k], loop.results[k]);
   }
 
   // The operands of a collective, after its keyword.
@@ -438,9 +477,20 @@ class Parser {
     const Token &first = peek();
     if (first.kind == Tok::Percent) {
       const Token &name = next();
+      std::vector<const Token *> results{&name};
+      while (isPunct(",")) {  // only a loop defines several values
+        next();
+        if (peek().kind != Tok::Percent) fail("a result '%name'");
+        results.push_back(&next());
+      }
       expectPunct("=");
+      if (results.size() > 1 && !isIdent("for")) fail("'for' (only a loop defines several values)");
+      if (isIdent("for")) {
+        parseFor(next(), results);
+        return;
+      }
       const Token &opTok = peek();
-      std::string word = expectIdent("an operation (size, stride, add, ..., alloc, view, stream, record)");
+      std::string word = expectIdent("an operation (size, stride, add, ..., alloc, view, for, stream, record)");
       if (word == "stream" || word == "record") {
         define(name, word == "stream" ? b_.stream(name.text, name.loc) : b_.record(name.text, name.loc));
         return;
@@ -498,7 +548,14 @@ class Parser {
       return;
     }
     if (isIdent("for")) {
-      parseFor(next());
+      parseFor(next(), {});
+      return;
+    }
+    if (isIdent("yield")) {
+      next();
+      std::vector<Operand> vals;
+      if (peek().loc.line == first.loc.line && !isPunct("}")) vals = parseOperandList("}");
+      b_.yield(std::move(vals), first.loc);
       return;
     }
     if (isIdent("on")) {
@@ -556,7 +613,7 @@ class Parser {
       b_.launch(*kid, grid, block, smem, std::move(args), first.loc);
       return;
     }
-    fail("a statement (%name = ..., free, launch, for, on, wait, sync, a collective or return)");
+    fail("a statement (%name = ..., free, launch, for, yield, on, wait, sync, a collective or return)");
   }
 
   std::vector<Token> t_;

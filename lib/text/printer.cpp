@@ -88,7 +88,16 @@ std::string printStmt(const Program &p, const Stmt &s) {
           return "launch @" + p.kernel(n.kernel).name + " grid(" + three(n.grid) + ") block(" + three(n.block) +
                  ") smem(" + printOperand(p, n.smem) + ") (" + list(p, n.args) + ")";
         } else if constexpr (std::is_same_v<T, For>) {
-          return "for %" + p.value(n.index).name + " = " + printOperand(p, n.lo) + " to " + printOperand(p, n.hi) + " {";
+          std::string r;
+          for (size_t k = 0; k < n.results.size(); ++k) r += (k ? ", %" : "%") + p.value(n.results[k]).name;
+          if (!r.empty()) r += " = ";
+          r += "for %" + p.value(n.index).name + " = " + printOperand(p, n.lo) + " to " + printOperand(p, n.hi);
+          for (size_t k = 0; k < n.carried.size(); ++k)
+            r += (k ? ", %" : " iter(%") + p.value(n.carried[k]).name + " = " +
+                 (k < n.inits.size() ? printOperand(p, n.inits[k]) : std::string("?"));
+          return r + (n.carried.empty() ? " {" : ") {");
+        } else if constexpr (std::is_same_v<T, Yield>) {
+          return n.values.empty() ? "yield" : "yield " + list(p, n.values);
         } else if constexpr (std::is_same_v<T, EndFor> || std::is_same_v<T, EndOn>) {
           return "}";
         } else if constexpr (std::is_same_v<T, StreamDef>) {

@@ -14,7 +14,13 @@ namespace {
 class Verifier {
  public:
   explicit Verifier(const Program &p)
-      : p_(p), defined_(p.values.size(), false), freedAt_(p.values.size()), scope_(p.values.size(), kTop) {}
+      : p_(p),
+        defined_(p.values.size(), false),
+        freedAt_(p.values.size()),
+        handedAt_(p.values.size()),
+        yielded_(p.values.size(), false),
+        scope_(p.values.size(), kTop),
+        stream_(p.values.size(), kTop) {}
 
   Diagnostics run() {
     checkKernels();
@@ -40,6 +46,7 @@ class Verifier {
     d_.error(loc, std::move(msg), stmt_ && !stmt_->loc.known() ? printStmt(p_, *stmt_) : std::string());
   }
   std::string name(ValueId v) const { return "%" + p_.value(v).name; }
+  static std::string buffers(size_t n) { return std::to_string(n) + (n == 1 ? " buffer" : " buffers"); }
   static std::string at(Loc l) { return l.known() ? " at line " + std::to_string(l.line) : ""; }
 
   void checkKernels() {
@@ -135,10 +142,19 @@ class Verifier {
       error(o.loc, "use of " + name(o.value) + " after it was freed" + at(*freedAt_[o.value.index]));
       return false;
     }
+    if (!metadataOnly && handedAt_[o.value.index]) {
+      error(o.loc, "use of " + name(o.value) + " after it was handed to the loop" + at(*handedAt_[o.value.index]));
+      return false;
+    }
     ValueId root = p_.rootOf(o.value);
     if (!metadataOnly && root != o.value && freedAt_[root.index]) {
       error(o.loc, "use of view " + name(o.value) + " after its buffer " + name(root) + " was freed" +
                        at(*freedAt_[root.index]));
+      return false;
+    }
+    if (!metadataOnly && root != o.value && handedAt_[root.index]) {
+      error(o.loc, "use of view " + name(o.value) + " after its buffer " + name(root) + " was handed to the loop" +
+                       at(*handedAt_[root.index]));
       return false;
     }
     return true;
@@ -227,7 +243,15 @@ class Verifier {
     if (n.resetsToZero && !n.zeroInit)
       error(stmt_->loc, "resets_to_zero without zero_init: a buffer the kernel resets must start zeroed");
     define(n.result);
-    allocs_.push_back(n.result);
+    owned_.push_back(n.result);
+    stream_[n.result.index] = currentStream();
+  }
+
+  // The stream value of the innermost 'on' block, or kTop for the main stream.
+  uint32_t currentStream() const {
+    if (ons_.empty()) return kTop;
+    const Operand &s = std::get<On>(p_.body[ons_.back()].node).stream;
+    return s.isValue() ? s.value.index : kTop;
   }
 
   void check(const View &n) {
@@ -252,6 +276,10 @@ class Verifier {
            std::holds_alternative<Alloc>(p_.body[val.defIndex].node);
   }
 
+  // A buffer that owns its memory: made by alloc, carried by a loop, or a
+  // loop's result (not an input, not a view).
+  bool ownsMemory(ValueId v) const { return isAllocated(v) || (p_.value(v).isTensor && p_.loopOf(v)); }
+
   void check(const Free &n) {
     if (!n.tensor.isValue()) {
       error(n.tensor.loc, "free expects a buffer");
@@ -272,7 +300,7 @@ class Verifier {
       error(n.tensor.loc, "cannot free function input " + name(v) + "; inputs belong to the caller");
       return;
     }
-    if (!isAllocated(v)) {
+    if (!ownsMemory(v)) {
       ValueId root = p_.rootOf(v);
       std::string hint;
       if (root != v)
@@ -284,6 +312,11 @@ class Verifier {
     }
     if (freedAt_[v.index]) {
       error(n.tensor.loc, "double free of " + name(v) + " (already freed" + at(*freedAt_[v.index]) + ")");
+      return;
+    }
+    if (handedAt_[v.index]) {
+      error(n.tensor.loc, "frees " + name(v) + ", which was handed to the loop" + at(*handedAt_[v.index]) +
+                              ": the loop owns it now (free the loop's result instead)");
       return;
     }
     if (const Stmt *r = returnStmt(); r)
@@ -361,21 +394,216 @@ class Verifier {
     intOperand(n.hi, "the loop's end", INT64_MIN);
     if (n.end <= index_ || n.end >= p_.body.size() || p_.body[n.end].kind() != StmtKind::EndFor)
       error(stmt_->loc, "the loop has no closing '}'");
+    uint32_t outer = loops_.empty() ? kTop : loops_.back();
+    // All inits are checked before the loop takes any (a repeated one is
+    // reported as such).
+    std::vector<ValueId> taken;
+    for (size_t k = 0; k < n.inits.size() && k < n.carried.size(); ++k)
+      if (canHandOver(n, k, outer)) taken.push_back(n.inits[k].value);
+    for (ValueId v : taken) handedAt_[v.index] = stmt_->loc;
     loops_.push_back(index_);
+    loopYielded_.push_back(false);
     define(n.index);  // its scope is the loop
+    for (size_t k = 0; k < n.carried.size(); ++k) {
+      define(n.carried[k]);
+      owned_.push_back(n.carried[k]);
+      if (k < n.inits.size() && n.inits[k].isValue()) stream_[n.carried[k].index] = stream_[n.inits[k].value.index];
+    }
   }
 
-  // The end of a loop: what its body allocated must be freed in it.
+  // Whether init k of loop n is a buffer of the scope around the loop
+  // (`outer`), which the loop may take over; reports why not.
+  bool canHandOver(const For &n, size_t k, uint32_t outer) {
+    const Operand &o = n.inits[k];
+    std::string what = "the init of " + name(n.carried[k]);
+    if (!o.isValue()) {
+      error(o.loc, what + " must be a buffer");
+      return false;
+    }
+    if (!use(o)) return false;  // defined, visible, not freed, not handed to another loop
+    ValueId v = o.value;
+    const Value &val = p_.value(v);
+    if (!val.isTensor) {
+      error(o.loc, what + " must be a buffer; " + name(v) + " is a scalar");
+      return false;
+    }
+    if (!ownsMemory(v)) {
+      error(o.loc, what + " must be a buffer the function allocated; " + name(v) + " is " +
+                       (val.def == Value::Def::TensorInput ? "a function input, which belongs to the caller"
+                                                           : "a view, which owns no memory"));
+      return false;
+    }
+    for (size_t j = 0; j < k; ++j)
+      if (n.inits[j].isValue() && n.inits[j].value == v) {
+        error(o.loc, name(v) + " is the init of both " + name(n.carried[j]) + " and " + name(n.carried[k]) +
+                         "; each carried buffer needs a buffer of its own");
+        return false;
+      }
+    if (scope_[v.index] != outer) {
+      error(o.loc, "hands " + name(v) + " to the loop, but it was allocated outside the loop" + at(p_.body[outer].loc) +
+                       " around it: that loop's next iteration would hand it over again");
+      return false;
+    }
+    return true;
+  }
+
+  // `yield`: the last statement of the body of a loop with iter(...).
+  void check(const Yield &n) {
+    if (loops_.empty()) {
+      error(stmt_->loc, "'yield' outside a loop: only the body of a loop with iter(...) ends with one");
+      return;
+    }
+    uint32_t loop = loops_.back();
+    const For &f = std::get<For>(p_.body[loop].node);
+    if (f.carried.empty()) {
+      error(stmt_->loc, "'yield' in the loop" + at(p_.body[loop].loc) +
+                            ", which has no iter(...): it carries no buffers to hand on");
+      return;
+    }
+    if (index_ + 1 != f.end) error(stmt_->loc, "'yield' must be the last statement of the loop's body");
+    loopYielded_.back() = true;
+    if (n.values.size() != f.carried.size())
+      error(stmt_->loc, "yields " + std::to_string(n.values.size()) + " values; the loop" + at(p_.body[loop].loc) +
+                            " carries " + buffers(f.carried.size()));
+    for (size_t i = 0; i < n.values.size(); ++i) yieldOne(f, loop, n, i);
+  }
+
+  void yieldOne(const For &f, uint32_t loop, const Yield &n, size_t i) {
+    const Operand &o = n.values[i];
+    if (!o.isValue()) {
+      error(o.loc, "only buffers can be yielded");
+      return;
+    }
+    if (!use(o)) return;
+    ValueId v = o.value;
+    if (!p_.value(v).isTensor) {
+      error(o.loc, "yields " + name(v) + ", which is a scalar; only buffers can be yielded");
+      return;
+    }
+    if (!ownsMemory(v)) {
+      error(o.loc, "yields " + name(v) + "; only buffers the loop's body owns can be yielded" +
+                       (p_.value(v).def == Value::Def::TensorInput ? " (it is a function input)" : " (it is a view)"));
+      return;
+    }
+    for (size_t j = 0; j < i; ++j)
+      if (n.values[j].isValue() && n.values[j].value == v) {
+        error(o.loc, name(v) + " is yielded twice");
+        return;
+      }
+    if (scope_[v.index] != loop) {
+      error(o.loc, "yields " + name(v) + ", which was allocated outside the loop" + at(p_.body[loop].loc) +
+                       ": its next iteration would hand it on again");
+      return;
+    }
+    yielded_[v.index] = true;
+    if (i < f.carried.size()) sameBuffer(f.carried[i], v, o.loc);
+  }
+
+  // A yielded buffer v takes the place of carried buffer c: the same dtype,
+  // rank, extents, strides, flags and stream, so that `size %c, d` and the
+  // allocation contract hold in every iteration and after the loop.
+  void sameBuffer(ValueId c, ValueId v, Loc loc) {
+    const Value &cv = p_.value(c), &vv = p_.value(v);
+    std::string as = "yields " + name(v) + " as " + name(c) + ", but ";
+    if (cv.dtype != vv.dtype || cv.rank != vv.rank) {
+      error(loc, as + name(v) + " is " + dtypeName(vv.dtype) + " rank " + std::to_string(vv.rank) + " and " + name(c) +
+                     " is " + dtypeName(cv.dtype) + " rank " + std::to_string(cv.rank));
+      return;
+    }
+    const Alloc *ca = p_.allocOf(c), *va = p_.allocOf(v);
+    if (!ca || !va || ca->extents.size() != va->extents.size()) return;  // a bad init, reported at its loop
+    for (size_t d = 0; d < ca->extents.size(); ++d) {
+      if (sameSize(ca->extents[d], va->extents[d])) continue;
+      const Operand &e = va->extents[d];
+      bool indexed = e.isValue() && usesLoopIndex(p_.value(e.value).expr);
+      error(loc, as + "its extent " + std::to_string(d) + " is " + printOperand(p_, e) +
+                     (indexed ? ", which depends on a loop index," : "") + " where that of " + name(c) + " is " +
+                     printOperand(p_, ca->extents[d]) + ": a carried buffer keeps the extents of its init");
+      return;
+    }
+    bool sameStrides = ca->strides.size() == va->strides.size();
+    for (size_t d = 0; sameStrides && d < ca->strides.size(); ++d) sameStrides = sameSize(ca->strides[d], va->strides[d]);
+    if (!sameStrides) {
+      error(loc, as + "its strides are " + stridesText(*va) + " where those of " + name(c) + " are " +
+                     stridesText(*ca) + ": a carried buffer keeps the strides of its init");
+      return;
+    }
+    if (ca->zeroInit != va->zeroInit || ca->resetsToZero != va->resetsToZero) {
+      error(loc, as + name(v) + " is " + flagsText(*va) + " and " + name(c) + " is " + flagsText(*ca) +
+                     ": a carried buffer keeps the flags of its init");
+      return;
+    }
+    if (stream_[c.index] != stream_[v.index])
+      error(loc, as + name(v) + " is allocated on " + streamText(stream_[v.index]) + " and " + name(c) + " on " +
+                     streamText(stream_[c.index]) + ": a carried buffer stays on the stream of its init");
+  }
+
+  // Whether two size operands are the same expression (they fold alike).
+  bool sameSize(const Operand &a, const Operand &b) const {
+    auto literal = [&](const Operand &o) -> std::optional<int64_t> {
+      if (o.kind == Operand::Kind::Int) return o.i;
+      if (o.isValue() && constant(o)) return p_.exprs[p_.value(o.value).expr].i;
+      return std::nullopt;
+    };
+    if (auto la = literal(a), lb = literal(b); la || lb) return la == lb;
+    return a.isValue() && b.isValue() && p_.value(a.value).expr.valid() &&
+           p_.value(a.value).expr == p_.value(b.value).expr;
+  }
+
+  bool usesLoopIndex(ExprId e) const {
+    if (!e.valid()) return false;
+    const Expr &x = p_.exprs[e];
+    if (x.kind == Expr::Kind::LoopIndex) return true;
+    return x.kind == Expr::Kind::Binary && (usesLoopIndex(x.a) || usesLoopIndex(x.b));
+  }
+
+  std::string stridesText(const Alloc &a) const {
+    if (a.strides.empty()) return "contiguous";
+    std::string s = "strides[";
+    for (size_t d = 0; d < a.strides.size(); ++d) s += (d ? ", " : "") + printOperand(p_, a.strides[d]);
+    return s + "]";
+  }
+  static std::string flagsText(const Alloc &a) {
+    if (a.resetsToZero) return "zero_init resets_to_zero";
+    return a.zeroInit ? "zero_init" : "without flags";
+  }
+  std::string streamText(uint32_t s) const {
+    return s == kTop ? "the main stream" : "stream %" + p_.values[s].name;
+  }
+
+  // The end of a loop: what its body allocated, and its carried buffers,
+  // must be freed or yielded in it; its results are defined from here on.
   void check(const EndFor &n) {
     if (loops_.empty() || loops_.back() != n.begin) {
       error(stmt_->loc, "'}' closes no open loop");
       return;
     }
-    for (ValueId v : allocs_)
-      if (scope_[v.index] == n.begin && !freedAt_[v.index])
-        error(p_.value(v).loc, "buffer " + name(v) + " is allocated in the loop" + at(p_.body[n.begin].loc) +
+    const For &f = std::get<For>(p_.body[n.begin].node);
+    std::string loop = "the loop" + at(p_.body[n.begin].loc);
+    bool yielded = loopYielded_.back();
+    if (!f.carried.empty() && !yielded)
+      error(stmt_->loc, loop + " carries " + buffers(f.carried.size()) + " but its body does not end with 'yield'");
+    for (ValueId v : owned_) {
+      if (scope_[v.index] != n.begin || freedAt_[v.index] || handedAt_[v.index] || yielded_[v.index]) continue;
+      if (!f.carried.empty() && !yielded) continue;  // the missing yield says it
+      if (std::find(f.carried.begin(), f.carried.end(), v) != f.carried.end())
+        error(p_.value(v).loc, name(v) + " is carried by " + loop +
+                                   " but neither freed nor yielded in its body: each iteration must free or yield it");
+      else if (f.carried.empty())
+        error(p_.value(v).loc, "buffer " + name(v) + " is allocated in " + loop +
                                    " but not freed in it: each iteration must free what it allocates");
+      else
+        error(p_.value(v).loc, "buffer " + name(v) + " is allocated in " + loop +
+                                   " but neither freed nor yielded in it: each iteration must free or yield what it "
+                                   "allocates");
+    }
     loops_.pop_back();
+    loopYielded_.pop_back();
+    for (size_t k = 0; k < f.results.size(); ++k) {
+      define(f.results[k]);
+      owned_.push_back(f.results[k]);
+      if (k < f.carried.size()) stream_[f.results[k].index] = stream_[f.carried[k].index];
+    }
   }
 
   void check(const StreamDef &n) {
@@ -426,13 +654,14 @@ class Verifier {
       error(o.loc, what + " must be a buffer or an input, not a view (" + name(o.value) + ")");
       return false;
     }
-    if (isAllocated(o.value) && !std::get<Alloc>(p_.body[v.defIndex].node).strides.empty()) {
+    const Alloc *al = p_.allocOf(o.value);
+    if (al && !al->strides.empty()) {
       error(o.loc, what + " must be contiguous; " + name(o.value) + " has explicit strides");
       return false;
     }
-    if (isAllocated(o.value)) {  // the count is the product of the extents: the constant ones must not overflow
+    if (al) {  // the count is the product of the extents: the constant ones must not overflow
       int64_t product = 1;
-      for (const Operand &e : std::get<Alloc>(p_.body[v.defIndex].node).extents) {
+      for (const Operand &e : al->extents) {
         if (!constant(e)) continue;
         int64_t x = e.isValue() ? p_.exprs[p_.value(e.value).expr].i : e.i;
         if (__builtin_mul_overflow(product, x, &product)) {
@@ -484,8 +713,13 @@ class Verifier {
         error(o.loc, "returns " + name(o.value) + ", which was freed" + at(*freedAt_[o.value.index]));
         continue;
       }
+      if (handedAt_[o.value.index]) {
+        error(o.loc, "returns " + name(o.value) + ", which was handed to the loop" + at(*handedAt_[o.value.index]) +
+                         " (return the loop's result instead)");
+        continue;
+      }
       const Value &v = p_.value(o.value);
-      if (!isAllocated(o.value)) {
+      if (!ownsMemory(o.value)) {
         error(o.loc, "returns " + name(o.value) + "; only buffers allocated by the function can be returned" +
                          std::string(p_.rootOf(o.value) != o.value ? " (it is a view)" : ""));
         continue;
@@ -495,7 +729,9 @@ class Verifier {
       returned_.push_back(o.value);
       if (i >= p_.results.size()) continue;
       const TensorType &rt = p_.results[i];
-      const auto &al = std::get<Alloc>(p_.body[v.defIndex].node);
+      const Alloc *found = p_.allocOf(o.value);
+      if (!found) continue;  // a carried chain with a bad init, reported at its loop
+      const Alloc &al = *found;
       if (al.resetsToZero)
         error(o.loc, "returns " + name(o.value) + ", which is resets_to_zero: a returned buffer holds results, "
                      "which no kernel resets; drop resets_to_zero");
@@ -521,8 +757,8 @@ class Verifier {
   void check(const std::monostate &) {}
 
   void checkLeaks() {
-    for (ValueId v : allocs_) {
-      if (freedAt_[v.index] || scope_[v.index] != kTop) continue;  // a loop's buffers: reported at its end
+    for (ValueId v : owned_) {
+      if (freedAt_[v.index] || handedAt_[v.index] || scope_[v.index] != kTop) continue;  // a loop's buffers: reported at its end
       bool returned = false;
       for (ValueId r : returned_) returned |= r == v;
       if (!returned) {
@@ -545,9 +781,15 @@ class Verifier {
   uint32_t streams_ = 0, events_ = 0;
   std::vector<bool> defined_;
   std::vector<std::optional<Loc>> freedAt_;
+  std::vector<std::optional<Loc>> handedAt_;  // per value: the loop it was handed to (an init)
+  std::vector<bool> yielded_;
   std::vector<uint32_t> scope_;  // per value: the innermost For around its definition, or kTop
+  std::vector<uint32_t> stream_;  // per buffer: the stream value it is allocated on, or kTop for the main one
+  std::vector<bool> loopYielded_;  // per loop of loops_: its body has reached its 'yield'
   std::unordered_map<std::string, ValueId> names_;
-  std::vector<ValueId> allocs_, returned_;
+  // owned_: the buffers that own memory (allocs, carried buffers, loop
+  // results), each to be freed, yielded, handed to a loop or returned.
+  std::vector<ValueId> owned_, returned_;
   const Stmt *return_ = nullptr;
   bool returnSearched_ = false;
 };

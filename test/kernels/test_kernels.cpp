@@ -120,6 +120,15 @@ void copy_rows(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
   for (int64_t i = 0; i < rows * cols; ++i) dst[i] = src[first * cols + i];
 }
 
+// accumulate_step(ptr<f32> from, ptr<f32> to, ptr<f32> x, i64 n, i64 i):
+// to[k] = from[k] + x[k] * (i + 1), for k < n; from and to may be one buffer.
+void accumulate_step(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  const float *from = arg<const float *>(p, 0), *x = arg<const float *>(p, 2);
+  float *to = arg<float *>(p, 1);
+  int64_t n = arg<int64_t>(p, 3), i = arg<int64_t>(p, 4);
+  for (int64_t k = 0; k < n; ++k) to[k] = from[k] + x[k] * static_cast<float>(i + 1);
+}
+
 }  // extern "C"
 
 extern "C" {

@@ -22,19 +22,23 @@ struct PlanArg {
 };
 
 struct PlanStep {
-  // LoopBegin/LoopEnd bracket a loop's steps (PlanLoop). The others are
-  // the stream calls: hj_set_stream, hj_record_use, hj_event_record,
+  // LoopBegin/LoopEnd bracket a loop's steps (PlanLoop). Move hands
+  // loop-carried buffers on (no runtime call): all at once, slot to[k] takes
+  // what slot from[k] held, and each slot in `from` that is not in `to`
+  // becomes NULL, so every live buffer stays in exactly one slot. The others
+  // are the stream calls: hj_set_stream, hj_record_use, hj_event_record,
   // hj_event_wait, hj_stream_sync.
   // Collective: hj_collective with kind `kernel` (an hj_collective_kind),
   // op `flags`, `dtype`, src args[0] and dst args[1] (an Expr argument: no
   // tensor, NULL), count dims[0], peer dims[1], and the elements src and dst
   // hold dims[2] and dims[3] (plan expressions).
   enum class Kind : uint8_t {
-    Alloc, Free, Launch, LoopBegin, LoopEnd, SetStream, Use, EventRecord, EventWait, StreamSync, Collective
+    Alloc, Free, Launch, LoopBegin, LoopEnd, Move, SetStream, Use, EventRecord, EventWait, StreamSync, Collective
   } kind = Kind::Alloc;
   uint32_t slot = 0;   // Alloc/Free/Use: the buffer slot
   uint32_t loop = 0;   // LoopBegin/LoopEnd: the loop
   uint32_t index = 0;  // SetStream: the stream; EventRecord/EventWait: the event
+  std::vector<uint32_t> from, to;  // Move: buffer slots
   // Alloc
   DType dtype = DType::f32;
   uint32_t flags = 0;                  // HJ_ALLOC_*
@@ -49,7 +53,9 @@ struct PlanStep {
   std::string site;
 };
 
-// A counted loop. Its steps run for index = lo, ..., hi - 1: at LoopBegin the
+// A counted loop. A loop-carried buffer, its init and the loop's result share
+// one buffer slot; the body's Move step puts the yielded buffers there. Its
+// steps run for index = lo, ..., hi - 1: at LoopBegin the
 // index is set to lo and, when lo < hi, `exprs` are evaluated (in order) and
 // the step after LoopBegin runs; otherwise execution continues after
 // LoopEnd. At LoopEnd the index goes up by one; while it is below hi, `exprs`

@@ -118,11 +118,26 @@ struct Launch {
 // for each %i in lo, lo + 1, ..., hi - 1, and not at all when hi <= lo. The
 // body stays flat in Program::body, between the For and its EndFor; a value
 // defined in it (%i too) is used only inside it, and a buffer it allocates is
-// freed in it, in the same iteration.
+// freed or yielded in it, in the same iteration.
+//
+// Loop-carried buffers, `%r = for %i = lo to hi iter(%c = %init) { ...
+// yield %n }`: the loop takes over inits[k]; in the first iteration
+// carried[k] is that buffer, in each later one the k-th buffer the previous
+// iteration yielded; results[k] is the buffer after the loop (inits[k] when
+// no iteration ran). The three vectors have one entry per carried buffer.
 struct For {
   ValueId index;     // the induction variable, an i64
   Operand lo, hi;    // i64
   uint32_t end = 0;  // statement index of the matching EndFor (0 while open)
+  std::vector<ValueId> carried;  // the body's buffers, %c
+  std::vector<Operand> inits;    // the buffers handed to the loop, %init
+  std::vector<ValueId> results;  // the buffers the loop hands out, %r
+};
+// `yield %n, ...`: the last statement of the body of a loop with iter(...);
+// its values become the carried buffers of the next iteration, or the
+// loop's results after the last.
+struct Yield {
+  std::vector<Operand> values;
 };
 // The closing '}' of a loop; its Stmt's comments are those above and after it.
 struct EndFor {
@@ -281,6 +296,14 @@ struct Program {
   // The input or buffer whose memory a tensor value uses: itself, or for a
   // view the root of its base.
   ValueId rootOf(ValueId v) const;
+  // The loop that defines v as a carried buffer or a result, and v's
+  // position among them; nullptr when no loop does.
+  const For *loopOf(ValueId v, size_t *position = nullptr) const;
+  // The alloc that gives buffer v its dtype, extents, strides and flags: v's
+  // own, or for a carried buffer or a loop result, that of the init it comes
+  // from (the verifier sees that yielded buffers match it). nullptr for
+  // inputs, views, scalars and malformed chains.
+  const Alloc *allocOf(ValueId v) const;
   std::optional<KernelId> findKernel(std::string_view name) const;
 };
 
@@ -320,6 +343,24 @@ class ProgramBuilder {
   // `for %name = lo to hi {`: statements built until the matching forEnd()
   // form the body. Returns the induction variable (i64).
   ValueId forBegin(std::string name, Operand lo, Operand hi, Loc loc = {});
+  // One loop-carried buffer: `%result = for ... iter(%name = init)`.
+  struct LoopCarry {
+    std::string name;    // the body's buffer
+    Operand init;        // the buffer handed to the loop
+    std::string result;  // the buffer after the loop
+    Loc loc = {}, resultLoc = {};
+  };
+  struct ForValues {
+    ValueId index;
+    std::vector<ValueId> carried, results;  // in the order of `carry`
+  };
+  // `%r, ... = for %name = lo to hi iter(%c = init, ...) {`. The carried
+  // buffers and the results take the dtype and rank of their init. The body
+  // must end with yield() (the verifier says so); the results may be used
+  // after forEnd().
+  ForValues forBegin(std::string name, Operand lo, Operand hi, std::vector<LoopCarry> carry, Loc loc = {});
+  // `yield %n, ...`: the buffers of the next iteration.
+  void yield(std::vector<Operand> values, Loc loc = {});
   // The loop's closing '}'. Throws ApiMisuse when the innermost open block
   // is not a loop.
   void forEnd(Loc loc = {});
