@@ -416,6 +416,20 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
     freeOutputs();
     status = HJ_ERR_INTERNAL;
   }
+  // A returned buffer must not be the plan's memory (one the traced call
+  // freed): the caller would own what the next replay overwrites.
+  for (uint32_t k = 0; status == HJ_OK && !mismatched_ && outData && k < numOutputs_; ++k) {
+    Block *b = outData[k] ? ctx_.live.find(outData[k]) : nullptr;
+    if (!b || b->planned < 0) continue;
+    mismatch("output %u is buffer %%%s, which the traced call freed", k + 1, b->name);
+    for (uint32_t j = 0; j < numOutputs_; ++j)
+      if (Block *o = outData[j] ? ctx_.live.find(outData[j]) : nullptr; o && o->planned >= 0) {
+        ctx_.live.erase(outData[j]);
+        releaseBlock(&ctx_, o);
+      }
+    freeOutputs();
+    status = HJ_ERR_INTERNAL;
+  }
   if (mismatched_) {
     // Nothing reached the device; the program has released its buffers.
     // Forget what this run recorded and counted, and run it eagerly.
@@ -583,6 +597,9 @@ int32_t GraphCache::traceFree(void *ptr, bool onError) {
   PlannedAlloc &a = cur_->allocs[it->second];
   traced_.erase(it);
   a.lastEvent = event_++;
+  // An allocation that may be returned (HJ_ALLOC_OUTPUT: a loop's ping-pong
+  // buffers) but that this signature frees is an intermediate of its plan.
+  a.output = false;
   liveBytes_ -= a.bytes;
   ++cur_->frees;
   return HJ_OK;
@@ -796,8 +813,6 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
       if (!sourceOf(outData[k], &e.outSource[k])) e.fast = false;
     mapValues(e);
     e.outDims.assign(outDims, outDims + numDims_);
-    for (const auto &[index, ptr] : outputs_)
-      if (e.allocs[index].lastEvent != SIZE_MAX) e.fast = false;  // an output the program frees (C API only)
     if (int32_t st = build(e)) {
       freeOutputs();
       return abortComm(e, st);

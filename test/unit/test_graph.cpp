@@ -307,6 +307,24 @@ func @main(%x: f32[?]) -> (f32[?], f32[?], f32[?]) {
   CHECK(rt->stats().graph_updates == 0);
 }
 
+TEST_CASE("graph mode: a loop's ping-pong buffers that the call frees are planned; replays are fast", "[graph][loops]") {
+  const std::string file = std::string(HOSTJIT_SOURCE_DIR) + "/test/programs/loops_carried.hir";
+  Program p = parseOk(readFile(file), file);
+  auto plan = makePlan(p);
+  REQUIRE(plan);
+  auto rt = makeRuntime();
+  auto in = InputSet::random(rt, *plan, {{"x", {7}}}, 3);
+  REQUIRE(in);
+  auto scalars = scalarArgs(*plan, {{"n", "5"}});
+  Calls eager = runCalls(p, *in, scalars, true, false, 4, false);
+  Calls graph = runCalls(p, *in, scalars, true, true, 4, false);
+  checkSame(eager, graph, "loops_carried.hir");
+  CHECK(graph.stats.graph_builds == 1);
+  CHECK(graph.stats.graph_fast == 3);
+  CHECK(graph.stats.graph_bytes > 0);
+  CHECK(callCounters(eager.stats) == callCounters(graph.stats));
+}
+
 TEST_CASE("graph mode: zero_init, resets_to_zero and HOSTJIT_FILL_NAN keep their meaning", "[graph]") {
   // zero_init intermediates become memset nodes: the kernel sees zero on
   // every replay although the previous replay left 5 there.
