@@ -71,9 +71,10 @@ non-zero inputs and prints each output's shape, sum and first values.
                                  evaluator serves calls until the native code is ready; with
                                  --check-parity or --print-record the JIT always waits)
   --print-record                 print the runtime call record of the first call
-  --graph                        graph mode for eval and jit: each input signature's launches and
-                                 memsets are built into a graph (CUDA graph on the GPU) once and
-                                 replayed; the stats show builds, replays and node updates
+  --graph                        graph mode for eval and jit: each input signature's launches,
+                                 memsets and collectives, on all its streams, are built into a graph
+                                 (CUDA graph on the GPU) once and replayed; the stats show builds,
+                                 replays and node updates
   --ranks N                      run an SPMD program on N ranks joined by a communicator (per mode):
                                  threads of this process on the host backend, one process per GPU
                                  on CUDA (rank r on device r, through NCCL); rank r's inputs use
