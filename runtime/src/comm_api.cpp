@@ -40,6 +40,7 @@ int32_t hj_comm_init(hj_context *ctx, const hj_comm_id *id, int32_t world, int32
 void hj_comm_abort(hj_context *ctx, const char *reason) {
   guarded([&]() -> int32_t {
     if (checkContext(ctx, "hj_comm_abort") != HJ_OK || !ctx->comm) return HJ_OK;
+    ctx->graphs.dropCommunicating();
     ctx->comm->abort(reason ? reason : "no reason given");
     return HJ_OK;
   });
@@ -137,7 +138,8 @@ int32_t hj_collective(hj_context *ctx, uint32_t kind, const void *src, uint64_t 
       ctx->comm->closeGroups();
       throw;
     }
-    if (st != HJ_OK && ctx->graphs.mismatched()) return st;  // nothing communicated: rerun eagerly
+    if (st != HJ_OK && ctx->graphs.mode() == hj::GraphCache::Mode::Replay && ctx->graphs.mismatched())
+      return st;  // nothing communicated: hj_graph_end reruns the call eagerly
     if (st != HJ_OK) {
       std::string msg = hj_last_error();
       ctx->comm->abort(msg);

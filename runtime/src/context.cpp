@@ -209,6 +209,7 @@ hj_context::~hj_context() {
   magic = 0;
   if (comm) {
     (void)backend->synchronize();  // its collectives are done before it goes
+    graphs.dropCommunicating();  // NCCL's abort waits for the graphs its work was captured into
     backend->onDevice([&](void *) {
       comm.reset();
       return HJ_OK;

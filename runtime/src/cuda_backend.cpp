@@ -301,6 +301,7 @@ class CudaGraph final : public Graph {
       st = n.comm->run(c.kind, n.buffers[2 * i], n.buffers[2 * i + 1], c.count, c.dtype, c.op, c.peer, capture_, c.what);
     }
     std::string why = st ? hj_last_error() : "";
+    if (st) n.comm->closeGroups();  // a group the failed part left open ends inside the capture
     CUgraph g = nullptr;
     CUresult r = d_.cuStreamEndCapture(capture_, &g);
     if (st) {

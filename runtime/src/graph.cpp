@@ -151,6 +151,7 @@ void GraphCache::abandon() {
   if (cur_) erase(cur_);  // made again by the next call
   cur_ = nullptr;
   mode_ = Mode::Off;
+  mismatched_ = false;
 }
 
 void GraphCache::forget(std::string_view prefix) {
@@ -201,7 +202,15 @@ int32_t GraphCache::mismatch(const char *fmt, ...) {
   return fail(HJ_ERR_INTERNAL, "graph mode: %s", reason_.c_str());
 }
 
+int32_t GraphCache::insideGroup(const char *what) {
+  return fail(HJ_ERR_INVALID_ARGUMENT,
+              "graph mode: %s inside a send/receive group (between its GROUP_BEGIN and GROUP_END); a group node holds "
+              "only its sends and receives",
+              what);
+}
+
 int32_t GraphCache::placeOp(GraphEntry &e, uint32_t index) {
+  if (group_ >= 0) return insideGroup(e.ops[index].kind == GraphNode::Kind::Kernel ? "a launch" : "a memset or fill");
   PlannedOp &op = e.ops[index];
   std::vector<uint32_t> &f = frontier_[stream_];
   if (mode_ == Mode::Trace) {
@@ -215,24 +224,30 @@ int32_t GraphCache::placeOp(GraphEntry &e, uint32_t index) {
   return HJ_OK;
 }
 
-void GraphCache::setStream(uint32_t stream) {
+int32_t GraphCache::setStream(uint32_t stream) {
+  if (group_ >= 0 && stream != stream_) return insideGroup("a change of stream");
   stream_ = stream;
   if (frontier_.size() <= stream) frontier_.resize(stream + 1, synced_);
   if (stream != 0 && cur_) cur_->streams = true;
+  return HJ_OK;
 }
 
-void GraphCache::event(uint32_t event, bool wait) {
+int32_t GraphCache::event(uint32_t event, bool wait) {
+  if (group_ >= 0) return insideGroup(wait ? "a wait for an event" : "an event record");
   if (eventDeps_.size() <= event) eventDeps_.resize(event + 1);
   if (wait)
     merge(frontier_[stream_], eventDeps_[event]);
   else
     eventDeps_[event] = frontier_[stream_];
+  return HJ_OK;
 }
 
-void GraphCache::streamSync() {
+int32_t GraphCache::streamSync() {
+  if (group_ >= 0) return insideGroup("a stream sync");
   std::vector<uint32_t> done = frontier_[stream_];
   merge(synced_, done);
   for (std::vector<uint32_t> &f : frontier_) merge(f, done);
+  return HJ_OK;
 }
 
 int32_t GraphCache::collective(uint32_t kind, const void *src, void *dst, uint64_t count, uint32_t dtype, uint32_t op,
@@ -302,9 +317,22 @@ void GraphCache::afterCollectives(uint32_t index) {
   lastCollective_ = static_cast<int32_t>(index);
 }
 
+void GraphCache::dropCommunicating() {
+  std::vector<GraphEntry *> doomed;
+  for (auto &kv : entries_)
+    if (kv.second->collectives) {
+      if (kv.second.get() == cur_)
+        kv.second->exec.reset();  // built again by its next replay
+      else
+        doomed.push_back(kv.second.get());
+    }
+  for (GraphEntry *e : doomed) erase(e);
+}
+
 int32_t GraphCache::abortComm(GraphEntry &e, int32_t status) {
   if (status == HJ_OK || !ctx_.comm || e.collectives == 0) return status;
   std::string why = hj_last_error();
+  dropCommunicating();  // e among them: not used after this
   ctx_.comm->abort(why);
   ctx_.comm->closeGroups();
   return fail(status, "%s", why.c_str());
@@ -410,19 +438,17 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
     case Mode::Replay: break;
   }
   GraphEntry &e = *cur_;
-  if (status == HJ_OK && !mismatched_ && (allocAt_ != e.allocs.size() || opAt_ != e.ops.size())) {
+  if (status == HJ_OK && !mismatched_ && (allocAt_ != e.allocs.size() || opAt_ != e.ops.size()))
     mismatch("the program made %zu of %zu allocations and %zu of %zu operations", allocAt_, e.allocs.size(), opAt_,
              e.ops.size());
-    freeOutputs();
-    status = HJ_ERR_INTERNAL;
-  }
   // A returned buffer must not be the plan's memory (one the traced call
   // freed): the caller would own what the next replay overwrites.
-  for (uint32_t k = 0; status == HJ_OK && !mismatched_ && outData && k < numOutputs_; ++k) {
-    Block *b = outData[k] ? ctx_.live.find(outData[k]) : nullptr;
-    if (!b || b->planned < 0) continue;
-    mismatch("output %u is buffer %%%s, which the traced call freed", k + 1, b->name);
-    for (uint32_t j = 0; j < numOutputs_; ++j)
+  for (uint32_t k = 0; status == HJ_OK && !mismatched_ && outData && k < numOutputs_; ++k)
+    if (Block *b = outData[k] ? ctx_.live.find(outData[k]) : nullptr; b && b->planned >= 0)
+      mismatch("output %u is buffer %%%s, which the traced call freed", k + 1, b->name);
+  if (status == HJ_OK && mismatched_) {
+    // The program returned: release its outputs, the plan's memory among them.
+    for (uint32_t j = 0; outData && j < numOutputs_; ++j)
       if (Block *o = outData[j] ? ctx_.live.find(outData[j]) : nullptr; o && o->planned >= 0) {
         ctx_.live.erase(outData[j]);
         releaseBlock(&ctx_, o);
@@ -439,6 +465,8 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
     ctx_.stats.memsets = statsMark_.memsets;
     ctx_.stats.fills = statsMark_.fills;
     ctx_.stats.launches = statsMark_.launches;
+    ctx_.stats.collectives = statsMark_.collectives;
+    ctx_.stats.collective_bytes = statsMark_.collective_bytes;
     mismatched_ = false;
     e.eagerReason = reason_;
     e.exec.reset();
@@ -540,7 +568,7 @@ int32_t GraphCache::alloc(const int64_t *sizes, const int64_t *strides, uint32_t
       }
       op.values.assign(sizeof(void *), 0);
       a.op = static_cast<int32_t>(e.ops.size() - 1);
-      placeOp(e, static_cast<uint32_t>(a.op));
+      if (int32_t st = placeOp(e, static_cast<uint32_t>(a.op))) return st;
     }
     e.allocs.push_back(std::move(a));
     liveBytes_ += bytes;
@@ -651,7 +679,7 @@ int32_t GraphCache::launch(const hj_kernel_table *table, uint32_t kernel, const 
       op.params[i] = op.values.data() + off;
       off += paramBytes(k.params[i]);
     }
-    placeOp(e, static_cast<uint32_t>(e.ops.size() - 1));
+    if (int32_t st = placeOp(e, static_cast<uint32_t>(e.ops.size() - 1))) return st;
     ++event_;
     return HJ_OK;
   }

@@ -113,6 +113,10 @@ class GraphCache {
   const std::string &reason() const { return reason_; }
   void clear();
   void forget(std::string_view prefix);
+  // Drops the graphs that hold collectives: before the communicator is
+  // aborted or destroyed, since NCCL's abort waits until the graphs its work
+  // was captured into are gone.
+  void dropCommunicating();
   // After an exception inside a graph-mode call: frees what the call
   // allocated, drops its entry and leaves the mode off.
   void abandon();
@@ -138,10 +142,12 @@ class GraphCache {
   // stream's next operation depend on what preceded the event's record; a
   // stream sync makes every stream's next operation depend on that stream's
   // work so far.
+  // Inside a send/receive group they fail (a group node holds only its
+  // sends and receives).
   uint32_t stream() const { return stream_; }
-  void setStream(uint32_t stream);
-  void event(uint32_t event, bool wait);
-  void streamSync();
+  int32_t setStream(uint32_t stream);
+  int32_t event(uint32_t event, bool wait);
+  int32_t streamSync();
   // A call of hj_collective (checked as eager calls check it): a node of its
   // own, or a part of the group node that a GROUP_BEGIN opened, after the
   // previous collective node. `bytes` is what the call adds to
@@ -169,6 +175,7 @@ class GraphCache {
   // The stream and dependencies of operation `index`, just traced or
   // replayed (a mismatch when a replay's differ).
   int32_t placeOp(GraphEntry &e, uint32_t index);
+  int32_t insideGroup(const char *what);
   // After a failed build, update or launch of a graph that communicates:
   // the other ranks must not wait for this one.
   int32_t abortComm(GraphEntry &e, int32_t status);

@@ -141,8 +141,7 @@ int32_t hj_set_stream(hj_context *ctx, uint32_t stream) {
       // runs on stream 0, where its buffers belong.
       if (mode == hj::GraphCache::Mode::Replay && ctx->recording)
         hj::record(ctx, HJ_REC_STREAM, nullptr, "").entry.index = stream;
-      ctx->graphs.setStream(stream);
-      return HJ_OK;
+      return ctx->graphs.setStream(stream);
     }
     if (int32_t st = ctx->backend->checkFault()) return st;
     while (ctx->backend->numStreams() <= stream) {
@@ -163,7 +162,7 @@ int32_t hj_record_use(hj_context *ctx, void *ptr) {
     if (ctx->graphs.mode() == hj::GraphCache::Mode::Trace) return HJ_OK;
     Block *b = ctx->live.find(ptr);
     if (!b) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_record_use: %p is not a live buffer of this context", ptr);
-    uint32_t s = ctx->backend->currentStream();  // 0 in graph mode
+    uint32_t s = ctx->backend->currentStream();  // the backend's stream: 0 all through graph mode
     if (ctx->recording) hj::record(ctx, HJ_REC_USE, b, b->name);
     if (s != b->stream) b->usedOn |= uint64_t{1} << s;
     return HJ_OK;
@@ -179,16 +178,13 @@ int32_t eventCall(hj_context *ctx, uint32_t event, bool wait) {
     return fail(HJ_ERR_INVALID_ARGUMENT, "%s: event %u, expected 0 to %u", fn, event, StreamState::kMaxEvents - 1);
   hj::GraphCache::Mode mode = ctx->graphs.mode();
   bool graph = mode == hj::GraphCache::Mode::Trace || mode == hj::GraphCache::Mode::Replay;
-  if (mode == hj::GraphCache::Mode::Trace) {
-    ctx->graphs.event(event, wait);
-    return HJ_OK;
-  }
+  if (mode == hj::GraphCache::Mode::Trace) return ctx->graphs.event(event, wait);
   if (int32_t st = ctx->backend->checkFault()) return st;
   if (int32_t st = ctx->injector.check("%s of event %u on stream %u", wait ? "wait for" : "record",
                                        event, hj::programStream(ctx)))
     return st;
   if (graph) {  // an edge of the graph; no event reaches the device
-    ctx->graphs.event(event, wait);
+    if (int32_t st = ctx->graphs.event(event, wait)) return st;
     if (ctx->recording)
       hj::record(ctx, wait ? HJ_REC_EVENT_WAIT : HJ_REC_EVENT_RECORD, nullptr, "").entry.index = event;
     return HJ_OK;
@@ -223,14 +219,11 @@ int32_t hj_stream_sync(hj_context *ctx) {
   return guarded([&]() -> int32_t {
     if (int32_t st = checkContext(ctx, "hj_stream_sync")) return st;
     hj::GraphCache::Mode mode = ctx->graphs.mode();
-    if (mode == hj::GraphCache::Mode::Trace) {
-      ctx->graphs.streamSync();
-      return HJ_OK;
-    }
+    if (mode == hj::GraphCache::Mode::Trace) return ctx->graphs.streamSync();
     if (int32_t st = ctx->backend->checkFault()) return st;
     if (int32_t st = ctx->injector.check("synchronisation of stream %u", hj::programStream(ctx))) return st;
     if (mode == hj::GraphCache::Mode::Replay) {  // later nodes of every stream follow this stream's
-      ctx->graphs.streamSync();
+      if (int32_t st = ctx->graphs.streamSync()) return st;
       if (ctx->recording) hj::record(ctx, HJ_REC_SYNC, nullptr, "");
       return HJ_OK;
     }

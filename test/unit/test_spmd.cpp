@@ -351,3 +351,25 @@ TEST_CASE("spmd: a group that receives before it sends proceeds; a short input i
                            "elements, the call writes 8") == 0);
   CHECK(!runs[1].error.empty());
 }
+
+TEST_CASE("spmd: graph mode refuses work other than sends and receives inside a group, naming it", "[spmd][graph]") {
+  hj_comm_id id;
+  REQUIRE(hj_comm_unique_id(HJ_BACKEND_HOST, &id) == HJ_OK);
+  auto rt = makeRuntime();
+  hj_context *ctx = rt->context();
+  REQUIRE(hj_comm_init(ctx, &id, 1, 0) == HJ_OK);
+  const char key[] = "group";
+  int32_t done = 0, again = 0;
+  REQUIRE(hj_graph_call(ctx, key, sizeof key, nullptr, 0, 0, nullptr, 0, nullptr, 0, nullptr, 0, &done) == HJ_OK);
+  REQUIRE(done == 0);
+  REQUIRE(hj_collective(ctx, HJ_COLL_GROUP_BEGIN, nullptr, 0, nullptr, 0, 0, HJ_DTYPE_f32, 0, 0, "g") == HJ_OK);
+  CHECK(hj_set_stream(ctx, 1) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) ==
+        "graph mode: a change of stream inside a send/receive group (between its GROUP_BEGIN and GROUP_END); a group "
+        "node holds only its sends and receives");
+  CHECK(hj_event_record(ctx, 0) == HJ_ERR_INVALID_ARGUMENT);
+  int32_t st = hj_graph_end(ctx, HJ_ERR_INVALID_ARGUMENT, nullptr, nullptr, &again);
+  CHECK(st == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(again == 0);
+  CHECK(rt->stats().live_bytes == 0);
+}
