@@ -1,8 +1,9 @@
 // bench_spmd.cpp - SPMD programs on two GPUs (a thread and a context per
-// rank, NCCL underneath): all-reduce bus bandwidth through a hostjit program
-// against NCCL called directly, host microseconds per call of the scenarios,
-// and the all-gather + matmul with its second stream against the same loop
-// on one stream; each eagerly and in graph mode. Each benchmark runs a fixed number of iterations on rank 0
+// rank, NCCL underneath): all-reduce, all-gather and reduce-scatter bus
+// bandwidth through a hostjit program against NCCL called directly, host
+// microseconds per call of the scenarios, and the all-gather + matmul with
+// its second stream against the same loop on one stream; each eagerly and
+// in graph mode. Each benchmark runs a fixed number of iterations on rank 0
 // (the benchmark thread) while rank 1 makes the same calls in a thread.
 //
 //   NCCL_NVLS_ENABLE=0 HOSTJIT_SOURCE_DIR=$PWD LD_LIBRARY_PATH=<libnccl dir> hostjit_spmd_bench
@@ -42,6 +43,8 @@ struct RawNccl {
   int (*commInitRank)(Comm *, int, Id, int) = nullptr;
   int (*commDestroy)(Comm) = nullptr;
   int (*allReduce)(const void *, void *, size_t, int, int, Comm, void *) = nullptr;
+  int (*allGather)(const void *, void *, size_t, int, Comm, void *) = nullptr;
+  int (*reduceScatter)(const void *, void *, size_t, int, int, Comm, void *) = nullptr;
   CUresult (*ctxSetCurrent)(CUcontext) = nullptr;
   CUresult (*primaryCtxRetain)(CUcontext *, CUdevice) = nullptr;
   bool ok = false;
@@ -52,9 +55,12 @@ struct RawNccl {
     commInitRank = reinterpret_cast<decltype(commInitRank)>(dlsym(n, "ncclCommInitRank"));
     commDestroy = reinterpret_cast<decltype(commDestroy)>(dlsym(n, "ncclCommDestroy"));
     allReduce = reinterpret_cast<decltype(allReduce)>(dlsym(n, "ncclAllReduce"));
+    allGather = reinterpret_cast<decltype(allGather)>(dlsym(n, "ncclAllGather"));
+    reduceScatter = reinterpret_cast<decltype(reduceScatter)>(dlsym(n, "ncclReduceScatter"));
     ctxSetCurrent = reinterpret_cast<decltype(ctxSetCurrent)>(dlsym(c, "cuCtxSetCurrent"));
     primaryCtxRetain = reinterpret_cast<decltype(primaryCtxRetain)>(dlsym(c, "cuDevicePrimaryCtxRetain"));
-    ok = getUniqueId && commInitRank && commDestroy && allReduce && ctxSetCurrent && primaryCtxRetain;
+    ok = getUniqueId && commInitRank && commDestroy && allReduce && allGather && reduceScatter && ctxSetCurrent &&
+         primaryCtxRetain;
   }
 };
 
@@ -162,16 +168,40 @@ double seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_cloc
 
 const char *modeName(int64_t graph) { return graph ? "graph" : "eager"; }
 
-// All-reduce of `bytes` through a hostjit program (one all_reduce statement),
+// The collectives compared with NCCL. `bytes` is the size nccl-tests
+// reports: the buffer of an all-reduce, the gathered buffer of an
+// all-gather, the buffer a reduce-scatter reduces; bus bandwidth is bytes /
+// time times `factor` (2(n-1)/n, (n-1)/n, (n-1)/n for n = 2 ranks).
+enum class Coll { AllReduce, AllGather, ReduceScatter };
+
+struct CollInfo {
+  const char *program;
+  double factor;
+};
+
+CollInfo collInfo(Coll c) {
+  switch (c) {
+    case Coll::AllReduce: return {"/bench/programs/all_reduce.hir", 1.0};
+    case Coll::AllGather: return {"/bench/programs/all_gather.hir", 0.5};
+    case Coll::ReduceScatter: return {"/bench/programs/reduce_scatter.hir", 0.5};
+  }
+  return {"", 0};
+}
+
+// Elements of each rank's input for `bytes` of collective c on 2 ranks.
+int64_t inputElems(Coll c, int64_t bytes) { return (c == Coll::AllGather ? bytes / 2 : bytes) / 4; }
+
+// One collective of `bytes` through a hostjit program of one statement,
 // eagerly or in graph mode (range 1): time per operation with the GPU work,
 // and NCCL's bus bandwidth formula.
-void BM_AllReduceHostjit(benchmark::State &state) {
-  int64_t n = state.range(0) / 4;
+void collectiveHostjit(benchmark::State &state, Coll c) {
+  int64_t bytes = state.range(0);
   bool graph = state.range(1) != 0;
   state.SetLabel(modeName(graph));
-  auto &s = setups()["all_reduce " + std::to_string(n) + modeName(graph)];
-  if (!s) s = std::make_unique<TwoRanks>(sourceDir() + "/bench/programs/all_reduce.hir",
-                                         std::map<std::string, std::vector<int64_t>>{{"x", {n}}},
+  CollInfo info = collInfo(c);
+  auto &s = setups()[std::string(info.program) + " " + std::to_string(bytes) + modeName(graph)];
+  if (!s) s = std::make_unique<TwoRanks>(sourceDir() + info.program,
+                                         std::map<std::string, std::vector<int64_t>>{{"x", {inputElems(c, bytes)}}},
                                          std::vector<ScalarArg>{}, graph);
   if (!s->error.empty()) return state.SkipWithError(s->error.c_str());
   int iters = static_cast<int>(state.max_iterations);
@@ -181,13 +211,13 @@ void BM_AllReduceHostjit(benchmark::State &state) {
     st.SetIterationTime(seconds(a, std::chrono::steady_clock::now()));
     return ok;
   });
-  state.counters["busbw_GBps"] = benchmark::Counter(static_cast<double>(state.range(0)) * 2 * (2 - 1) / 2 / 1e9,
+  state.counters["busbw_GBps"] = benchmark::Counter(static_cast<double>(bytes) * info.factor / 1e9,
                                                     benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// The same all-reduce with ncclAllReduce called directly on two comms of
-// its own, on the same buffers' sizes and streams of the same contexts.
-void BM_AllReduceNccl(benchmark::State &state) {
+// The same collective with NCCL called directly on two comms of its own, on
+// buffers of the same sizes and the streams of the same contexts.
+void collectiveNccl(benchmark::State &state, Coll c) {
   static RawNccl nccl;
   if (!nccl.ok) return state.SkipWithError("libnccl.so.2 or libcuda.so.1 cannot be loaded");
   size_t bytes = static_cast<size_t>(state.range(0));
@@ -196,7 +226,6 @@ void BM_AllReduceNccl(benchmark::State &state) {
                                          std::map<std::string, std::vector<int64_t>>{{"x", {int64_t(bytes / 4)}}});
   if (!s->error.empty()) return state.SkipWithError(s->error.c_str());
   static RawNccl::Comm comm[2];
-  static void *buf[2][2];
   static CUcontext ctx[2];
   static bool made = false;
   if (!made) {
@@ -212,15 +241,17 @@ void BM_AllReduceNccl(benchmark::State &state) {
     for (auto &th : t) th.join();
     made = true;
   }
+  void *buf[2][2] = {};
   for (int r = 0; r < 2; ++r)
-    for (int b = 0; b < 2; ++b) {
-      if (buf[r][b]) hj_buffer_free(s->rt[r]->context(), buf[r][b]);
-      hj_buffer_alloc(s->rt[r]->context(), bytes, &buf[r][b]);
-    }
+    for (int b = 0; b < 2; ++b) hj_buffer_alloc(s->rt[r]->context(), bytes, &buf[r][b]);
   auto step = [&](int r) {
     nccl.ctxSetCurrent(ctx[r]);
     void *stream = hj_context_native_stream(s->rt[r]->context());
-    if (nccl.allReduce(buf[r][0], buf[r][1], bytes / 4, 7 /* float32 */, 0 /* sum */, comm[r], stream)) return false;
+    size_t elems = bytes / 4;
+    int st = c == Coll::AllReduce ? nccl.allReduce(buf[r][0], buf[r][1], elems, 7 /* float32 */, 0 /* sum */, comm[r], stream)
+             : c == Coll::AllGather ? nccl.allGather(buf[r][0], buf[r][1], elems / 2, 7, comm[r], stream)
+                                    : nccl.reduceScatter(buf[r][0], buf[r][1], elems / 2, 7, 0, comm[r], stream);
+    if (st) return false;
     return hj_synchronize(s->rt[r]->context()) == HJ_OK;
   };
   lockstep(state, static_cast<int>(state.max_iterations), step, [&](benchmark::State &st) {
@@ -229,9 +260,18 @@ void BM_AllReduceNccl(benchmark::State &state) {
     st.SetIterationTime(seconds(a, std::chrono::steady_clock::now()));
     return ok;
   });
-  state.counters["busbw_GBps"] = benchmark::Counter(static_cast<double>(bytes) * 2 * (2 - 1) / 2 / 1e9,
+  for (int r = 0; r < 2; ++r)
+    for (int b = 0; b < 2; ++b) hj_buffer_free(s->rt[r]->context(), buf[r][b]);
+  state.counters["busbw_GBps"] = benchmark::Counter(static_cast<double>(bytes) * collInfo(c).factor / 1e9,
                                                     benchmark::Counter::kIsIterationInvariantRate);
 }
+
+void BM_AllReduceHostjit(benchmark::State &state) { collectiveHostjit(state, Coll::AllReduce); }
+void BM_AllGatherHostjit(benchmark::State &state) { collectiveHostjit(state, Coll::AllGather); }
+void BM_ReduceScatterHostjit(benchmark::State &state) { collectiveHostjit(state, Coll::ReduceScatter); }
+void BM_AllReduceNccl(benchmark::State &state) { collectiveNccl(state, Coll::AllReduce); }
+void BM_AllGatherNccl(benchmark::State &state) { collectiveNccl(state, Coll::AllGather); }
+void BM_ReduceScatterNccl(benchmark::State &state) { collectiveNccl(state, Coll::ReduceScatter); }
 
 // Host microseconds per call of a scenario, eagerly or in graph mode (range
 // 0): the call as issued; the GPU work is waited for outside the timing.
@@ -291,8 +331,17 @@ void BM_GatherMatmulSerial(benchmark::State &state) { gatherMatmulGpu(state, "/b
 
 }  // namespace
 
-BENCHMARK(BM_AllReduceHostjit)->ArgsProduct({benchmark::CreateRange(8 << 10, 256 << 20, 8), {0, 1}})->Iterations(40)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_AllReduceNccl)->RangeMultiplier(8)->Range(8 << 10, 256 << 20)->Iterations(40)->UseManualTime()->Unit(benchmark::kMicrosecond);
+#define HJ_COLLECTIVE_BENCH(name)                                                                              \
+  BENCHMARK(BM_##name##Hostjit)                                                                                \
+      ->ArgsProduct({benchmark::CreateRange(8 << 10, 256 << 20, 8), {0, 1}})                                   \
+      ->Iterations(40)                                                                                         \
+      ->UseManualTime()                                                                                        \
+      ->Unit(benchmark::kMicrosecond);                                                                         \
+  BENCHMARK(BM_##name##Nccl)->RangeMultiplier(8)->Range(8 << 10, 256 << 20)->Iterations(40)->UseManualTime()->Unit( \
+      benchmark::kMicrosecond)
+HJ_COLLECTIVE_BENCH(AllReduce);
+HJ_COLLECTIVE_BENCH(AllGather);
+HJ_COLLECTIVE_BENCH(ReduceScatter);
 BENCHMARK(BM_RowParallelHost)->Arg(0)->Arg(1)->Iterations(300)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CollectivesHost)->Arg(0)->Arg(1)->Iterations(300)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GatherMatmulHost)->Arg(0)->Arg(1)->Iterations(100)->UseManualTime()->Unit(benchmark::kMicrosecond);
