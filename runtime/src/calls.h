@@ -42,6 +42,8 @@ void returnBlock(hj_context *ctx, Block *b);
 // releaseStreams (context destruction) waits for all and frees the events.
 void deferOrReturn(hj_context *ctx, Block *b);
 void pollDeferred(hj_context *ctx);
+// Out of memory: waits for the device, then returns every deferred free.
+void reclaimDeferred(hj_context *ctx);
 void releaseStreams(hj_context *ctx);
 // HOSTJIT_CHECK_ZEROED for an arena buffer being freed.
 int32_t checkZeroedOnFree(hj_context *ctx, Block *b);

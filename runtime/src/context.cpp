@@ -197,6 +197,7 @@ hj_context::hj_context(std::unique_ptr<hj::Backend> b, const hj_options &o, bool
       arenas(memory, stats) {
   memory.setPool(&pool);
   memory.setInjector(&injector);
+  memory.setReclaim([this] { hj::reclaimDeferred(this); });
   int64_t failAt = o.fail_at;
   if (failAt < 0) {
     const char *v = std::getenv("HOSTJIT_FAIL_AT");

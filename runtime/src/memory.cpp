@@ -26,6 +26,7 @@ int32_t DeviceMemory::allocate(size_t bytes, void **out) {
     if (int32_t st = injector_->check("backend allocation of %zu bytes", bytes)) return st;
   int32_t st = tryAllocate(bytes, out);
   if (st != HJ_ERR_OUT_OF_MEMORY || !pool_) return st;
+  if (reclaim_) reclaim_();
   pool_->emptyCache();
   return tryAllocate(bytes, out);
 }

@@ -2,8 +2,8 @@
 //
 // These implement the allocation contract (docs/allocation-contract.md) on top of any Backend:
 //  - DeviceMemory: every byte held from the backend, with the optional limit
-//    (so out-of-memory is testable) and one retry after releasing the pool's
-//    cached blocks (contract point 1).
+//    (so out-of-memory is testable) and one retry after reclaiming deferred
+//    frees and releasing the pool's cached blocks (contract point 1).
 //  - Pool: plain buffers, cached by stream and rounded size and reused in
 //    stream order: a block goes back to the cache of the stream it was
 //    allocated on, and only allocations on that stream take it. A block that
@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -53,9 +54,12 @@ class DeviceMemory {
   DeviceMemory(Backend &backend, hj_stats &stats, uint64_t limit) : backend_(backend), stats_(stats), limit_(limit) {}
   void setPool(Pool *pool) { pool_ = pool; }
   void setInjector(FaultInjector *injector) { injector_ = injector; }
+  // Called before the retry: hands back to the pool what its owner holds
+  // for later (the context's deferred frees, after waiting for the device).
+  void setReclaim(std::function<void()> reclaim) { reclaim_ = std::move(reclaim); }
   FaultInjector *injector() { return injector_; }
-  // Allocates from the backend within the limit; on out-of-memory releases
-  // the pool's cached blocks and retries once.
+  // Allocates from the backend within the limit; on out-of-memory reclaims,
+  // releases the pool's cached blocks and retries once.
   int32_t allocate(size_t bytes, void **out);
   void release(void *ptr, size_t bytes);
   Backend &backend() { return backend_; }
@@ -67,6 +71,7 @@ class DeviceMemory {
   uint64_t limit_;
   Pool *pool_ = nullptr;
   FaultInjector *injector_ = nullptr;
+  std::function<void()> reclaim_;
 };
 
 class Pool {

@@ -107,6 +107,12 @@ void pollDeferred(hj_context *ctx) {
   list.resize(keep);
 }
 
+void reclaimDeferred(hj_context *ctx) {
+  if (ctx->streams.deferred.empty()) return;
+  if (ctx->backend->synchronize() != HJ_OK) return;  // a faulted device: keep them
+  pollDeferred(ctx);
+}
+
 void releaseStreams(hj_context *ctx) {
   StreamState &s = ctx->streams;
   if (!s.deferred.empty()) (void)ctx->backend->synchronize();
