@@ -41,7 +41,11 @@ uint32_t cacheCapacity(const hj_options &o) {
   return 16;
 }
 
-bool overlaps(const PlannedAlloc &a, const PlannedAlloc &b) {
+// Two buffers may share memory when their lifetimes do not overlap and the
+// graph orders every use of one before every use of the other: both are
+// used on one stream only, the same (its nodes form a chain).
+bool conflict(const PlannedAlloc &a, const PlannedAlloc &b) {
+  if (a.stream != b.stream || a.otherStreams || b.otherStreams) return true;
   return a.firstEvent <= b.lastEvent && b.firstEvent <= a.lastEvent;
 }
 
@@ -60,7 +64,7 @@ size_t place(std::vector<PlannedAlloc> &allocs, const std::vector<uint32_t> &whi
     size_t size = footprint(a.bytes);
     busy.clear();
     for (uint32_t j : placed)
-      if (overlaps(a, allocs[j])) busy.emplace_back(allocs[j].offset, allocs[j].offset + footprint(allocs[j].bytes));
+      if (conflict(a, allocs[j])) busy.emplace_back(allocs[j].offset, allocs[j].offset + footprint(allocs[j].bytes));
     std::sort(busy.begin(), busy.end());
     size_t off = 0;
     for (const auto &[lo, hi] : busy) {
@@ -222,6 +226,15 @@ int32_t GraphCache::placeOp(GraphEntry &e, uint32_t index) {
   }
   f.assign(1, index);
   return HJ_OK;
+}
+
+void GraphCache::traceUse(const void *ptr) {
+  auto it = traced_.find(ptr);
+  if (it == traced_.end()) {
+    if (cur_) cur_->unknownUse = true;  // a view, say: no buffer shares memory
+    return;
+  }
+  cur_->allocs[it->second].otherStreams = true;
 }
 
 int32_t GraphCache::setStream(uint32_t stream) {
@@ -504,9 +517,8 @@ int32_t GraphCache::plan(GraphEntry &e) {
   for (uint32_t i = 0; i < e.allocs.size(); ++i) {
     PlannedAlloc &a = e.allocs[i];
     if (a.output) continue;
-    // Nodes of different streams may run at once, in any order: two buffers
-    // of such a program never share memory.
-    if (e.streams) a.lastEvent = SIZE_MAX;
+    // Nodes of different streams may run at once, in any order (conflict()).
+    if (e.streams && e.unknownUse) a.lastEvent = SIZE_MAX;
     (a.zeroed ? zeroed : general).push_back(i);
     ++e.fastAllocs;
     if (a.op >= 0) ++(e.ops[a.op].kind == GraphNode::Kind::Memset ? e.fastMemsets : e.fastFills);
@@ -557,6 +569,7 @@ int32_t GraphCache::alloc(const int64_t *sizes, const int64_t *strides, uint32_t
     bool zero = flags & HJ_ALLOC_ZERO_INIT;
     a.zeroed = zero && !a.output && ((flags & HJ_ALLOC_RESETS_TO_ZERO) || ctx_.reuseZeroed);
     a.firstEvent = event_++;
+    a.stream = stream_;
     uint32_t index = static_cast<uint32_t>(e.allocs.size());
     if (bytes && ((zero && !a.zeroed) || (!zero && ctx_.fillNan))) {
       PlannedOp &op = e.ops.emplace_back();

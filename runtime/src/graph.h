@@ -43,6 +43,8 @@ struct PlannedAlloc {
   int32_t op = -1;      // its memset or fill operation, if any
   std::string name;
   char lastKernel[40] = {};  // HOSTJIT_CHECK_ZEROED: the last kernel given it
+  uint32_t stream = 0;        // the program's stream when it was allocated
+  bool otherStreams = false;  // work on another stream uses it (hj_record_use)
 };
 
 // One operation of the graph, in the order the program issued it.
@@ -93,7 +95,8 @@ struct GraphEntry {
   // What one call counts in hj_stats beyond its outputs' allocations.
   uint64_t fastAllocs = 0, fastMemsets = 0, fastFills = 0, frees = 0, launches = 0;
   uint64_t collectives = 0, collectiveBytes = 0;
-  bool streams = false;  // work on another stream than 0: buffers never share memory
+  bool streams = false;     // work on another stream than 0
+  bool unknownUse = false;  // hj_record_use of an address no traced buffer starts at
   uint64_t peakBytes = 0;  // the most bytes live at once during the program
   uint64_t lastUse = 0;
 };
@@ -145,6 +148,8 @@ class GraphCache {
   // Inside a send/receive group they fail (a group node holds only its
   // sends and receives).
   uint32_t stream() const { return stream_; }
+  // Trace: hj_record_use of `ptr` (its buffer is used on another stream).
+  void traceUse(const void *ptr);
   int32_t setStream(uint32_t stream);
   int32_t event(uint32_t event, bool wait);
   int32_t streamSync();

@@ -165,7 +165,10 @@ int32_t hj_record_use(hj_context *ctx, void *ptr) {
     if (int32_t st = checkContext(ctx, "hj_record_use")) return st;
     // Tracing: the addresses are not buffers. In graph mode every buffer's
     // work is on stream 0 (the graph's), so nothing is deferred.
-    if (ctx->graphs.mode() == hj::GraphCache::Mode::Trace) return HJ_OK;
+    if (ctx->graphs.mode() == hj::GraphCache::Mode::Trace) {
+      ctx->graphs.traceUse(ptr);
+      return HJ_OK;
+    }
     Block *b = ctx->live.find(ptr);
     if (!b) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_record_use: %p is not a live buffer of this context", ptr);
     uint32_t s = ctx->backend->currentStream();  // the backend's stream: 0 all through graph mode
