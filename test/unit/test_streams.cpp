@@ -158,7 +158,7 @@ struct Shuffle {
 
 }  // namespace
 
-TEST_CASE("streams: graph mode makes streams and events edges of one graph; its buffers never share memory",
+TEST_CASE("streams: graph mode makes streams and events edges of one graph; a stream's own buffers share memory",
           "[streams][graph]") {
   Program p = parseOk(readFile(kStreams), kStreams);
   for (bool jit : {false, true}) {
