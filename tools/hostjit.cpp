@@ -40,6 +40,7 @@ const char *kUsage = R"(usage: hostjit COMMAND [options]   (hostjit COMMAND --he
   check FILE.hir...           parse and verify programs
   fmt FILE.hir                print a program's canonical text
   compile FILE.hir            print the LLVM IR or assembly the JIT makes of a program
+  plan FILE.hir|FUSION.json   print the plan the evaluator and the JIT both run
   lower FUSION.json           lower a segmented fusion (JSON) to Host IR text
 Exit status: 0 ok, 1 a user error (the message says what and where), 2 an internal error.
 )";
@@ -106,6 +107,17 @@ after with --optimized), or its assembly.
 
 example:
   hostjit compile examples/grid_sum.hir --emit-llvm --optimized
+)"},
+    {"plan", R"(usage: hostjit plan FILE.hir|FUSION.json
+Prints the plan of a program (a fusion is lowered first): the flat form the
+evaluator interprets and the JIT compiles. Its sections are the signature
+(inputs, scalars), the expressions in evaluation order (eN, with the value
+each computes and where), the run-time checks, the steps (one runtime call
+each, every field by name; sN is a buffer slot), the loops, the outputs and
+the kernels (kN). The text is stable: tests compare it.
+
+example:
+  hostjit plan examples/grid_sum.hir
 )"},
     {"lower", R"(usage: hostjit lower FUSION.json [-o OUT.hir]
 Lowers a segmented fusion (docs/fusion-json.md) to a Host IR program and
@@ -546,6 +558,15 @@ int cmdFmt(const std::string &file) {
   return kOk;
 }
 
+int cmdPlan(const std::string &file) {
+  Program p;
+  if (int rc = loadProgram(file, &p)) return rc;
+  auto plan = makePlan(p);
+  if (!plan) return fromError(plan.error());
+  std::fputs(printPlan(*plan).c_str(), stdout);
+  return kOk;
+}
+
 int cmdCompile(const std::string &file, bool llvm, bool asmText, bool optimized, OptLevel opt) {
   Program p;
   if (int rc = loadProgram(file, &p)) return rc;
@@ -562,7 +583,7 @@ int realMain(int argc, char **argv) {
   }
   std::string cmd = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
-  if (!helpOf(cmd)) return userError("unknown command '" + cmd + "' (expected run, check, fmt, compile or lower; see hostjit --help)");
+  if (!helpOf(cmd)) return userError("unknown command '" + cmd + "' (expected run, check, fmt, compile, plan or lower; see hostjit --help)");
   for (const std::string &a : args)
     if (a == "--help" || a == "-h") {
       std::fputs(helpOf(cmd), stdout);
@@ -677,11 +698,12 @@ int realMain(int argc, char **argv) {
     return cmdRun(o);
   }
   if (cmd == "fmt") return cmdFmt(files[0]);
+  if (cmd == "plan") return cmdPlan(files[0]);
   if (cmd == "compile") {
     if (emitLlvm == emitAsm) return userError("compile needs one of --emit-llvm or --emit-asm");
     return cmdCompile(files[0], emitLlvm, emitAsm, optimized, o.opt);
   }
-  return userError("unknown command '" + cmd + "' (expected run, check, fmt, compile or lower)");
+  return userError("unknown command '" + cmd + "' (expected run, check, fmt, compile, plan or lower)");
 }
 
 }  // namespace

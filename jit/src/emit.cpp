@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <span>
 #include <unordered_map>
 
 #include "abi_types.h"
@@ -50,31 +51,20 @@ class Emitter {
     b_.CreateMemSet(buffers, b_.getInt8(0), b_.getInt64(8 * std::max<uint32_t>(plan_.numSlots, 1)), llvm::MaybeAlign(8));
     emitExprs();
     for (const PlanCheck &c : plan_.checks)
-      failIf(b_.CreateICmpNE(vals_[c.expr], b_.getInt64(c.value)), HJ_ERR_INVALID_ARGUMENT, c.message);
+      failIf(b_.CreateICmpNE(vals_[c.expr.index], b_.getInt64(c.value)), HJ_ERR_INVALID_ARGUMENT, c.message);
     // The values the steps and the loops use, one 8-byte word each, as their
     // own type. Expressions a loop computes are the loop's own.
     std::vector<bool> used(plan_.exprs.size(), false);
     for (const PlanLoop &l : plan_.loops) {
-      used[l.lo] = used[l.hi] = true;
-      for (uint32_t e : l.exprs)
-        if (plan_.exprs[e].kind == Expr::Kind::Binary) used[plan_.exprs[e].a.index] = used[plan_.exprs[e].b.index] = true;
+      used[l.lo.index] = used[l.hi.index] = true;
+      for (ExprRef e : l.exprs)
+        if (const Expr &x = plan_.exprs[e.index]; x.kind == Expr::Kind::Binary) used[x.a.index] = used[x.b.index] = true;
     }
-    for (const PlanStep &s : plan_.steps) {
-      for (uint32_t e : s.sizes) used[e] = true;
-      for (uint32_t e : s.strides) used[e] = true;
-      if (s.kind == PlanStep::Kind::Collective) used[s.dims[0]] = used[s.dims[1]] = used[s.dims[2]] = used[s.dims[3]] = true;
-      if (s.kind == PlanStep::Kind::Launch) {
-        for (uint32_t e : s.dims) used[e] = true;
-        for (const PlanArg &a : s.args) {
-          if (a.kind == PlanArg::Kind::Expr) used[a.index] = true;
-          for (uint32_t e : a.dims) used[e] = true;
-        }
-      }
-    }
+    for (const Step &s : plan_.steps) forEachRef<ExprRef>(s, [&](ExprRef e) { used[e.index] = true; });
     valsTy_ = llvm::ArrayType::get(i64_, std::max<size_t>(plan_.exprs.size(), 1));
     llvm::AllocaInst *vals = entryAlloca(valsTy_, "vals");
     for (size_t i = 0; i < plan_.exprs.size(); ++i)  // constants are constants in the chunks too
-      if (used[i] && plan_.exprs[i].kind != Expr::Kind::Const && plan_.exprLoop[i] == kNoLoop)
+      if (used[i] && plan_.exprs[i].kind != Expr::Kind::Const && !plan_.exprLoop[i].valid())
         b_.CreateStore(vals_[i], b_.CreateConstInBoundsGEP2_64(valsTy_, vals, 0, i));
     llvm::Function *fn = entry;
     llvm::Value *ctx = ctx_, *table = table_, *inputs = inputs_;
@@ -82,8 +72,8 @@ class Emitter {
     for (size_t first = 0, n = 0; first < plan_.steps.size(); ++n) {
       size_t last = first;
       for (int depth = 0; last < plan_.steps.size() && (depth > 0 || last - first < kChunkSteps); ++last) {
-        PlanStep::Kind k = plan_.steps[last].kind;
-        depth += k == PlanStep::Kind::LoopBegin ? 1 : k == PlanStep::Kind::LoopEnd ? -1 : 0;
+        const Step &k = plan_.steps[last];
+        depth += std::holds_alternative<step::LoopBegin>(k) ? 1 : std::holds_alternative<step::LoopEnd>(k) ? -1 : 0;
       }
       llvm::Function *chunk = emitChunk(n, first, last);
       restore(fn, ctx, table, inputs, buffers);
@@ -155,18 +145,15 @@ class Emitter {
     // Slots and scratch this chunk uses.
     size_t maxRank = 1, maxArgs = 1;
     for (size_t i = first; i < last; ++i) {
-      const PlanStep &s = plan_.steps[i];
-      if (s.kind == PlanStep::Kind::Alloc || s.kind == PlanStep::Kind::Free || s.kind == PlanStep::Kind::Use)
-        if (!slots_[s.slot]) slots_[s.slot] = b_.CreateConstInBoundsGEP2_64(buffersTy_, buffers_, 0, s.slot, s.name + ".ptr");
-      for (const PlanArg &a : s.args)
-        if (a.kind == PlanArg::Kind::Buffer && !slots_[a.index])
-          slots_[a.index] = b_.CreateConstInBoundsGEP2_64(buffersTy_, buffers_, 0, a.index);
-      for (const std::vector<uint32_t> *moved : {&s.from, &s.to})
-        for (uint32_t slot : *moved)
-          if (!slots_[slot]) slots_[slot] = b_.CreateConstInBoundsGEP2_64(buffersTy_, buffers_, 0, slot);
-      maxRank = std::max({maxRank, s.sizes.size(), s.strides.size()});
-      maxArgs = std::max(maxArgs, s.args.size());
-      for (const PlanArg &a : s.args) slotWords_ = std::max(slotWords_, 1 + a.dims.size());
+      const Step &s = plan_.steps[i];
+      forEachRef<SlotRef>(s, [&](SlotRef r) {
+        if (!slots_[r.index]) slots_[r.index] = b_.CreateConstInBoundsGEP2_64(buffersTy_, buffers_, 0, r.index, slotName(r));
+      });
+      if (const auto *a = std::get_if<step::Alloc>(&s)) maxRank = std::max({maxRank, a->sizes.size(), a->strides.size()});
+      if (const auto *l = std::get_if<step::Launch>(&s)) {
+        maxArgs = std::max(maxArgs, l->args.size());
+        for (const Arg &a : l->args) slotWords_ = std::max(slotWords_, 1 + structDims(a).size());
+      }
     }
     sizesTy_ = llvm::ArrayType::get(i64_, maxRank);
     sizes_ = b_.CreateAlloca(sizesTy_, nullptr, "sizes");
@@ -184,31 +171,7 @@ class Emitter {
     std::vector<Value *> entryVals = std::move(vals_);
     vals_.assign(plan_.exprs.size(), nullptr);
     chunkVals_ = vals;
-    for (size_t i = first; i < last; ++i) {
-      const PlanStep &s = plan_.steps[i];
-      switch (s.kind) {
-        case PlanStep::Kind::Alloc: emitAlloc(s); break;
-        case PlanStep::Kind::Free: emitFree(s); break;
-        case PlanStep::Kind::Launch: emitLaunch(s); break;
-        case PlanStep::Kind::LoopBegin: emitLoopBegin(s); break;
-        case PlanStep::Kind::Move: emitMove(s); break;
-        case PlanStep::Kind::SetStream:
-          check(b_.CreateCall(rt_.hj_set_stream, {ctx_, b_.getInt32(s.index)}, "st"));
-          break;
-        case PlanStep::Kind::Use:
-          check(b_.CreateCall(rt_.hj_record_use, {ctx_, b_.CreateLoad(ptr_, slots_[s.slot])}, "st"));
-          break;
-        case PlanStep::Kind::EventRecord:
-          check(b_.CreateCall(rt_.hj_event_record, {ctx_, b_.getInt32(s.index)}, "st"));
-          break;
-        case PlanStep::Kind::EventWait:
-          check(b_.CreateCall(rt_.hj_event_wait, {ctx_, b_.getInt32(s.index)}, "st"));
-          break;
-        case PlanStep::Kind::StreamSync: check(b_.CreateCall(rt_.hj_stream_sync, {ctx_}, "st")); break;
-        case PlanStep::Kind::Collective: emitCollective(s); break;
-        case PlanStep::Kind::LoopEnd: emitLoopEnd(s); break;
-      }
-    }
+    for (size_t i = first; i < last; ++i) std::visit([&](const auto &s) { emit(s); }, plan_.steps[i]);
     b_.CreateRet(b_.getInt32(0));
     vals_ = std::move(entryVals);
     chunkVals_ = nullptr;
@@ -217,6 +180,7 @@ class Emitter {
 
   // Expression i's value in the current function: in the entry its SSA
   // value, in a chunk a load from the entry's array (once per chunk).
+  Value *val(ExprRef e) { return val(e.index); }
   Value *val(uint32_t i) {
     if (vals_[i]) return vals_[i];
     const Expr &e = plan_.exprs[i];
@@ -267,7 +231,7 @@ class Emitter {
   void emitExprs() {
     vals_.resize(plan_.exprs.size(), nullptr);
     for (size_t i = 0; i < plan_.exprs.size(); ++i)
-      if (plan_.exprLoop[i] == kNoLoop) vals_[i] = emitExpr(i);
+      if (!plan_.exprLoop[i].valid()) vals_[i] = emitExpr(i);
   }
 
   Value *emitExpr(size_t i) {
@@ -290,62 +254,93 @@ class Emitter {
   // with hi, the body starts by computing the loop's expressions. The
   // scratch arrays are re-stored in a body (it is entered from two places)
   // and after the loop.
-  void emitLoopBegin(const PlanStep &s) {
-    const PlanLoop &l = plan_.loops[s.loop];
+  void emit(const step::LoopBegin &s) {
+    const PlanLoop &l = plan_.loops[s.loop.index];
     Value *lo = val(l.lo), *hi = val(l.hi);
-    llvm::AllocaInst *index = entryAlloca(i64_, "loop" + std::to_string(s.loop) + ".index");
-    loopIndex_[s.loop] = index;
+    std::string name = "loop" + std::to_string(s.loop.index);
+    llvm::AllocaInst *index = entryAlloca(i64_, name + ".index");
+    loopIndex_[s.loop.index] = index;
     b_.CreateStore(lo, index);
-    BasicBlock *head = BasicBlock::Create(c_, "loop" + std::to_string(s.loop) + ".head", f_);
-    BasicBlock *body = BasicBlock::Create(c_, "loop" + std::to_string(s.loop) + ".body", f_);
-    BasicBlock *exit = BasicBlock::Create(c_, "loop" + std::to_string(s.loop) + ".exit", f_);
+    BasicBlock *head = BasicBlock::Create(c_, name + ".head", f_);
+    BasicBlock *body = BasicBlock::Create(c_, name + ".body", f_);
+    BasicBlock *exit = BasicBlock::Create(c_, name + ".exit", f_);
     b_.CreateBr(head);
     b_.SetInsertPoint(head);
     b_.CreateCondBr(b_.CreateICmpSLT(b_.CreateLoad(i64_, index), hi), body, exit);
     b_.SetInsertPoint(body);
-    loopBlocks_[s.loop] = {head, exit};
+    loopBlocks_[s.loop.index] = {head, exit};
     forgetScratch();
-    for (uint32_t e : l.exprs) vals_[e] = emitExpr(e);
+    for (ExprRef e : l.exprs) vals_[e.index] = emitExpr(e.index);
   }
 
-  void emitLoopEnd(const PlanStep &s) {
-    const PlanLoop &l = plan_.loops[s.loop];
-    llvm::AllocaInst *index = loopIndex_.at(s.loop);
+  void emit(const step::LoopEnd &s) {
+    const PlanLoop &l = plan_.loops[s.loop.index];
+    llvm::AllocaInst *index = loopIndex_.at(s.loop.index);
     b_.CreateStore(b_.CreateAdd(b_.CreateLoad(i64_, index), b_.getInt64(1), "", false, true), index);  // nsw: below hi
-    auto [head, exit] = loopBlocks_.at(s.loop);
+    auto [head, exit] = loopBlocks_.at(s.loop.index);
     b_.CreateBr(head);
     b_.SetInsertPoint(exit);
     forgetScratch();
-    for (uint32_t e : l.exprs) vals_[e] = nullptr;
+    for (ExprRef e : l.exprs) vals_[e.index] = nullptr;
   }
 
   // Loop-carried buffers handed on: the buffer table is the loop's state.
   // Loads first, then the NULLs, then the stores, as Move says.
-  void emitMove(const PlanStep &s) {
+  void emit(const step::Move &s) {
     std::vector<Value *> moved;
-    for (uint32_t from : s.from) moved.push_back(b_.CreateLoad(ptr_, slots_[from], "carried"));
-    for (uint32_t from : s.from) b_.CreateStore(llvm::ConstantPointerNull::get(b_.getPtrTy()), slots_[from]);
-    for (size_t k = 0; k < s.to.size(); ++k) b_.CreateStore(moved[k], slots_[s.to[k]]);
+    for (SlotRef from : s.from) moved.push_back(b_.CreateLoad(ptr_, slots_[from.index], "carried"));
+    for (SlotRef from : s.from) b_.CreateStore(llvm::ConstantPointerNull::get(b_.getPtrTy()), slots_[from.index]);
+    for (size_t k = 0; k < s.to.size(); ++k) b_.CreateStore(moved[k], slots_[s.to[k].index]);
   }
 
-  void emitCollective(const PlanStep &s) {
-    auto pointer = [&](const PlanArg &a) -> Value * {
-      switch (a.kind) {
-        case PlanArg::Kind::Input: {
-          Value *t = input(a.index);
-          Value *data = b_.CreateLoad(ptr_, bytePtr(t, offsetof(DLTensor, data)));
-          Value *off = b_.CreateLoad(i64_, bytePtr(t, offsetof(DLTensor, byte_offset)));
-          return b_.CreateGEP(i8_, data, off, plan_.inputs[a.index].name + ".data");
-        }
-        case PlanArg::Kind::Buffer: return b_.CreateLoad(ptr_, slots_[a.index]);
-        default: return llvm::ConstantPointerNull::get(b_.getPtrTy());
-      }
+  void emit(const step::SetStream &s) { check(b_.CreateCall(rt_.hj_set_stream, {ctx_, b_.getInt32(s.stream)}, "st")); }
+  void emit(const step::Use &s) {
+    check(b_.CreateCall(rt_.hj_record_use, {ctx_, b_.CreateLoad(ptr_, slots_[s.slot.index])}, "st"));
+  }
+  void emit(const step::EventRecord &s) { check(b_.CreateCall(rt_.hj_event_record, {ctx_, b_.getInt32(s.event)}, "st")); }
+  void emit(const step::EventWait &s) { check(b_.CreateCall(rt_.hj_event_wait, {ctx_, b_.getInt32(s.event)}, "st")); }
+  void emit(const step::StreamSync &) { check(b_.CreateCall(rt_.hj_stream_sync, {ctx_}, "st")); }
+  void emit(const step::GroupBegin &s) { emitGroup(HJ_COLL_GROUP_BEGIN, s.site); }
+  void emit(const step::GroupEnd &s) { emitGroup(HJ_COLL_GROUP_END, s.site); }
+  void emit(const std::monostate &) {}
+
+  void emitGroup(uint32_t kind, const std::string &site) {
+    Value *null = llvm::ConstantPointerNull::get(b_.getPtrTy());
+    check(b_.CreateCall(rt_.hj_collective, {ctx_, b_.getInt32(kind), null, b_.getInt64(0), null, b_.getInt64(0),
+                                            b_.getInt64(0), b_.getInt32(static_cast<uint32_t>(DType::f32)),
+                                            b_.getInt32(0), b_.getInt64(0), b_.CreateGlobalString(site, "site", 0, &m_)},
+                        "st"));
+  }
+
+  Value *inputData(InputRef in) {
+    Value *t = input(in.index);
+    Value *data = b_.CreateLoad(ptr_, bytePtr(t, offsetof(DLTensor, data)));
+    Value *off = b_.CreateLoad(i64_, bytePtr(t, offsetof(DLTensor, byte_offset)));
+    return b_.CreateGEP(i8_, data, off, plan_.inputs[in.index].name + ".data");
+  }
+
+  // A slot's name in the IR: its first buffer's, as "%w.ptr".
+  const std::string &slotName(SlotRef r) {
+    if (slotNames_.empty()) {
+      slotNames_.resize(plan_.numSlots);
+      for (const Step &s : plan_.steps)
+        if (const auto *a = std::get_if<step::Alloc>(&s); a && slotNames_[a->slot.index].empty())
+          slotNames_[a->slot.index] = a->name + ".ptr";
+    }
+    return slotNames_[r.index];
+  }
+
+  void emit(const step::Collective &s) {
+    auto pointer = [&](const CollectiveBuffer &b) -> Value * {
+      if (const auto *in = std::get_if<InputRef>(&b)) return inputData(*in);
+      if (const auto *slot = std::get_if<SlotRef>(&b)) return b_.CreateLoad(ptr_, slots_[slot->index]);
+      return llvm::ConstantPointerNull::get(b_.getPtrTy());
     };
     Value *site = b_.CreateGlobalString(s.site, "site", 0, &m_);
-    check(b_.CreateCall(rt_.hj_collective, {ctx_, b_.getInt32(s.kernel), pointer(s.args[0]), val(s.dims[2]),
-                                            pointer(s.args[1]), val(s.dims[3]), val(s.dims[0]),
-                                            b_.getInt32(static_cast<uint32_t>(s.dtype)), b_.getInt32(s.flags),
-                                            val(s.dims[1]), site},
+    check(b_.CreateCall(rt_.hj_collective, {ctx_, b_.getInt32(hjCollectiveKind(s.kind)), pointer(s.src), val(s.srcElems),
+                                            pointer(s.dst), val(s.dstElems), val(s.count),
+                                            b_.getInt32(static_cast<uint32_t>(s.dtype)), b_.getInt32(s.op), val(s.peer),
+                                            site},
                         "st"));
   }
 
@@ -497,16 +492,16 @@ class Emitter {
   // already hold the same expression: the runtime only reads these arrays,
   // and the code is straight-line, so a store made earlier is still there.
   void storeScratch(llvm::AllocaInst *arr, llvm::ArrayType *ty, std::vector<uint32_t> &held,
-                    const std::vector<uint32_t> &exprs) {
+                    std::span<const ExprRef> exprs) {
     if (held.size() < exprs.size()) held.resize(exprs.size(), UINT32_MAX);
     for (size_t d = 0; d < exprs.size(); ++d) {
-      if (held[d] == exprs[d]) continue;
+      if (held[d] == exprs[d].index) continue;
       b_.CreateStore(val(exprs[d]), b_.CreateConstInBoundsGEP2_64(ty, arr, 0, d));
-      held[d] = exprs[d];
+      held[d] = exprs[d].index;
     }
   }
 
-  void emitAlloc(const PlanStep &s) {
+  void emit(const step::Alloc &s) {
     Value *null = llvm::ConstantPointerNull::get(b_.getPtrTy());
     if (!s.sizes.empty()) storeScratch(sizes_, sizesTy_, heldSizes_, s.sizes);
     if (!s.strides.empty()) storeScratch(strides_, sizesTy_, heldStrides_, s.strides);
@@ -514,59 +509,55 @@ class Emitter {
     Value *strides = s.strides.empty() ? null : static_cast<Value *>(strides_);
     Value *name = b_.CreateGlobalString(s.name, "name." + s.name, 0, &m_);
     Value *st = b_.CreateCall(rt_.hj_alloc, {ctx_, sizes, strides, b_.getInt32(s.sizes.size()),
-                                             b_.getInt32(static_cast<uint32_t>(s.dtype)), b_.getInt32(s.flags), name,
-                                             slots_[s.slot]},
+                                             b_.getInt32(static_cast<uint32_t>(s.dtype)), b_.getInt32(s.flags.bits), name,
+                                             slots_[s.slot.index]},
                               "st");
     check(st);
   }
 
-  void emitFree(const PlanStep &s) {
-    Value *p = b_.CreateLoad(ptr_, slots_[s.slot]);
-    b_.CreateStore(llvm::ConstantPointerNull::get(b_.getPtrTy()), slots_[s.slot]);  // released even on error
+  void emit(const step::Free &s) {
+    Value *p = b_.CreateLoad(ptr_, slots_[s.slot.index]);
+    b_.CreateStore(llvm::ConstantPointerNull::get(b_.getPtrTy()), slots_[s.slot.index]);  // released even on error
     check(b_.CreateCall(rt_.hj_free, {ctx_, p}, "st"));
   }
 
-  void emitLaunch(const PlanStep &s) {
-    storeScratch(dims_, dimsTy_, heldDims_, std::vector<uint32_t>(s.dims, s.dims + 7));
+  void emit(const step::Launch &s) {
+    ExprRef dims[7] = {s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2], s.smem};
+    storeScratch(dims_, dimsTy_, heldDims_, dims);
     for (size_t a = 0; a < s.args.size(); ++a) {
-      const PlanArg &arg = s.args[a];
+      const Arg &arg = s.args[a];
       Value *v = nullptr;
-      switch (arg.kind) {
-        case PlanArg::Kind::Input: {
-          Value *t = input(arg.index);
-          Value *data = b_.CreateLoad(ptr_, bytePtr(t, offsetof(DLTensor, data)));
-          Value *off = b_.CreateLoad(i64_, bytePtr(t, offsetof(DLTensor, byte_offset)));
-          v = b_.CreateGEP(i8_, data, off, plan_.inputs[arg.index].name + ".data");
-          break;
-        }
-        case PlanArg::Kind::Buffer: v = b_.CreateLoad(ptr_, slots_[arg.index]); break;
-        case PlanArg::Kind::Expr: {
-          Value *x = val(arg.index);
-          switch (arg.param) {
-            case HJ_PARAM_I32: v = b_.CreateTrunc(x, i32_); break;
-            case HJ_PARAM_BOOL: v = b_.CreateZExt(b_.CreateIsNotNull(x), i8_); break;
-            default: v = x; break;  // i64, f32, f64 already have their type
-          }
-          break;
+      if (const auto *in = std::get_if<InputArg>(&arg)) {
+        v = inputData(in->input);
+      } else if (const auto *b = std::get_if<BufferArg>(&arg)) {
+        v = b_.CreateLoad(ptr_, slots_[b->slot.index]);
+      } else {
+        const auto &value = std::get<ValueArg>(arg);
+        Value *x = val(value.expr);
+        switch (value.param.value) {
+          case HJ_PARAM_I32: v = b_.CreateTrunc(x, i32_); break;
+          case HJ_PARAM_BOOL: v = b_.CreateZExt(b_.CreateIsNotNull(x), i8_); break;
+          default: v = x; break;  // i64, f32, f64 already have their type
         }
       }
       // Each value sits at the start of its 8-byte slot, as its type.
       b_.CreateStore(v, b_.CreateConstInBoundsGEP2_64(argsTy_, args_, 0, a * slotWords_));
-      for (size_t d = 0; d < arg.dims.size(); ++d)  // a tensor struct's sizes, then strides
-        b_.CreateStore(val(arg.dims[d]), b_.CreateConstInBoundsGEP2_64(argsTy_, args_, 0, a * slotWords_ + 1 + d));
+      const ExprRefs &sd = structDims(arg);
+      for (size_t d = 0; d < sd.size(); ++d)  // a tensor struct's sizes, then strides
+        b_.CreateStore(val(sd[d]), b_.CreateConstInBoundsGEP2_64(argsTy_, args_, 0, a * slotWords_ + 1 + d));
     }
     Value *site = b_.CreateGlobalString(s.site, "site", 0, &m_);
-    check(b_.CreateCall(rt_.hj_launch, {ctx_, table_, b_.getInt32(s.kernel), dims_, params_, site}, "st"));
+    check(b_.CreateCall(rt_.hj_launch, {ctx_, table_, b_.getInt32(s.kernel.index), dims_, params_, site}, "st"));
   }
 
   void emitReturn(llvm::Function *) {
     uint64_t dim = 0;
     for (size_t i = 0; i < plan_.outputs.size(); ++i) {
       const PlanOutput &o = plan_.outputs[i];
-      Value *slot = b_.CreateConstInBoundsGEP2_64(buffersTy_, buffers_, 0, o.slot);
+      Value *slot = b_.CreateConstInBoundsGEP2_64(buffersTy_, buffers_, 0, o.slot.index);
       b_.CreateStore(b_.CreateLoad(ptr_, slot), b_.CreateConstInBoundsGEP1_64(ptr_, outData_, i));
-      for (uint32_t e : o.sizes) b_.CreateStore(vals_[e], b_.CreateConstInBoundsGEP1_64(i64_, outDims_, dim++));
-      for (uint32_t e : o.strides) b_.CreateStore(vals_[e], b_.CreateConstInBoundsGEP1_64(i64_, outDims_, dim++));
+      for (ExprRef e : o.sizes) b_.CreateStore(vals_[e.index], b_.CreateConstInBoundsGEP1_64(i64_, outDims_, dim++));
+      for (ExprRef e : o.strides) b_.CreateStore(vals_[e.index], b_.CreateConstInBoundsGEP1_64(i64_, outDims_, dim++));
     }
     b_.CreateRet(b_.getInt32(0));
   }
@@ -592,6 +583,7 @@ class Emitter {
   BasicBlock *insertAfterChunks_ = nullptr, *entryCleanup_ = nullptr;
   llvm::AllocaInst *entryStatus_ = nullptr;
   std::vector<Value *> slots_;
+  std::vector<std::string> slotNames_;
   size_t slotWords_ = 1;  // 8-byte words per argument slot
   std::vector<uint32_t> heldSizes_, heldStrides_, heldDims_;  // expression each scratch element holds
   std::vector<Value *> inputPtrs_, vals_;

@@ -51,119 +51,148 @@ Expected<std::vector<Tensor>> Evaluator::run(std::span<const DLTensor *const> in
   return makeOutputs(rt_, plan, outData.data(), outDims.data());
 }
 
+namespace {
+
+// One call of a plan: the registers, the buffer slots and the loop indices,
+// and one member per step kind that makes that step's runtime call.
+class Interpreter {
+ public:
+  Interpreter(const Plan &plan, hj_context *ctx, const hj_kernel_table *table, const DLTensor *const *inputs,
+              PlanReg *regs, void **slots, int64_t *indices)
+      : plan_(plan), ctx_(ctx), table_(table), inputs_(inputs), regs_(regs), slots_(slots), indices_(indices) {}
+
+  // Runs every step; on a failure frees what is live and returns its status.
+  int32_t run() {
+    for (pc_ = 0; pc_ < plan_.steps.size(); ++pc_) {
+      int32_t status = std::visit([&](const auto &s) { return (*this)(s); }, plan_.steps[pc_]);
+      if (status != HJ_OK) {
+        hj_free_all_on_error(ctx_, slots_, plan_.numSlots);
+        return status;
+      }
+    }
+    return HJ_OK;
+  }
+
+  int32_t operator()(const step::Alloc &s) {
+    int64_t sizes[kMaxRank], strides[kMaxRank];
+    for (size_t d = 0; d < s.sizes.size(); ++d) sizes[d] = i64(s.sizes[d]);
+    for (size_t d = 0; d < s.strides.size(); ++d) strides[d] = i64(s.strides[d]);
+    return hj_alloc(ctx_, sizes, s.strides.empty() ? nullptr : strides, static_cast<uint32_t>(s.sizes.size()),
+                    static_cast<uint32_t>(s.dtype), s.flags.bits, s.name.c_str(), &slots_[s.slot.index]);
+  }
+  int32_t operator()(const step::Free &s) {
+    void *p = slots_[s.slot.index];
+    slots_[s.slot.index] = nullptr;  // released even when hj_free reports an error
+    return hj_free(ctx_, p);
+  }
+  int32_t operator()(const step::Launch &s) {
+    int64_t dims[7];
+    for (int d = 0; d < 3; ++d) dims[d] = i64(s.grid[d]), dims[3 + d] = i64(s.block[d]);
+    dims[6] = i64(s.smem);
+    // One 8-byte word per argument, 1 + 2 * rank for a tensor struct.
+    size_t words = 0;
+    for (const Arg &arg : s.args) words += 1 + structDims(arg).size();
+    Scratch<uint64_t, 64> values(words);
+    Scratch<void *, 32> params(s.args.size());
+    size_t word = 0;
+    for (size_t a = 0; a < s.args.size(); ++a) {
+      const Arg &arg = s.args[a];
+      void *slot = &values[word];
+      params[a] = slot;
+      const ExprRefs &sd = structDims(arg);
+      for (size_t d = 0; d < sd.size(); ++d) std::memcpy(&values[word + 1 + d], &regs_[sd[d].index].i, 8);
+      word += 1 + sd.size();
+      if (const auto *in = std::get_if<InputArg>(&arg)) {
+        void *p = inputData(in->input);
+        std::memcpy(slot, &p, sizeof p);
+      } else if (const auto *b = std::get_if<BufferArg>(&arg)) {
+        std::memcpy(slot, &slots_[b->slot.index], sizeof(void *));
+      } else {
+        const auto &v = std::get<ValueArg>(arg);
+        uint64_t bits = exprArgBits(regs_[v.expr.index], v.param.value);
+        std::memcpy(slot, &bits, 8);
+      }
+    }
+    return hj_launch(ctx_, table_, s.kernel.index, dims, params.data(), s.site.c_str());
+  }
+  int32_t operator()(const step::LoopBegin &s) {
+    const PlanLoop &l = plan_.loops[s.loop.index];
+    indices_[s.loop.index] = i64(l.lo);
+    if (indices_[s.loop.index] >= i64(l.hi)) {
+      pc_ = l.end;
+      return HJ_OK;
+    }
+    return evaluateLoopExprs(plan_, s.loop, ctx_, indices_, regs_);
+  }
+  int32_t operator()(const step::LoopEnd &s) {
+    const PlanLoop &l = plan_.loops[s.loop.index];
+    if (++indices_[s.loop.index] >= i64(l.hi)) return HJ_OK;  // below hi before, so no overflow
+    pc_ = l.begin;
+    return evaluateLoopExprs(plan_, s.loop, ctx_, indices_, regs_);
+  }
+  int32_t operator()(const step::Move &s) {
+    Scratch<void *, 8> moved(s.from.size());
+    for (size_t k = 0; k < s.from.size(); ++k) moved[k] = slots_[s.from[k].index];
+    for (SlotRef from : s.from) slots_[from.index] = nullptr;
+    for (size_t k = 0; k < s.to.size(); ++k) slots_[s.to[k].index] = moved[k];
+    return HJ_OK;
+  }
+  int32_t operator()(const step::SetStream &s) { return hj_set_stream(ctx_, s.stream); }
+  int32_t operator()(const step::Use &s) { return hj_record_use(ctx_, slots_[s.slot.index]); }
+  int32_t operator()(const step::EventRecord &s) { return hj_event_record(ctx_, s.event); }
+  int32_t operator()(const step::EventWait &s) { return hj_event_wait(ctx_, s.event); }
+  int32_t operator()(const step::StreamSync &) { return hj_stream_sync(ctx_); }
+  int32_t operator()(const step::GroupBegin &s) { return group(HJ_COLL_GROUP_BEGIN, s.site); }
+  int32_t operator()(const step::GroupEnd &s) { return group(HJ_COLL_GROUP_END, s.site); }
+  int32_t operator()(const step::Collective &s) {
+    return hj_collective(ctx_, hjCollectiveKind(s.kind), pointer(s.src), static_cast<uint64_t>(i64(s.srcElems)),
+                         pointer(s.dst), static_cast<uint64_t>(i64(s.dstElems)), static_cast<uint64_t>(i64(s.count)),
+                         static_cast<uint32_t>(s.dtype), s.op, i64(s.peer), s.site.c_str());
+  }
+  int32_t operator()(const std::monostate &) { return HJ_OK; }
+
+ private:
+  int64_t i64(ExprRef e) const { return regs_[e.index].i; }
+  void *inputData(InputRef in) const {
+    const DLTensor *t = inputs_[in.index];
+    return static_cast<char *>(t->data) + t->byte_offset;
+  }
+  void *pointer(const CollectiveBuffer &b) const {
+    if (const auto *in = std::get_if<InputRef>(&b)) return inputData(*in);
+    if (const auto *slot = std::get_if<SlotRef>(&b)) return slots_[slot->index];
+    return nullptr;
+  }
+  int32_t group(uint32_t kind, const std::string &site) {
+    return hj_collective(ctx_, kind, nullptr, 0, nullptr, 0, 0, static_cast<uint32_t>(DType::f32), 0, 0, site.c_str());
+  }
+
+  const Plan &plan_;
+  hj_context *ctx_;
+  const hj_kernel_table *table_;
+  const DLTensor *const *inputs_;
+  PlanReg *regs_;
+  void **slots_;
+  int64_t *indices_;
+  size_t pc_ = 0;
+};
+
+}  // namespace
+
 int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars, void **outData,
                         int64_t *outDims) const {
   const Plan &plan = *plan_;
-  const hj_kernel_table *table = kernels_->get();
   Scratch<PlanReg, 128> regs(plan.exprs.size());
   if (int32_t st = evaluateExprs(plan, ctx, inputs, scalars, regs.data())) return st;
-
   // Buffers in allocation order (slot order); a freed buffer's entry is NULL.
   Scratch<void *, 32> slots(plan.numSlots);
   for (uint32_t i = 0; i < plan.numSlots; ++i) slots[i] = nullptr;
   Scratch<int64_t, 8> indices(plan.loops.size());  // each loop's current index
-  int32_t status = HJ_OK;
-  for (size_t pc = 0; pc < plan.steps.size(); ++pc) {
-    const PlanStep &s = plan.steps[pc];
-    switch (s.kind) {
-      case PlanStep::Kind::Collective: {
-        auto pointer = [&](const PlanArg &a) -> void * {
-          switch (a.kind) {
-            case PlanArg::Kind::Input: return static_cast<char *>(inputs[a.index]->data) + inputs[a.index]->byte_offset;
-            case PlanArg::Kind::Buffer: return slots[a.index];
-            default: return nullptr;
-          }
-        };
-        status = hj_collective(ctx, s.kernel, pointer(s.args[0]), static_cast<uint64_t>(regs[s.dims[2]].i),
-                               pointer(s.args[1]), static_cast<uint64_t>(regs[s.dims[3]].i),
-                               static_cast<uint64_t>(regs[s.dims[0]].i), static_cast<uint32_t>(s.dtype), s.flags,
-                               regs[s.dims[1]].i, s.site.c_str());
-        break;
-      }
-      case PlanStep::Kind::SetStream: status = hj_set_stream(ctx, s.index); break;
-      case PlanStep::Kind::Use: status = hj_record_use(ctx, slots[s.slot]); break;
-      case PlanStep::Kind::EventRecord: status = hj_event_record(ctx, s.index); break;
-      case PlanStep::Kind::EventWait: status = hj_event_wait(ctx, s.index); break;
-      case PlanStep::Kind::StreamSync: status = hj_stream_sync(ctx); break;
-      case PlanStep::Kind::LoopBegin: {
-        const PlanLoop &l = plan.loops[s.loop];
-        indices[s.loop] = regs[l.lo].i;
-        if (indices[s.loop] >= regs[l.hi].i) pc = l.end;
-        else status = evaluateLoopExprs(plan, s.loop, ctx, indices.data(), regs.data());
-        break;
-      }
-      case PlanStep::Kind::LoopEnd: {
-        const PlanLoop &l = plan.loops[s.loop];
-        if (++indices[s.loop] < regs[l.hi].i) {  // below hi, so no overflow
-          status = evaluateLoopExprs(plan, s.loop, ctx, indices.data(), regs.data());
-          pc = l.begin;
-        }
-        break;
-      }
-      case PlanStep::Kind::Move: {
-        Scratch<void *, 8> moved(s.from.size());
-        for (size_t k = 0; k < s.from.size(); ++k) moved[k] = slots[s.from[k]];
-        for (uint32_t from : s.from) slots[from] = nullptr;
-        for (size_t k = 0; k < s.to.size(); ++k) slots[s.to[k]] = moved[k];
-        break;
-      }
-      case PlanStep::Kind::Alloc: {
-        int64_t sizes[kMaxRank], strides[kMaxRank];
-        for (size_t d = 0; d < s.sizes.size(); ++d) sizes[d] = regs[s.sizes[d]].i;
-        for (size_t d = 0; d < s.strides.size(); ++d) strides[d] = regs[s.strides[d]].i;
-        status = hj_alloc(ctx, sizes, s.strides.empty() ? nullptr : strides, static_cast<uint32_t>(s.sizes.size()),
-                          static_cast<uint32_t>(s.dtype), s.flags, s.name.c_str(), &slots[s.slot]);
-        break;
-      }
-      case PlanStep::Kind::Free: {
-        void *p = slots[s.slot];
-        slots[s.slot] = nullptr;  // released even when hj_free reports an error
-        status = hj_free(ctx, p);
-        break;
-      }
-      case PlanStep::Kind::Launch: {
-        int64_t dims[7];
-        for (int d = 0; d < 7; ++d) dims[d] = regs[s.dims[d]].i;
-        // One 8-byte word per argument, 1 + 2 * rank for a tensor struct.
-        size_t words = 0;
-        for (const PlanArg &arg : s.args) words += 1 + arg.dims.size();
-        Scratch<uint64_t, 64> values(words);
-        Scratch<void *, 32> params(s.args.size());
-        size_t word = 0;
-        for (size_t a = 0; a < s.args.size(); ++a) {
-          const PlanArg &arg = s.args[a];
-          void *slot = &values[word];
-          params[a] = slot;
-          for (size_t d = 0; d < arg.dims.size(); ++d) std::memcpy(&values[word + 1 + d], &regs[arg.dims[d]].i, 8);
-          word += 1 + arg.dims.size();
-          switch (arg.kind) {
-            case PlanArg::Kind::Input: {
-              const DLTensor *t = inputs[arg.index];
-              void *p = static_cast<char *>(t->data) + t->byte_offset;
-              std::memcpy(slot, &p, sizeof p);
-              break;
-            }
-            case PlanArg::Kind::Buffer: std::memcpy(slot, &slots[arg.index], sizeof(void *)); break;
-            case PlanArg::Kind::Expr: {
-              uint64_t bits = exprArgBits(regs[arg.index], arg.param);
-              std::memcpy(slot, &bits, 8);
-              break;
-            }
-          }
-        }
-        status = hj_launch(ctx, table, s.kernel, dims, params.data(), s.site.c_str());
-        break;
-      }
-    }
-    if (status != HJ_OK) {
-      hj_free_all_on_error(ctx, slots.data(), plan.numSlots);
-      return status;
-    }
-  }
+  Interpreter run(plan, ctx, kernels_->get(), inputs, regs.data(), slots.data(), indices.data());
+  if (int32_t st = run.run()) return st;
   for (const PlanOutput &o : plan.outputs) {
-    *outData++ = slots[o.slot];
-    for (uint32_t e : o.sizes) *outDims++ = regs[e].i;
-    for (uint32_t e : o.strides) *outDims++ = regs[e].i;
+    *outData++ = slots[o.slot.index];
+    for (ExprRef e : o.sizes) *outDims++ = regs[e.index].i;
+    for (ExprRef e : o.strides) *outDims++ = regs[e.index].i;
   }
   return HJ_OK;
 }

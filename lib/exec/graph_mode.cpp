@@ -60,16 +60,23 @@ std::shared_ptr<const GraphSignature> GraphSignature::of(const Plan &plan, std::
   sig->runtime = std::move(rt);
   sig->programId = nextId.fetch_add(1, std::memory_order_relaxed);
   std::vector<char> shape(plan.exprs.size(), 0);
-  auto mark = [&](uint32_t e) { markFrom(plan, e, shape); };
-  for (const PlanStep &s : plan.steps) {
-    for (uint32_t e : s.sizes) mark(e);
-    for (uint32_t e : s.strides) mark(e);
-    if (s.kind == PlanStep::Kind::Launch)
-      for (uint32_t e : s.dims) mark(e);
+  auto mark = [&](ExprRef e) { markFrom(plan, e.index, shape); };
+  auto markAll = [&](const auto &refs) {
+    for (ExprRef e : refs) mark(e);
+  };
+  for (const Step &st : plan.steps) {
+    if (const auto *a = std::get_if<step::Alloc>(&st)) {
+      markAll(a->sizes);
+      markAll(a->strides);
+    } else if (const auto *l = std::get_if<step::Launch>(&st)) {
+      markAll(l->grid);
+      markAll(l->block);
+      mark(l->smem);
+    }
   }
   for (const PlanOutput &o : plan.outputs) {
-    for (uint32_t e : o.sizes) mark(e);
-    for (uint32_t e : o.strides) mark(e);
+    markAll(o.sizes);
+    markAll(o.strides);
   }
   for (const PlanCheck &c : plan.checks) mark(c.expr);
   for (const PlanLoop &l : plan.loops) {  // trip counts shape the graph
@@ -97,14 +104,15 @@ std::shared_ptr<const GraphSignature> GraphSignature::of(const Plan &plan, std::
       dynamic[i] = dynamic[x.a.index] || dynamic[x.b.index];
   }
   uint32_t launch = 0;
-  for (const PlanStep &s : plan.steps) {
-    if (s.kind != PlanStep::Kind::Launch) continue;
-    for (uint32_t j = 0; j < s.args.size(); ++j) {
-      const PlanArg &a = s.args[j];
-      for (uint32_t e : a.dims)
-        if (dynamic[e]) sig->fast = false;  // a tensor struct's dims: the program computes them
-      if (a.kind == PlanArg::Kind::Expr && dynamic[a.index])
-        sig->dynamicArgs.push_back({launch, j, a.index, a.param});
+  for (const Step &st : plan.steps) {
+    const auto *l = std::get_if<step::Launch>(&st);
+    if (!l) continue;
+    for (uint32_t j = 0; j < l->args.size(); ++j) {
+      const Arg &a = l->args[j];
+      for (ExprRef e : structDims(a))
+        if (dynamic[e.index]) sig->fast = false;  // a tensor struct's dims: the program computes them
+      if (const auto *v = std::get_if<ValueArg>(&a); v && dynamic[v->expr.index])
+        sig->dynamicArgs.push_back({launch, j, v->expr.index, v->param.value});
     }
     ++launch;
   }

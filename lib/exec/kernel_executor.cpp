@@ -51,8 +51,16 @@ Plan signaturePlan(const Fusion &f) {
     if (in.isTensor) p.inputs.push_back({in.name, in.dtype, in.dims});
     else p.scalars.push_back({in.name, in.dtype});
   }
-  for (const FusionKernel &k : f.kernels)
-    p.kernels.push_back(planKernel(k.name, k.params, k.cuda, k.entry, k.host, k.nvrtcOptions, f.file));
+  for (const FusionKernel &k : f.kernels) {
+    Kernel pk;
+    pk.name = k.name;
+    pk.params = k.params;
+    pk.cuda = k.cuda;
+    pk.entry = k.entry;
+    pk.host = k.host;
+    pk.nvrtcOptions = k.nvrtcOptions;
+    p.kernels.push_back(planKernel(pk, f.file));
+  }
   return p;
 }
 

@@ -15,18 +15,14 @@ class Planner {
  public:
   explicit Planner(const Program &p) : p_(p), table_(p.exprs) {}
 
-  Plan run() {
+  Plan run(std::span<const ExprId> keep) {
     plan_.funcName = p_.funcName;
     for (ValueId v : p_.tensorInputs) plan_.inputs.push_back({p_.value(v).name, p_.value(v).dtype, p_.value(v).inputDims});
     for (ValueId v : p_.scalarInputs) plan_.scalars.push_back({p_.value(v).name, p_.value(v).dtype});
-    for (const Kernel &k : p_.kernels)
-      plan_.kernels.push_back(planKernel(k.name, k.params, k.cuda, k.entry, k.host, k.nvrtcOptions, p_.filename));
+    for (const Kernel &k : p_.kernels) plan_.kernels.push_back(planKernel(k, p_.filename));
     for (const Value &v : p_.values)
-      if (!v.isTensor && v.expr.valid())
-        names_.emplace(v.expr.index, "%" + v.name +
-                                         (v.loc.known() ? " (" + (p_.filename.empty() ? std::string("line ") : p_.filename + ":") +
-                                                              std::to_string(v.loc.line) + ":" + std::to_string(v.loc.col) + ")"
-                                                        : std::string()));
+      if (!v.isTensor && v.expr.valid()) names_.emplace(v.expr.index, "%" + v.name + where(v));
+    for (ExprId e : keep) plan_.kept.push_back(use(e));
     for (const Stmt &s : p_.body) {
       stmt_ = &s;
       // Sends and receives next to each other proceed together (a group);
@@ -41,160 +37,77 @@ class Planner {
   }
 
  private:
-  // The plan index of table expression e, adding it (and its operands).
-  uint32_t use(ExprId e) {
+  // " (f.hir:7:3)" for a parsed value, " (f.json: segments[2].summary[0])"
+  // for one a fusion's lowering made, "" for one built without either.
+  std::string where(const Value &v) const {
+    if (v.loc.known())
+      return " (" + (p_.filename.empty() ? std::string("line ") : p_.filename + ":") + std::to_string(v.loc.line) + ":" +
+             std::to_string(v.loc.col) + ")";
+    if (v.def == Value::Def::Stmt && v.defIndex < p_.body.size() && !p_.body[v.defIndex].origin.empty())
+      return " (" + p_.body[v.defIndex].origin + ")";
+    return "";
+  }
+
+  // The plan expression of table expression e, adding it (and its operands).
+  ExprRef use(ExprId e) {
     HOSTJIT_INVARIANT(e.valid());
-    if (auto it = map_.find(e.index); it != map_.end()) return it->second;
+    if (auto it = map_.find(e.index); it != map_.end()) return ExprRef{it->second};
     Expr x = table_[e];
     if (x.kind == Expr::Kind::Binary) {
-      x.a = ExprId{use(x.a)};
-      x.b = ExprId{use(x.b)};
+      x.a = ExprId{use(x.a).index};
+      x.b = ExprId{use(x.b).index};
     }
     uint32_t idx = static_cast<uint32_t>(plan_.exprs.size());
     // The loop that computes it: its own for an index, else the deeper of
     // its operands' (they are nested: both enclose the step that uses it).
-    uint32_t loop = kNoLoop;
+    LoopRef loop;
     if (x.kind == Expr::Kind::LoopIndex) {
       loop = loopOf_.at(x.input);
-      x.input = loop;  // plan loops from here on
+      x.input = loop.index;  // plan loops from here on
     } else if (x.kind == Expr::Kind::Binary) {
-      uint32_t la = plan_.exprLoop[x.a.index], lb = plan_.exprLoop[x.b.index];
-      loop = la == kNoLoop ? lb : lb == kNoLoop ? la : depth(la) >= depth(lb) ? la : lb;
+      LoopRef la = plan_.exprLoop[x.a.index], lb = plan_.exprLoop[x.b.index];
+      loop = !la.valid() ? lb : !lb.valid() ? la : depth(la) >= depth(lb) ? la : lb;
     }
     plan_.exprs.push_back(x);
     plan_.exprLoop.push_back(loop);
-    if (loop != kNoLoop) plan_.loops[loop].exprs.push_back(idx);
+    if (loop.valid()) plan_.loops[loop.index].exprs.push_back(ExprRef{idx});
     auto n = names_.find(e.index);
-    plan_.exprNames.push_back(n != names_.end() ? n->second : "an intermediate expression");
+    plan_.exprNames.push_back(n != names_.end()                ? n->second
+                              : x.kind == Expr::Kind::Const ? "a constant"
+                                                            : "an intermediate expression");
     map_.emplace(e.index, idx);
-    return idx;
+    return ExprRef{idx};
   }
 
-  uint32_t operand(const Operand &o, DType type) {
+  ExprRef operand(const Operand &o, DType type) {
     switch (o.kind) {
       case Operand::Kind::Value: return use(p_.value(o.value).expr);
       case Operand::Kind::Int:
         return use(isFloat(type) ? table_.constFloat(static_cast<double>(o.i), type) : table_.constInt(o.i, type));
       case Operand::Kind::Float: return use(table_.constFloat(o.f, type));
     }
-    return 0;
+    return {};
   }
 
-  uint32_t slotOf(ValueId v) {
+  // Extents, strides and launch dims are i64 (the verifier sees to it).
+  ExprRef operandI64(const Operand &o) { return operand(o, DType::i64); }
+
+  SlotRef slotOf(ValueId v) {
     auto [it, fresh] = slots_.emplace(v.index, plan_.numSlots);
     if (fresh) ++plan_.numSlots;
-    return it->second;
+    return SlotRef{it->second};
   }
 
-  uint32_t depth(uint32_t loop) const {
+  uint32_t depth(LoopRef loop) const {
     uint32_t d = 0;
-    for (; loop != kNoLoop; loop = plan_.loops[loop].parent) ++d;
+    for (; loop.valid(); loop = plan_.loops[loop.index].parent) ++d;
     return d;
   }
 
-  void step(const For &n) {
-    // A carried buffer and the loop's result live in the slot of the init.
-    for (size_t k = 0; k < n.carried.size(); ++k) {
-      uint32_t slot = slotOf(n.inits[k].value);
-      slots_[n.carried[k].index] = slots_[n.results[k].index] = slot;
-      sources_[n.carried[k].index] = sources_[n.results[k].index] = {n.inits[k].value};
-    }
-    PlanLoop l;
-    l.lo = operandI64(n.lo);
-    l.hi = operandI64(n.hi);
-    l.begin = static_cast<uint32_t>(plan_.steps.size());
-    l.parent = open_.empty() ? kNoLoop : open_.back();
-    uint32_t loop = static_cast<uint32_t>(plan_.loops.size());
-    loopOf_.emplace(static_cast<uint32_t>(table_[p_.value(n.index).expr].input), loop);
-    plan_.loops.push_back(std::move(l));
-    open_.push_back(loop);
-    loopStmts_.push_back(static_cast<uint32_t>(stmt_ - p_.body.data()));
-    PlanStep s;
-    s.kind = PlanStep::Kind::LoopBegin;
-    s.loop = loop;
-    plan_.steps.push_back(std::move(s));
-  }
-
-  // The yielded buffers move to the carried buffers' slots.
-  void step(const Yield &n) {
-    const For &f = std::get<For>(p_.body[loopStmts_.back()].node);
-    PlanStep s;
-    s.kind = PlanStep::Kind::Move;
-    for (size_t k = 0; k < n.values.size(); ++k) {
-      ValueId v = n.values[k].value;
-      sources_[f.carried[k].index].push_back(v);
-      sources_[f.results[k].index].push_back(v);
-      uint32_t from = slotOf(v), to = slotOf(f.carried[k]);
-      if (from == to) continue;  // handed on unchanged
-      s.from.push_back(from);
-      s.to.push_back(to);
-    }
-    if (!s.from.empty()) plan_.steps.push_back(std::move(s));
-  }
-
-  void step(const EndFor &) {
-    uint32_t loop = open_.back();
-    open_.pop_back();
-    loopStmts_.pop_back();
-    plan_.loops[loop].end = static_cast<uint32_t>(plan_.steps.size());
-    PlanStep s;
-    s.kind = PlanStep::Kind::LoopEnd;
-    s.loop = loop;
-    plan_.steps.push_back(std::move(s));
-  }
-
-  void stepKind(PlanStep::Kind k, uint32_t index = 0, uint32_t slot = 0) {
-    PlanStep s;
-    s.kind = k;
-    s.index = index;
-    s.slot = slot;
-    plan_.steps.push_back(std::move(s));
-  }
   uint32_t currentStream() const { return streamStack_.empty() ? 0 : streamStack_.back(); }
 
-  // Streams are numbered in the order of their statements, from 1; events
-  // from 0. The stream of each buffer is where it was allocated.
-  void step(const StreamDef &n) { streamOf_.emplace(n.result.index, ++streams_); }
-  void step(const On &n) {
-    uint32_t s = streamOf_.at(n.stream.value.index);
-    if (s != currentStream()) stepKind(PlanStep::Kind::SetStream, s);
-    streamStack_.push_back(s);
-  }
-  void step(const EndOn &) {
-    uint32_t was = currentStream();
-    streamStack_.pop_back();
-    if (was != currentStream()) stepKind(PlanStep::Kind::SetStream, currentStream());
-  }
-  void step(const Record &n) {
-    eventOf_.emplace(n.result.index, events_);
-    stepKind(PlanStep::Kind::EventRecord, events_++);
-  }
-  void step(const Wait &n) { stepKind(PlanStep::Kind::EventWait, eventOf_.at(n.event.value.index)); }
-  void step(const Sync &) { stepKind(PlanStep::Kind::StreamSync); }
-
-  void step(const CommQuery &) {}
-
-  void closeGroup() {
-    if (!groupOpen_) return;
-    groupOpen_ = false;
-    plan_.steps.push_back(groupStep(HJ_COLL_GROUP_END));
-  }
-
-  PlanStep groupStep(uint32_t kind) {
-    PlanStep s;
-    s.kind = PlanStep::Kind::Collective;
-    s.kernel = kind;
-    PlanArg none;
-    none.kind = PlanArg::Kind::Expr;
-    none.index = use(table_.constInt(0));
-    s.args = {none, none};
-    s.dims[0] = s.dims[1] = s.dims[2] = s.dims[3] = none.index;
-    s.site = site("group");
-    return s;
-  }
-
   // "what at f.hir:12:3", with the fusion origin when there is one.
-  std::string site(const std::string &what) {
+  std::string site(const std::string &what) const {
     std::string s = what;
     if (stmt_->loc.known())
       s += " at " + (p_.filename.empty() ? std::string("line ") : p_.filename + ":") + std::to_string(stmt_->loc.line) +
@@ -203,54 +116,128 @@ class Planner {
     return s;
   }
 
-  // A collective's tensor as a pointer argument, and its element count.
-  PlanArg tensorArg(const Operand &o, ExprId *count) {
+  // A buffer of another stream: its memory must outlive the work queued here.
+  void useIfOtherStream(SlotRef slot) {
+    if (bufferStream_.at(slot.index) != currentStream()) plan_.steps.push_back(step::Use{slot});
+  }
+
+  void step(const For &n) {
+    // A carried buffer and the loop's result live in the slot of the init.
+    for (size_t k = 0; k < n.carried.size(); ++k) {
+      SlotRef slot = slotOf(n.inits[k].value);
+      slots_[n.carried[k].index] = slots_[n.results[k].index] = slot.index;
+      sources_[n.carried[k].index] = sources_[n.results[k].index] = {n.inits[k].value};
+    }
+    PlanLoop l;
+    l.lo = operandI64(n.lo);
+    l.hi = operandI64(n.hi);
+    l.begin = static_cast<uint32_t>(plan_.steps.size());
+    l.parent = open_.empty() ? LoopRef{} : open_.back();
+    LoopRef loop{static_cast<uint32_t>(plan_.loops.size())};
+    loopOf_.emplace(static_cast<uint32_t>(table_[p_.value(n.index).expr].input), loop);
+    plan_.loops.push_back(std::move(l));
+    open_.push_back(loop);
+    loopStmts_.push_back(static_cast<uint32_t>(stmt_ - p_.body.data()));
+    plan_.steps.push_back(step::LoopBegin{loop});
+  }
+
+  // The yielded buffers move to the carried buffers' slots.
+  void step(const Yield &n) {
+    const For &f = std::get<For>(p_.body[loopStmts_.back()].node);
+    step::Move m;
+    for (size_t k = 0; k < n.values.size(); ++k) {
+      ValueId v = n.values[k].value;
+      sources_[f.carried[k].index].push_back(v);
+      sources_[f.results[k].index].push_back(v);
+      SlotRef from = slotOf(v), to = slotOf(f.carried[k]);
+      if (from == to) continue;  // handed on unchanged
+      m.from.push_back(from);
+      m.to.push_back(to);
+    }
+    if (!m.from.empty()) plan_.steps.push_back(std::move(m));
+  }
+
+  void step(const EndFor &) {
+    LoopRef loop = open_.back();
+    open_.pop_back();
+    loopStmts_.pop_back();
+    plan_.loops[loop.index].end = static_cast<uint32_t>(plan_.steps.size());
+    plan_.steps.push_back(step::LoopEnd{loop});
+  }
+
+  // Streams are numbered in the order of their statements, from 1; events
+  // from 0. The stream of each buffer is where it was allocated.
+  void step(const StreamDef &n) { streamOf_.emplace(n.result.index, ++streams_); }
+  void step(const On &n) {
+    uint32_t s = streamOf_.at(n.stream.value.index);
+    if (s != currentStream()) plan_.steps.push_back(step::SetStream{s});
+    streamStack_.push_back(s);
+  }
+  void step(const EndOn &) {
+    uint32_t was = currentStream();
+    streamStack_.pop_back();
+    if (was != currentStream()) plan_.steps.push_back(step::SetStream{currentStream()});
+  }
+  void step(const Record &n) {
+    eventOf_.emplace(n.result.index, events_);
+    plan_.steps.push_back(step::EventRecord{events_++});
+  }
+  void step(const Wait &n) { plan_.steps.push_back(step::EventWait{eventOf_.at(n.event.value.index)}); }
+  void step(const Sync &) { plan_.steps.push_back(step::StreamSync{}); }
+  void step(const CommQuery &) {}
+
+  void closeGroup() {
+    if (!groupOpen_) return;
+    groupOpen_ = false;
+    plan_.steps.push_back(step::GroupEnd{site("group")});
+  }
+
+  // A collective's tensor, and its element count.
+  CollectiveBuffer tensorOf(const Operand &o, ExprId *count) {
     const Value &v = p_.value(o.value);
-    PlanArg a;
-    a.param = HJ_PARAM_PTR;
     ExprId n = table_.constInt(1);
     if (v.def == Value::Def::TensorInput) {
-      a.kind = PlanArg::Kind::Input;
-      a.index = v.defIndex;
       plan_.inputs[v.defIndex].contiguous = true;
       for (uint32_t d = 0; d < v.rank; ++d)
         n = table_.binary(OpCode::Mul, n,
                           v.inputDims[d] == kDynamic ? table_.inputSize(v.defIndex, d) : table_.constInt(v.inputDims[d]),
                           nullptr);
-    } else {
-      a.kind = PlanArg::Kind::Buffer;
-      a.index = slotOf(o.value);
-      for (const Operand &e : p_.allocOf(o.value)->extents)
-        n = table_.binary(OpCode::Mul, n, e.isValue() ? p_.value(e.value).expr : table_.constInt(e.i), nullptr);
+      *count = n;
+      return InputRef{v.defIndex};
     }
+    for (const Operand &e : p_.allocOf(o.value)->extents)
+      n = table_.binary(OpCode::Mul, n, e.isValue() ? p_.value(e.value).expr : table_.constInt(e.i), nullptr);
     *count = n;
-    return a;
+    return slotOf(o.value);
   }
 
   void step(const Collective &n) {
     using K = Collective::Kind;
-    static const uint32_t kinds[] = {HJ_COLL_ALL_REDUCE, HJ_COLL_ALL_GATHER, HJ_COLL_REDUCE_SCATTER,
-                                     HJ_COLL_BROADCAST,  HJ_COLL_SEND,       HJ_COLL_RECV};
     if ((n.kind == K::Send || n.kind == K::Recv) && !groupOpen_) {
-      plan_.steps.push_back(groupStep(HJ_COLL_GROUP_BEGIN));
+      plan_.steps.push_back(step::GroupBegin{site("group")});
       groupOpen_ = true;
     }
-    PlanStep s = groupStep(kinds[static_cast<int>(n.kind)]);
-    s.flags = n.op;
+    step::Collective s;
+    s.kind = n.kind;
+    s.op = n.op;
     s.site = site(std::string(collectiveKeyword(n.kind)) + " of @" + p_.funcName);
+    ExprRef zero = use(table_.constInt(0));
+    s.srcElems = s.dstElems = zero;
     ExprId srcCount, dstCount;
-    if (n.kind != K::Recv) s.args[0] = tensorArg(n.src, &srcCount);
-    if (n.kind != K::Send) s.args[1] = tensorArg(n.dst, &dstCount);
-    if (n.kind != K::Recv) s.dims[2] = use(srcCount);
-    if (n.kind != K::Send) s.dims[3] = use(dstCount);
+    if (n.kind != K::Recv) {
+      s.src = tensorOf(n.src, &srcCount);
+      s.srcElems = use(srcCount);
+    }
+    if (n.kind != K::Send) {
+      s.dst = tensorOf(n.dst, &dstCount);
+      s.dstElems = use(dstCount);
+    }
     s.dtype = p_.value(n.kind == K::Recv ? n.dst.value : n.src.value).dtype;
     // NCCL's count: per rank; reduce-scatter counts what each rank receives.
-    s.dims[0] = use(n.kind == K::ReduceScatter || n.kind == K::Recv ? dstCount : srcCount);
-    s.dims[1] = operandI64(n.peer);
-    // Buffers of another stream: their memory must outlive this work.
-    for (const PlanArg &a : s.args)
-      if (a.kind == PlanArg::Kind::Buffer && bufferStream_.at(a.index) != currentStream())
-        stepKind(PlanStep::Kind::Use, 0, a.index);
+    s.count = use(n.kind == K::ReduceScatter || n.kind == K::Recv ? dstCount : srcCount);
+    s.peer = operandI64(n.peer);
+    for (const CollectiveBuffer *b : {&s.src, &s.dst})
+      if (const SlotRef *slot = std::get_if<SlotRef>(b)) useIfOtherStream(*slot);
     plan_.steps.push_back(std::move(s));
   }
 
@@ -259,78 +246,58 @@ class Planner {
   void step(const std::monostate &) {}
 
   void step(const Alloc &n) {
-    PlanStep s;
-    s.kind = PlanStep::Kind::Alloc;
+    step::Alloc s;
     s.slot = slotOf(n.result);
     s.dtype = n.dtype;
-    s.flags = (n.zeroInit ? uint32_t{HJ_ALLOC_ZERO_INIT} : 0u) | (n.resetsToZero ? uint32_t{HJ_ALLOC_RESETS_TO_ZERO} : 0u);
+    s.flags.bits = (n.zeroInit ? uint32_t{HJ_ALLOC_ZERO_INIT} : 0u) | (n.resetsToZero ? uint32_t{HJ_ALLOC_RESETS_TO_ZERO} : 0u);
     for (const Operand &o : n.extents) s.sizes.push_back(operandI64(o));
     for (const Operand &o : n.strides) s.strides.push_back(operandI64(o));
     s.name = p_.value(n.result).name;
-    bufferStream_[s.slot] = currentStream();
+    bufferStream_[s.slot.index] = currentStream();
     allocs_.emplace(n.result.index, plan_.steps.size());
     plan_.steps.push_back(std::move(s));
   }
 
-  // Extents, strides and launch dims are i64 (the verifier sees to it).
-  uint32_t operandI64(const Operand &o) { return operand(o, DType::i64); }
-
-  void step(const Free &n) {
-    PlanStep s;
-    s.kind = PlanStep::Kind::Free;
-    s.slot = slotOf(n.tensor.value);
-    plan_.steps.push_back(std::move(s));
-  }
+  void step(const Free &n) { plan_.steps.push_back(step::Free{slotOf(n.tensor.value)}); }
 
   void step(const Launch &n) {
-    PlanStep s;
-    s.kind = PlanStep::Kind::Launch;
-    s.kernel = n.kernel.index;
+    step::Launch s;
+    s.kernel = KernelRef{n.kernel.index};
     s.site = "launch " + std::to_string(++launches_) + " of @" + p_.funcName;
     if (stmt_->loc.known())
       s.site += " at " + (p_.filename.empty() ? std::string("line ") : p_.filename + ":") +
                 std::to_string(stmt_->loc.line) + ":" + std::to_string(stmt_->loc.col);
     if (!stmt_->origin.empty()) s.site += ", " + stmt_->origin;
     if (currentStream() != 0) s.site += " (on stream " + std::to_string(currentStream()) + ")";
-    for (int i = 0; i < 3; ++i) s.dims[i] = operandI64(n.grid[i]);
-    for (int i = 0; i < 3; ++i) s.dims[3 + i] = operandI64(n.block[i]);
-    s.dims[6] = operandI64(n.smem);
+    for (int i = 0; i < 3; ++i) s.grid[i] = operandI64(n.grid[i]);
+    for (int i = 0; i < 3; ++i) s.block[i] = operandI64(n.block[i]);
+    s.smem = operandI64(n.smem);
     const Kernel &k = p_.kernel(n.kernel);
+    std::vector<SlotRef> buffers;  // each buffer once, in argument order
     for (size_t i = 0; i < n.args.size(); ++i) {
       const Operand &a = n.args[i];
-      PlanArg pa;
-      pa.param = paramKind(k.params[i]);
-      if (a.isValue() && p_.value(a.value).isTensor) {
-        ValueId root = p_.rootOf(a.value);  // a view passes its root's memory
-        if (p_.value(root).def == Value::Def::TensorInput) {
-          pa.kind = PlanArg::Kind::Input;
-          pa.index = p_.value(root).defIndex;
-        } else {
-          pa.kind = PlanArg::Kind::Buffer;
-          pa.index = slotOf(root);
-        }
-        if (k.params[i].isStruct) pa.dims = structDims(a.value);
-      } else {
-        pa.kind = PlanArg::Kind::Expr;
-        pa.index = operand(a, k.params[i].dtype);
+      if (!a.isValue() || !p_.value(a.value).isTensor) {
+        s.args.push_back(ValueArg{operand(a, k.params[i].dtype), ParamKind{paramKind(k.params[i])}});
+        continue;
       }
-      s.args.push_back(pa);
+      ExprRefs dims = k.params[i].isStruct ? structDims(a.value) : ExprRefs{};
+      ValueId root = p_.rootOf(a.value);  // a view passes its root's memory
+      if (p_.value(root).def == Value::Def::TensorInput) {
+        s.args.push_back(InputArg{InputRef{p_.value(root).defIndex}, std::move(dims)});
+      } else {
+        SlotRef slot = slotOf(root);
+        s.args.push_back(BufferArg{slot, std::move(dims)});
+        if (std::find(buffers.begin(), buffers.end(), slot) == buffers.end()) buffers.push_back(slot);
+      }
     }
-    // A buffer of another stream: its memory must outlive this work.
-    for (size_t i = 0; i < s.args.size(); ++i) {
-      const PlanArg &a = s.args[i];
-      if (a.kind != PlanArg::Kind::Buffer || bufferStream_.at(a.index) == currentStream()) continue;
-      bool seen = false;
-      for (size_t j = 0; j < i; ++j) seen |= s.args[j].kind == PlanArg::Kind::Buffer && s.args[j].index == a.index;
-      if (!seen) stepKind(PlanStep::Kind::Use, 0, a.index);
-    }
+    for (SlotRef slot : buffers) useIfOtherStream(slot);
     plan_.steps.push_back(std::move(s));
   }
 
   // The sizes, then the strides (elements), of a tensor passed as a struct.
-  std::vector<uint32_t> structDims(ValueId id) {
+  ExprRefs structDims(ValueId id) {
     const Value &v = p_.value(id);
-    std::vector<uint32_t> sizes, strides;
+    ExprRefs sizes, strides;
     if (v.def == Value::Def::TensorInput) {
       for (uint32_t d = 0; d < v.rank; ++d) {
         int64_t fixed = v.inputDims[d];
@@ -365,13 +332,12 @@ class Planner {
       const Operand &o = n.values[i];
       // Every buffer that may end up returned is the caller's output; the
       // one that gives the output its extents is the first.
-      std::vector<size_t> feeding = feedingAllocs(o.value);
-      for (size_t step : feeding) plan_.steps[step].flags |= HJ_ALLOC_OUTPUT;
-      PlanStep &al = plan_.steps[allocs_.at(p_.allocOf(o.value)->result.index)];
+      for (size_t at : feedingAllocs(o.value)) std::get<step::Alloc>(plan_.steps[at]).flags.bits |= HJ_ALLOC_OUTPUT;
+      const auto &al = std::get<step::Alloc>(plan_.steps[allocs_.at(p_.allocOf(o.value)->result.index)]);
       plan_.outputs.push_back({slotOf(o.value), al.dtype, al.sizes, al.strides});
       const TensorType &declared = p_.results[i];
       for (size_t d = 0; d < declared.dims.size(); ++d) {
-        const Expr &e = plan_.exprs[al.sizes[d]];
+        const Expr &e = plan_.exprs[al.sizes[d].index];
         if (declared.dims[d] == kDynamic || e.kind == Expr::Kind::Const) continue;  // constants: the verifier's
         plan_.checks.push_back({al.sizes[d], declared.dims[d],
                                 "output " + std::to_string(i) + " (%" + al.name + ") does not have the declared shape " +
@@ -404,8 +370,8 @@ class Planner {
   ExprTable table_;
   Plan plan_;
   std::unordered_map<uint32_t, uint32_t> map_, slots_;
-  std::unordered_map<uint32_t, uint32_t> loopOf_;  // the program's loop number -> plan loop
-  std::vector<uint32_t> open_;  // plan loops around the statement being planned
+  std::unordered_map<uint32_t, LoopRef> loopOf_;  // the program's loop number -> plan loop
+  std::vector<LoopRef> open_;        // plan loops around the statement being planned
   std::vector<uint32_t> loopStmts_;  // their For statements
   // Carried buffers and loop results: the buffers that may be in their slot
   // (the init, then each buffer yielded in their place).
@@ -415,137 +381,52 @@ class Planner {
   std::vector<uint32_t> streamStack_;  // the streams of the open 'on' blocks
   uint32_t streams_ = 0, events_ = 0;
   bool groupOpen_ = false;  // a group of sends and receives is open
-  std::unordered_map<uint32_t, size_t> allocs_;
+  std::unordered_map<uint32_t, size_t> allocs_;  // value -> its Alloc step
   std::unordered_map<uint32_t, std::string> names_;
 };
 
 }  // namespace
 
-PlanKernel planKernel(const std::string &name, const std::vector<ParamType> &params,
-                      const std::optional<std::string> &cuda, const std::optional<std::string> &entry,
-                      const std::optional<std::string> &host, const std::optional<std::string> &nvrtcOptions,
-                      const std::string &file) {
-  PlanKernel pk;
-  pk.name = name;
-  for (const ParamType &t : params) pk.params.push_back(paramKind(t));
-  pk.hasHost = host.has_value();
-  pk.host = host.value_or("");
-  pk.hasCuda = cuda.has_value();
+Kernel planKernel(const Kernel &k, const std::string &file) {
+  Kernel pk = k;
   std::filesystem::path dir = file.empty() ? std::filesystem::path() : std::filesystem::path(file).parent_path();
-  if (cuda) pk.cudaPath = (dir / *cuda).lexically_normal().string();
-  pk.entry = entry.value_or("");
-  pk.nvrtcOptions = nvrtcOptions.value_or("");
+  if (k.cuda) pk.cuda = (dir / *k.cuda).lexically_normal().string();
   return pk;
 }
 
-Expected<Plan> makePlan(const Program &p) {
-  Diagnostics d = verify(p);
-  if (!d.empty()) return Error{HJ_ERR_INVALID_ARGUMENT, d.format(p.filename, p.source)};
-  return Planner(p).run();
+const ExprRefs &structDims(const Arg &a) {
+  static const ExprRefs none;
+  if (const auto *in = std::get_if<InputArg>(&a)) return in->structDims;
+  if (const auto *b = std::get_if<BufferArg>(&a)) return b->structDims;
+  return none;
 }
 
-namespace {
-struct Writer {
-  std::string out;
-  template <class T>
-  void pod(const T &v) {
-    out.append(reinterpret_cast<const char *>(&v), sizeof v);
+uint32_t hjCollectiveKind(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::AllReduce: return HJ_COLL_ALL_REDUCE;
+    case CollectiveKind::AllGather: return HJ_COLL_ALL_GATHER;
+    case CollectiveKind::ReduceScatter: return HJ_COLL_REDUCE_SCATTER;
+    case CollectiveKind::Broadcast: return HJ_COLL_BROADCAST;
+    case CollectiveKind::Send: return HJ_COLL_SEND;
+    case CollectiveKind::Recv: return HJ_COLL_RECV;
   }
-  void str(const std::string &s) {
-    pod(static_cast<uint64_t>(s.size()));
-    out += s;
-  }
-  template <class T>
-  void vec(const std::vector<T> &v) {
-    pod(static_cast<uint64_t>(v.size()));
-    for (const T &x : v) pod(x);
-  }
-};
-}  // namespace
+  HOSTJIT_INVARIANT(!"unknown collective kind");
+  return 0;
+}
 
-std::string planFingerprint(const Plan &plan) {
-  Writer w;
-  w.str(plan.funcName);
-  w.pod(static_cast<uint64_t>(plan.exprs.size()));
-  for (size_t i = 0; i < plan.exprs.size(); ++i) {
-    const Expr &e = plan.exprs[i];
-    w.pod(static_cast<uint8_t>(e.kind));
-    w.pod(static_cast<uint8_t>(e.type));
-    w.pod(static_cast<uint8_t>(e.op));
-    w.pod(e.i);
-    w.pod(e.f);
-    w.pod(e.input);
-    w.pod(e.dim);
-    w.pod(e.a.index);
-    w.pod(e.b.index);
-    w.str(plan.exprNames[i]);
-    w.pod(plan.exprLoop[i]);
-  }
-  w.pod(static_cast<uint64_t>(plan.checks.size()));
-  for (const PlanCheck &c : plan.checks) {
-    w.pod(c.expr);
-    w.pod(c.value);
-    w.str(c.message);
-  }
-  w.pod(plan.numSlots);
-  w.pod(static_cast<uint64_t>(plan.steps.size()));
-  for (const PlanStep &s : plan.steps) {
-    w.pod(static_cast<uint8_t>(s.kind));
-    w.pod(s.slot);
-    w.pod(s.loop);
-    w.pod(s.index);
-    w.vec(s.from);
-    w.vec(s.to);
-    w.pod(static_cast<uint8_t>(s.dtype));
-    w.pod(s.flags);
-    w.vec(s.sizes);
-    w.vec(s.strides);
-    w.str(s.name);
-    w.pod(s.kernel);
-    for (uint32_t d : s.dims) w.pod(d);
-    w.str(s.site);
-    w.pod(static_cast<uint64_t>(s.args.size()));
-    for (const PlanArg &a : s.args) {
-      w.pod(static_cast<uint8_t>(a.kind));
-      w.pod(a.index);
-      w.pod(a.param);
-      w.vec(a.dims);
-    }
-  }
-  w.pod(static_cast<uint64_t>(plan.loops.size()));
-  for (const PlanLoop &l : plan.loops) {
-    w.pod(l.lo);
-    w.pod(l.hi);
-    w.pod(l.begin);
-    w.pod(l.end);
-    w.pod(l.parent);
-    w.vec(l.exprs);
-  }
-  w.pod(static_cast<uint64_t>(plan.outputs.size()));
-  for (const PlanOutput &o : plan.outputs) {
-    w.pod(o.slot);
-    w.pod(static_cast<uint8_t>(o.dtype));
-    w.vec(o.sizes);
-    w.vec(o.strides);
-  }
-  w.pod(static_cast<uint64_t>(plan.inputs.size()));
-  for (const PlanInput &in : plan.inputs) {
-    w.str(in.name);
-    w.pod(static_cast<uint8_t>(in.dtype));
-    w.vec(in.dims);
-    w.pod(in.contiguous);
-  }
-  w.pod(static_cast<uint64_t>(plan.scalars.size()));
-  for (const PlanScalar &sc : plan.scalars) {
-    w.str(sc.name);
-    w.pod(static_cast<uint8_t>(sc.dtype));
-  }
-  w.pod(static_cast<uint64_t>(plan.kernels.size()));
-  for (const PlanKernel &k : plan.kernels) {
-    w.str(k.name);
-    w.vec(k.params);
-  }
-  return std::move(w.out);
+const char *stepKeyword(size_t index) {
+  static const char *keywords[] = {
+#define HOSTJIT_STEP(name, keyword) keyword,
+#include "hostjit/exec/plan_steps.def"
+#undef HOSTJIT_STEP
+      "none"};
+  return index < std::size(keywords) ? keywords[index] : "?";
+}
+
+Expected<Plan> makePlan(const Program &p, std::span<const ExprId> keep) {
+  Diagnostics d = verify(p);
+  if (!d.empty()) return Error{HJ_ERR_INVALID_ARGUMENT, d.format(p.filename, p.source)};
+  return Planner(p).run(keep);
 }
 
 namespace {

@@ -70,18 +70,18 @@ int32_t evaluateOne(const Plan &plan, size_t i, hj_context *ctx, const DLTensor 
 int32_t evaluateExprs(const Plan &plan, hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars,
                       PlanReg *regs) {
   for (size_t i = 0; i < plan.exprs.size(); ++i)
-    if (plan.exprLoop[i] == kNoLoop)
+    if (!plan.exprLoop[i].valid())
       if (int32_t st = evaluateOne(plan, i, ctx, inputs, scalars, nullptr, regs)) return st;
 
   for (const PlanCheck &c : plan.checks)
-    if (regs[c.expr].i != c.value) return hj_fail(ctx, HJ_ERR_INVALID_ARGUMENT, c.message.c_str());
+    if (regs[c.expr.index].i != c.value) return hj_fail(ctx, HJ_ERR_INVALID_ARGUMENT, c.message.c_str());
 
   return HJ_OK;
 }
 
-int32_t evaluateLoopExprs(const Plan &plan, uint32_t loop, hj_context *ctx, const int64_t *indices, PlanReg *regs) {
-  for (uint32_t i : plan.loops[loop].exprs)
-    if (int32_t st = evaluateOne(plan, i, ctx, nullptr, nullptr, indices, regs)) return st;
+int32_t evaluateLoopExprs(const Plan &plan, LoopRef loop, hj_context *ctx, const int64_t *indices, PlanReg *regs) {
+  for (ExprRef e : plan.loops[loop.index].exprs)
+    if (int32_t st = evaluateOne(plan, e.index, ctx, nullptr, nullptr, indices, regs)) return st;
   return HJ_OK;
 }
 

@@ -52,24 +52,26 @@ std::vector<std::string> Runtime::recordLines() const {
 Expected<std::shared_ptr<KernelTable>> KernelTable::load(const std::shared_ptr<Runtime> &rt, const Plan &plan) {
   bool cuda = hj_context_backend(rt->context()) == HJ_BACKEND_CUDA;
   std::vector<std::string> sources(plan.kernels.size());
+  std::vector<std::vector<int32_t>> params(plan.kernels.size());
   std::vector<hj_kernel_desc> descs(plan.kernels.size());
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
-    const PlanKernel &k = plan.kernels[i];
+    const Kernel &k = plan.kernels[i];
     hj_kernel_desc &d = descs[i];
+    for (const ParamType &t : k.params) params[i].push_back(paramKind(t));
     d.name = k.name.c_str();
-    d.host_symbol = k.hasHost ? k.host.c_str() : nullptr;
-    d.num_params = static_cast<uint32_t>(k.params.size());
-    d.params = k.params.data();
-    if (cuda && k.hasCuda) {
-      std::ifstream in(k.cudaPath, std::ios::binary);
-      if (!in) return Error{HJ_ERR_NOT_FOUND, "kernel @" + k.name + ": cannot read CUDA source '" + k.cudaPath + "'"};
+    d.host_symbol = k.host ? k.host->c_str() : nullptr;
+    d.num_params = static_cast<uint32_t>(params[i].size());
+    d.params = params[i].data();
+    if (cuda && k.cuda) {
+      std::ifstream in(*k.cuda, std::ios::binary);
+      if (!in) return Error{HJ_ERR_NOT_FOUND, "kernel @" + k.name + ": cannot read CUDA source '" + *k.cuda + "'"};
       std::stringstream ss;
       ss << in.rdbuf();
       sources[i] = ss.str();
       d.cuda_source = sources[i].c_str();
-      d.cuda_path = k.cudaPath.c_str();
-      d.cuda_entry = k.entry.c_str();
-      d.nvrtc_options = k.nvrtcOptions.empty() ? nullptr : k.nvrtcOptions.c_str();
+      d.cuda_path = k.cuda->c_str();
+      d.cuda_entry = k.entry ? k.entry->c_str() : "";
+      d.nvrtc_options = k.nvrtcOptions && !k.nvrtcOptions->empty() ? k.nvrtcOptions->c_str() : nullptr;
     }
   }
   hj_kernel_table *t = nullptr;

@@ -59,8 +59,8 @@ inline std::vector<ScalarArg> fixedScalars(const Plan &plan) {
 // only those whose bounds are constants, sizes or scalars, nested to at most
 // 4096 iterations in all).
 inline bool boundedLoops(const Plan &plan) {
-  auto value = [&](uint32_t e, int64_t *v) {
-    const Expr &x = plan.exprs[e];
+  auto value = [&](ExprRef e, int64_t *v) {
+    const Expr &x = plan.exprs[e.index];
     switch (x.kind) {
       case Expr::Kind::Const: *v = x.i; return true;
       case Expr::Kind::InputSize: *v = 3; return true;  // fixedShapes
@@ -74,8 +74,8 @@ inline bool boundedLoops(const Plan &plan) {
     if (!value(plan.loops[l].lo, &lo) || !value(plan.loops[l].hi, &hi)) return false;
     int64_t trips = hi > lo ? hi - lo : 0;
     if (trips > 4096) return false;
-    uint32_t parent = plan.loops[l].parent;  // parents come first
-    total[l] = parent == kNoLoop ? trips : total[parent] * trips;
+    LoopRef parent = plan.loops[l].parent;  // parents come first
+    total[l] = parent.valid() ? total[parent.index] * trips : trips;
     if (total[l] > 4096) return false;
   }
   return true;

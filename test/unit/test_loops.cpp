@@ -218,8 +218,8 @@ TEST_CASE("loops: carried buffers: the plan shares one slot and makes every poss
   auto plan = makePlan(p);
   REQUIRE(plan);
   std::map<std::string, uint32_t> flags, slot;
-  for (const PlanStep &s : plan->steps)
-    if (s.kind == PlanStep::Kind::Alloc) flags[s.name] = s.flags, slot[s.name] = s.slot;
+  for (const Step &s : plan->steps)
+    if (const auto *a = std::get_if<step::Alloc>(&s)) flags[a->name] = a->flags.bits, slot[a->name] = a->slot.index;
   // Whatever may be returned (the inits, the yielded %next) is the caller's.
   for (const char *out : {"init", "next", "a0", "b0"}) CHECK((flags.at(out) & HJ_ALLOC_OUTPUT) != 0);
   for (const char *mine : {"sem0", "fresh", "seen"}) CHECK((flags.at(mine) & HJ_ALLOC_OUTPUT) == 0);
@@ -228,17 +228,22 @@ TEST_CASE("loops: carried buffers: the plan shares one slot and makes every poss
   // of %b0 and %a0; %fresh to %sem0's. The inner loop hands %t on unchanged:
   // no move.
   std::vector<std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> moves;
-  for (const PlanStep &s : plan->steps)
-    if (s.kind == PlanStep::Kind::Move) moves.push_back({s.from, s.to});
+  auto indices = [](const SlotRefs &refs) {
+    std::vector<uint32_t> out;
+    for (SlotRef r : refs) out.push_back(r.index);
+    return out;
+  };
+  for (const Step &s : plan->steps)
+    if (const auto *m = std::get_if<step::Move>(&s)) moves.push_back({indices(m->from), indices(m->to)});
   using Slots = std::vector<uint32_t>;
   REQUIRE(moves.size() == 3);
   CHECK(moves[0] == std::pair{Slots{slot.at("next")}, Slots{slot.at("init")}});
   CHECK(moves[1] == std::pair{Slots{slot.at("b0"), slot.at("a0")}, Slots{slot.at("a0"), slot.at("b0")}});
   CHECK(moves[2] == std::pair{Slots{slot.at("fresh")}, Slots{slot.at("sem0")}});
   REQUIRE(plan->outputs.size() == 3);
-  CHECK(plan->outputs[0].slot == slot.at("init"));
-  CHECK(plan->outputs[1].slot == slot.at("a0"));
-  CHECK(plan->outputs[2].slot == slot.at("b0"));
+  CHECK(plan->outputs[0].slot.index == slot.at("init"));
+  CHECK(plan->outputs[1].slot.index == slot.at("a0"));
+  CHECK(plan->outputs[2].slot.index == slot.at("b0"));
 }
 
 TEST_CASE("loops: carried buffers built with the C++ API: printed, parsed back, run", "[loops]") {

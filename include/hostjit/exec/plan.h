@@ -1,10 +1,16 @@
 // plan.h - a verified program prepared for execution: the scalar
-// expressions it needs in evaluation order, and flat alloc/free/launch
-// steps over buffer slots. The evaluator interprets a Plan; jit/ emits code
-// from the same Plan, so both make the same runtime calls in the same order.
+// expressions it needs in evaluation order, and flat steps over buffer
+// slots, one struct per kind (plan_steps.def). The evaluator interprets a
+// Plan; jit/ emits code from the same Plan, so both make the same runtime
+// calls in the same order. Every struct lists its fields once
+// (HOSTJIT_FIELDS): the fingerprint and the printer walk those lists.
 #pragma once
 
+#include <array>
+#include <span>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include <dlpack/dlpack.h>
@@ -14,44 +20,145 @@
 
 namespace hostjit {
 
-struct PlanArg {
-  enum class Kind : uint8_t { Input, Buffer, Expr } kind = Kind::Expr;
-  uint32_t index = 0;  // tensor input, buffer slot or plan expression
-  int32_t param = 0;   // hj_param_kind
-  std::vector<uint32_t> dims;  // tensor structs: plan expressions of the sizes, then the strides
+// References inside a plan: typed indices, so that a slot is never read as
+// an expression, nor an input as a slot.
+struct ExprRef {
+  uint32_t index = 0;  // into Plan::exprs
+  bool operator==(const ExprRef &) const = default;
 };
+struct SlotRef {
+  uint32_t index = 0;  // a buffer slot, below Plan::numSlots
+  bool operator==(const SlotRef &) const = default;
+};
+struct InputRef {
+  uint32_t index = 0;  // into Plan::inputs
+  bool operator==(const InputRef &) const = default;
+};
+struct KernelRef {
+  uint32_t index = 0;  // into Plan::kernels
+  bool operator==(const KernelRef &) const = default;
+};
+struct LoopRef {
+  uint32_t index = UINT32_MAX;  // into Plan::loops; UINT32_MAX: none
+  bool valid() const { return index != UINT32_MAX; }
+  bool operator==(const LoopRef &) const = default;
+};
+using ExprRefs = std::vector<ExprRef>;
+using SlotRefs = std::vector<SlotRef>;
+using Dim3Refs = std::array<ExprRef, 3>;
 
-struct PlanStep {
-  // LoopBegin/LoopEnd bracket a loop's steps (PlanLoop). Move hands
-  // loop-carried buffers on (no runtime call): all at once, slot to[k] takes
-  // what slot from[k] held, and each slot in `from` that is not in `to`
-  // becomes NULL, so every live buffer stays in exactly one slot. The others
-  // are the stream calls: hj_set_stream, hj_record_use, hj_event_record,
-  // hj_event_wait, hj_stream_sync.
-  // Collective: hj_collective with kind `kernel` (an hj_collective_kind),
-  // op `flags`, `dtype`, src args[0] and dst args[1] (an Expr argument: no
-  // tensor, NULL), count dims[0], peer dims[1], and the elements src and dst
-  // hold dims[2] and dims[3] (plan expressions).
-  enum class Kind : uint8_t {
-    Alloc, Free, Launch, LoopBegin, LoopEnd, Move, SetStream, Use, EventRecord, EventWait, StreamSync, Collective
-  } kind = Kind::Alloc;
-  uint32_t slot = 0;   // Alloc/Free/Use: the buffer slot
-  uint32_t loop = 0;   // LoopBegin/LoopEnd: the loop
-  uint32_t index = 0;  // SetStream: the stream; EventRecord/EventWait: the event
-  std::vector<uint32_t> from, to;  // Move: buffer slots
-  // Alloc
-  DType dtype = DType::f32;
-  uint32_t flags = 0;                  // HJ_ALLOC_*
-  std::vector<uint32_t> sizes, strides;  // plan expressions; strides empty: contiguous
-  std::string name;                    // the buffer's value name (no '%')
-  // Launch
-  uint32_t kernel = 0;
-  uint32_t dims[7] = {};  // grid xyz, block xyz, smem: plan expressions
-  std::vector<PlanArg> args;
-  // Where the launch is, for messages: "launch 2 of @main at f.hir:14:3"
-  // (or the fusion segment it comes from).
-  std::string site;
+// An hj_alloc's HJ_ALLOC_* bits, and an argument's hj_param_kind.
+struct AllocFlags {
+  uint32_t bits = 0;
+  bool operator==(const AllocFlags &) const = default;
 };
+struct ParamKind {
+  int32_t value = HJ_PARAM_PTR;
+  bool operator==(const ParamKind &) const = default;
+};
+using CollectiveKind = Collective::Kind;
+
+// A launch argument: a tensor input's or a buffer's data pointer (with, for
+// a tensor struct, the plan expressions of its sizes, then its strides), or
+// the value of an expression passed as `param`.
+struct InputArg {
+  static constexpr const char *kName = "input";
+  HOSTJIT_FIELDS((InputRef, input), (ExprRefs, structDims))
+};
+struct BufferArg {
+  static constexpr const char *kName = "buffer";
+  HOSTJIT_FIELDS((SlotRef, slot), (ExprRefs, structDims))
+};
+struct ValueArg {
+  static constexpr const char *kName = "value";
+  HOSTJIT_FIELDS((ExprRef, expr), (ParamKind, param))
+};
+using Arg = std::variant<InputArg, BufferArg, ValueArg>;
+using Args = std::vector<Arg>;
+// The tensor-struct dims of an argument: empty for pointers and values.
+const ExprRefs &structDims(const Arg &a);
+// What a collective reads or writes: nothing (a send's destination, a
+// receive's source: NULL), a tensor input, or a buffer.
+struct NoBuffer {
+  static constexpr const char *kName = "none";
+  HOSTJIT_NO_FIELDS
+};
+using CollectiveBuffer = std::variant<NoBuffer, InputRef, SlotRef>;
+// The hj_collective_kind of a collective statement's kind.
+uint32_t hjCollectiveKind(CollectiveKind k);
+
+// The steps of a plan, one struct per kind (plan_steps.def). Each says the
+// runtime call it makes; a `site` says where the statement is, for messages:
+// "launch 2 of @main at f.hir:14:3" (or the fusion segment it comes from).
+namespace step {
+// hj_alloc of `name` into `slot`; strides empty: contiguous.
+struct Alloc {
+  HOSTJIT_FIELDS((SlotRef, slot), (DType, dtype, DType::f32), (AllocFlags, flags), (ExprRefs, sizes),
+                 (ExprRefs, strides), (std::string, name))
+};
+// hj_free of the buffer in `slot`, which becomes NULL (even on an error).
+struct Free {
+  HOSTJIT_FIELDS((SlotRef, slot))
+};
+// hj_launch of `kernel` with its arguments in declared order.
+struct Launch {
+  HOSTJIT_FIELDS((KernelRef, kernel), (Dim3Refs, grid), (Dim3Refs, block), (ExprRef, smem), (Args, args),
+                 (std::string, site))
+};
+// Bracket a loop's steps (PlanLoop); no runtime call.
+struct LoopBegin {
+  HOSTJIT_FIELDS((LoopRef, loop))
+};
+struct LoopEnd {
+  HOSTJIT_FIELDS((LoopRef, loop))
+};
+// Hands loop-carried buffers on (no runtime call): all at once, slot to[k]
+// takes what slot from[k] held, and each slot in `from` that is not in `to`
+// becomes NULL, so every live buffer stays in exactly one slot.
+struct Move {
+  HOSTJIT_FIELDS((SlotRefs, from), (SlotRefs, to))
+};
+// hj_set_stream, hj_record_use, hj_event_record, hj_event_wait, hj_stream_sync.
+struct SetStream {
+  HOSTJIT_FIELDS((uint32_t, stream))
+};
+struct Use {
+  HOSTJIT_FIELDS((SlotRef, slot))
+};
+struct EventRecord {
+  HOSTJIT_FIELDS((uint32_t, event))
+};
+struct EventWait {
+  HOSTJIT_FIELDS((uint32_t, event))
+};
+struct StreamSync {
+  HOSTJIT_NO_FIELDS
+};
+// hj_collective with HJ_COLL_GROUP_BEGIN / HJ_COLL_GROUP_END around the
+// sends and receives that proceed together.
+struct GroupBegin {
+  HOSTJIT_FIELDS((std::string, site))
+};
+struct GroupEnd {
+  HOSTJIT_FIELDS((std::string, site))
+};
+// hj_collective: `count` elements per rank (NCCL's count), reduction `op`
+// (an hj_reduce_op), `peer` the root or peer; srcElems and dstElems the
+// elements src and dst hold (0 where absent).
+struct Collective {
+  HOSTJIT_FIELDS((CollectiveKind, kind), (uint32_t, op), (DType, dtype, DType::f32), (CollectiveBuffer, src),
+                 (CollectiveBuffer, dst), (ExprRef, count), (ExprRef, peer), (ExprRef, srcElems), (ExprRef, dstElems),
+                 (std::string, site))
+};
+}  // namespace step
+
+using Step = std::variant<
+#define HOSTJIT_STEP(name, keyword) step::name,
+#include "hostjit/exec/plan_steps.def"
+#undef HOSTJIT_STEP
+    std::monostate>;
+// The printer's keyword of step kind `index` (Step::index()).
+const char *stepKeyword(size_t index);
 
 // A counted loop. A loop-carried buffer, its init and the loop's result share
 // one buffer slot; the body's Move step puts the yielded buffers there. Its
@@ -61,85 +168,102 @@ struct PlanStep {
 // LoopEnd. At LoopEnd the index goes up by one; while it is below hi, `exprs`
 // are evaluated again and execution goes back to the step after LoopBegin.
 // An error evaluating `exprs` ends the call as any failing step does.
+// `exprs`: the expressions computed on each iteration (those built from this
+// loop's index, and from no deeper loop's), operands first; the index itself
+// is an Expr::Kind::LoopIndex among them when it is used. lo and hi are
+// computed outside the loop; begin and end are the step indices of its
+// LoopBegin and LoopEnd; parent is the enclosing loop.
 struct PlanLoop {
-  uint32_t lo = 0, hi = 0;     // plan expressions, computed outside this loop
-  uint32_t begin = 0, end = 0;  // step indices of its LoopBegin and LoopEnd
-  uint32_t parent = UINT32_MAX;  // the enclosing loop, or UINT32_MAX
-  // The expressions computed on each iteration (those built from this
-  // loop's index, and from no deeper loop's), operands first; the index
-  // itself is an Expr::Kind::LoopIndex among them when it is used.
-  std::vector<uint32_t> exprs;
+  HOSTJIT_FIELDS((ExprRef, lo), (ExprRef, hi), (uint32_t, begin), (uint32_t, end), (LoopRef, parent), (ExprRefs, exprs))
 };
-constexpr uint32_t kNoLoop = UINT32_MAX;
 
+// Output i: the buffer in `slot` with these sizes and strides (plan
+// expressions; strides empty: contiguous).
 struct PlanOutput {
-  uint32_t slot = 0;
-  DType dtype = DType::f32;
-  std::vector<uint32_t> sizes, strides;  // plan expressions; strides empty: contiguous
+  HOSTJIT_FIELDS((SlotRef, slot), (DType, dtype, DType::f32), (ExprRefs, sizes), (ExprRefs, strides))
 };
 
+// A tensor parameter; dims kDynamic for ?. contiguous: a collective moves
+// it, so checkArguments wants compact strides.
 struct PlanInput {
-  std::string name;
-  DType dtype = DType::f32;
-  std::vector<int64_t> dims;  // kDynamic for ?
-  bool contiguous = false;    // a collective moves it: checkArguments wants compact strides
+  HOSTJIT_FIELDS((std::string, name), (DType, dtype, DType::f32), (std::vector<int64_t>, dims), (bool, contiguous))
 };
 
 struct PlanScalar {
-  std::string name;
-  DType dtype = DType::i64;
+  HOSTJIT_FIELDS((std::string, name), (DType, dtype, DType::i64))
 };
-
-struct PlanKernel {
-  std::string name;
-  std::vector<int32_t> params;  // hj_param_kind
-  std::string host, cudaPath, entry;  // empty when absent; cudaPath resolved against the program's file
-  std::string nvrtcOptions;           // extra NVRTC options (white-space separated), "" when none
-  bool hasHost = false, hasCuda = false;
-};
-
-// A kernel declaration prepared for loading; `file` is where it was
-// declared ("" when built): its CUDA path is taken relative to that file.
-PlanKernel planKernel(const std::string &name, const std::vector<ParamType> &params,
-                      const std::optional<std::string> &cuda, const std::optional<std::string> &entry,
-                      const std::optional<std::string> &host, const std::optional<std::string> &nvrtcOptions,
-                      const std::string &file);
 
 // A static dim of an output whose extent is computed: checked at run time,
 // after the expressions and before any runtime call.
 struct PlanCheck {
-  uint32_t expr = 0;
-  int64_t value = 0;
-  std::string message;
+  HOSTJIT_FIELDS((ExprRef, expr), (int64_t, value), (std::string, message))
 };
 
 struct Plan {
-  // Expressions in evaluation order: operands refer to earlier entries.
-  // Those whose exprLoop is kNoLoop are evaluated once per call, before any
-  // step; the others by their loop (PlanLoop::exprs).
-  std::vector<Expr> exprs;
-  std::vector<uint32_t> exprLoop;
-  // For each expression, the value it computes and where, for messages:
-  // "%blocks (f.hir:7:3)", or "%blocks" for a built program.
-  std::vector<std::string> exprNames;
-  uint32_t numSlots = 0;
-  std::vector<PlanCheck> checks;
-  std::vector<PlanStep> steps;
-  std::vector<PlanLoop> loops;
-  std::vector<PlanOutput> outputs;
-  std::vector<PlanInput> inputs;
-  std::vector<PlanScalar> scalars;
-  std::vector<PlanKernel> kernels;
-  std::string funcName;
+  // funcName: the function's name, for messages. exprs: in evaluation
+  // order, operands referring to earlier entries; those whose exprLoop is
+  // none are evaluated once per call, before any step, the others by their
+  // loop (PlanLoop::exprs). exprNames: for each expression, the value it
+  // computes and where, for messages: "%blocks (f.hir:7:3)", "%blocks" for a
+  // built program, or the fusion field it comes from.
+  HOSTJIT_FIELDS((std::string, funcName), (std::vector<PlanInput>, inputs), (std::vector<PlanScalar>, scalars),
+                 (std::vector<Expr>, exprs), (std::vector<LoopRef>, exprLoop), (std::vector<std::string>, exprNames),
+                 (uint32_t, numSlots), (std::vector<PlanCheck>, checks), (std::vector<Step>, steps),
+                 (std::vector<PlanLoop>, loops), (std::vector<PlanOutput>, outputs))
+  // The program's kernels, CUDA paths resolved against its file. Not part
+  // of the generated code (it refers to kernels by index): KernelTable::load
+  // reads them.
+  std::vector<Kernel> kernels;
+  // The plan indices of the expressions makePlan was asked to keep, in order.
+  ExprRefs kept;
 };
 
-// Verifies p and prepares it; an unverified program gives the formatted
-// diagnostics as the error.
-Expected<Plan> makePlan(const Program &p);
+// Kernel k of a program read from `file` ("" when built), its CUDA path
+// taken relative to that file.
+Kernel planKernel(const Kernel &k, const std::string &file);
 
-// A compact, deterministic serialisation of everything in a plan that code
-// generated from it depends on; equal fingerprints give equal code.
+// Verifies p and prepares it; an unverified program gives the formatted
+// diagnostics as the error. `keep`: expressions of p to compute as well
+// (whether or not a statement uses them), found in Plan::kept.
+Expected<Plan> makePlan(const Program &p, std::span<const ExprId> keep = {});
+
+// A compact, deterministic serialisation of every field of the plan that
+// code generated from it depends on (all but `kernels` and `kept`, walked
+// through their field lists); equal fingerprints give equal code.
 std::string planFingerprint(const Plan &plan);
+
+// The plan in a stable text form (`hostjit plan`): its signature, kernels,
+// expressions, checks, loops, steps and outputs, every field by name.
+std::string printPlan(const Plan &plan);
+
+namespace detail {
+template <class T>
+struct IsList : std::false_type {};
+template <class T>
+struct IsList<std::vector<T>> : std::true_type {};
+template <class T, size_t N>
+struct IsList<std::array<T, N>> : std::true_type {};
+template <class T>
+struct IsVariant : std::false_type {};
+template <class... T>
+struct IsVariant<std::variant<T...>> : std::true_type {};
+}  // namespace detail
+
+// Calls f(ref) for every Ref (ExprRef, SlotRef, InputRef, LoopRef,
+// KernelRef) in `value`: in its fields, their lists, variants and records,
+// walked through the field lists, so a field added later is found too.
+template <class Ref, class T, class F>
+void forEachRef(const T &value, F &&f) {
+  if constexpr (std::is_same_v<T, Ref>) {
+    f(value);
+  } else if constexpr (detail::IsList<T>::value) {
+    for (const auto &x : value) forEachRef<Ref>(x, f);
+  } else if constexpr (detail::IsVariant<T>::value) {
+    std::visit([&](const auto &x) { forEachRef<Ref>(x, f); }, value);
+  } else if constexpr (requires { value.forEachField([](const char *, const auto &) {}); }) {
+    value.forEachField([&](const char *, const auto &x) { forEachRef<Ref>(x, f); });
+  }
+}
 
 // A scalar argument with its type, for the C++ API.
 struct ScalarArg {

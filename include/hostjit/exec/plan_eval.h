@@ -30,7 +30,7 @@ int32_t evaluateExprs(const Plan &plan, hj_context *ctx, const DLTensor *const *
 
 // The expressions loop `loop` computes on each iteration (PlanLoop::exprs),
 // with `indices[l]` the current index of each plan loop l; errors as above.
-int32_t evaluateLoopExprs(const Plan &plan, uint32_t loop, hj_context *ctx, const int64_t *indices, PlanReg *regs);
+int32_t evaluateLoopExprs(const Plan &plan, LoopRef loop, hj_context *ctx, const int64_t *indices, PlanReg *regs);
 
 // The bytes a kernel receives for an expression argument of kind `param`
 // (an hj_param_kind), in the low bytes of the result; the rest are zero.

@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "hostjit/ir/fields.h"
 #include "hostjit/ir/types.h"
 
 namespace hostjit {
@@ -236,15 +237,12 @@ struct Expr {
   // numbered in order of their For statements); an expression built from it
   // is computed anew on each iteration.
   // Rank, World: the context's place in its communicator (CommQuery).
-  enum class Kind : uint8_t { Const, InputSize, InputStride, ScalarInput, Binary, LoopIndex, Rank, World } kind =
-      Kind::Const;
-  DType type = DType::i64;
-  OpCode op = OpCode::Add;  // Binary
-  int64_t i = 0;            // Const (integers and bool)
-  double f = 0.0;           // Const (floats)
-  uint32_t input = 0;       // InputSize/InputStride: tensor input; ScalarInput: scalar input; LoopIndex: loop
-  uint32_t dim = 0;
-  ExprId a, b;
+  enum class Kind : uint8_t { Const, InputSize, InputStride, ScalarInput, Binary, LoopIndex, Rank, World };
+  // op: Binary. i: Const (integers and bool); f: Const (floats). input:
+  // InputSize/InputStride the tensor input, ScalarInput the scalar input,
+  // LoopIndex the loop. a, b: Binary's operands.
+  HOSTJIT_FIELDS((Kind, kind, Kind::Const), (DType, type, DType::i64), (OpCode, op, OpCode::Add), (int64_t, i),
+                 (double, f), (uint32_t, input), (uint32_t, dim), (ExprId, a), (ExprId, b))
   bool operator==(const Expr &) const = default;
 };
 
