@@ -53,6 +53,10 @@ Expected<std::vector<Tensor>> Evaluator::run(std::span<const DLTensor *const> in
 
 namespace {
 
+static_assert(std::is_same_v<std::variant_alternative_t<0, Arg>, InputArg> &&
+              std::is_same_v<std::variant_alternative_t<1, Arg>, BufferArg> &&
+              std::is_same_v<std::variant_alternative_t<2, Arg>, ValueArg>);
+
 // One call of a plan: the registers, the buffer slots and the loop indices,
 // and one member per step kind that makes that step's runtime call.
 class Interpreter {
@@ -64,7 +68,17 @@ class Interpreter {
   // Runs every step; on a failure frees what is live and returns its status.
   int32_t run() {
     for (pc_ = 0; pc_ < plan_.steps.size(); ++pc_) {
-      int32_t status = std::visit([&](const auto &s) { return (*this)(s); }, plan_.steps[pc_]);
+      const Step &st = plan_.steps[pc_];
+      int32_t status = HJ_OK;
+      switch (st.index()) {
+#define HOSTJIT_STEP(name, keyword) \
+  case stepIndex<step::name>():     \
+    status = (*this)(*std::get_if<step::name>(&st)); \
+    break;
+#include "hostjit/exec/plan_steps.def"
+#undef HOSTJIT_STEP
+        default: break;
+      }
       if (status != HJ_OK) {
         hj_free_all_on_error(ctx_, slots_, plan_.numSlots);
         return status;
@@ -90,27 +104,35 @@ class Interpreter {
     for (int d = 0; d < 3; ++d) dims[d] = i64(s.grid[d]), dims[3 + d] = i64(s.block[d]);
     dims[6] = i64(s.smem);
     // One 8-byte word per argument, 1 + 2 * rank for a tensor struct.
-    size_t words = 0;
-    for (const Arg &arg : s.args) words += 1 + structDims(arg).size();
+    size_t words = s.args.size();
+    for (const Arg &arg : s.args) words += structDims(arg).size();
     Scratch<uint64_t, 64> values(words);
     Scratch<void *, 32> params(s.args.size());
     size_t word = 0;
     for (size_t a = 0; a < s.args.size(); ++a) {
       const Arg &arg = s.args[a];
-      void *slot = &values[word];
+      uint64_t *slot = &values[word];
       params[a] = slot;
-      const ExprRefs &sd = structDims(arg);
-      for (size_t d = 0; d < sd.size(); ++d) std::memcpy(&values[word + 1 + d], &regs_[sd[d].index].i, 8);
-      word += 1 + sd.size();
-      if (const auto *in = std::get_if<InputArg>(&arg)) {
-        void *p = inputData(in->input);
-        std::memcpy(slot, &p, sizeof p);
-      } else if (const auto *b = std::get_if<BufferArg>(&arg)) {
-        std::memcpy(slot, &slots_[b->slot.index], sizeof(void *));
-      } else {
-        const auto &v = std::get<ValueArg>(arg);
-        uint64_t bits = exprArgBits(regs_[v.expr.index], v.param.value);
-        std::memcpy(slot, &bits, 8);
+      ++word;
+      switch (arg.index()) {
+        case 0: {  // InputArg
+          const InputArg &in = *std::get_if<InputArg>(&arg);
+          void *p = inputData(in.input);
+          std::memcpy(slot, &p, sizeof p);
+          word += packDims(in.structDims, slot + 1);
+          break;
+        }
+        case 1: {  // BufferArg
+          const BufferArg &b = *std::get_if<BufferArg>(&arg);
+          std::memcpy(slot, &slots_[b.slot.index], sizeof(void *));
+          word += packDims(b.structDims, slot + 1);
+          break;
+        }
+        default: {  // ValueArg
+          const ValueArg &v = *std::get_if<ValueArg>(&arg);
+          *slot = exprArgBits(regs_[v.expr.index], v.param.value);
+          break;
+        }
       }
     }
     return hj_launch(ctx_, table_, s.kernel.index, dims, params.data(), s.site.c_str());
@@ -153,6 +175,11 @@ class Interpreter {
 
  private:
   int64_t i64(ExprRef e) const { return regs_[e.index].i; }
+  // A tensor struct's sizes and strides after its data pointer; the words written.
+  size_t packDims(const ExprRefs &dims, uint64_t *out) const {
+    for (size_t d = 0; d < dims.size(); ++d) std::memcpy(&out[d], &regs_[dims[d].index].i, 8);
+    return dims.size();
+  }
   void *inputData(InputRef in) const {
     const DLTensor *t = inputs_[in.index];
     return static_cast<char *>(t->data) + t->byte_offset;

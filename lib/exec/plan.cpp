@@ -394,13 +394,6 @@ Kernel planKernel(const Kernel &k, const std::string &file) {
   return pk;
 }
 
-const ExprRefs &structDims(const Arg &a) {
-  static const ExprRefs none;
-  if (const auto *in = std::get_if<InputArg>(&a)) return in->structDims;
-  if (const auto *b = std::get_if<BufferArg>(&a)) return b->structDims;
-  return none;
-}
-
 uint32_t hjCollectiveKind(CollectiveKind k) {
   switch (k) {
     case CollectiveKind::AllReduce: return HJ_COLL_ALL_REDUCE;

@@ -76,7 +76,12 @@ struct ValueArg {
 using Arg = std::variant<InputArg, BufferArg, ValueArg>;
 using Args = std::vector<Arg>;
 // The tensor-struct dims of an argument: empty for pointers and values.
-const ExprRefs &structDims(const Arg &a);
+inline const ExprRefs &structDims(const Arg &a) {
+  static const ExprRefs none;
+  if (const auto *in = std::get_if<InputArg>(&a)) return in->structDims;
+  if (const auto *b = std::get_if<BufferArg>(&a)) return b->structDims;
+  return none;
+}
 // What a collective reads or writes: nothing (a send's destination, a
 // receive's source: NULL), a tensor input, or a buffer.
 struct NoBuffer {
@@ -157,6 +162,14 @@ using Step = std::variant<
 #include "hostjit/exec/plan_steps.def"
 #undef HOSTJIT_STEP
     std::monostate>;
+// The index of step kind T in Step, for switches over Step::index() (each
+// case a plan_steps.def entry: a jump table, where std::visit would call
+// through a table of functions).
+template <class T, size_t I = 0>
+constexpr size_t stepIndex() {
+  if constexpr (std::is_same_v<std::variant_alternative_t<I, Step>, T>) return I;
+  else return stepIndex<T, I + 1>();
+}
 // The printer's keyword of step kind `index` (Step::index()).
 const char *stepKeyword(size_t index);
 
