@@ -319,14 +319,8 @@ Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::s
   if (!kernels) return kernels.error();
   timer.mark("kernels");
 
-  std::unique_ptr<CompiledProgram> cp(new CompiledProgram());
-  cp->tier_ = std::make_shared<CompiledProgram::Tier>();
-  cp->plan_ = planPtr;
-  cp->rt_ = rt;
-  cp->kernels_ = *kernels;
-  cp->sig_ = GraphSignature::of(*planPtr, rt);
-  cp->graph_ = options.graph;
-  cp->fallback_ = std::make_shared<const Evaluator>(Evaluator::fromPlan(planPtr, rt, *kernels));
+  std::unique_ptr<CompiledProgram> cp(new CompiledProgram(planPtr, rt, *kernels));
+  cp->setGraphMode(options.graph);
   auto publish = [&cp, &t0](std::pair<std::shared_ptr<void>, EntryFn> linked) {
     CompiledProgram::Tier &tier = *cp->tier_;
     tier.link = std::move(linked.first);
@@ -440,27 +434,20 @@ double CompiledProgram::nativeReadyMs() const {
   return tier_->readyMs;
 }
 
+CompiledProgram::CompiledProgram(std::shared_ptr<const Plan> plan, std::shared_ptr<Runtime> rt,
+                                 std::shared_ptr<KernelTable> kernels)
+    : Executable(plan, rt, kernels),
+      tier_(std::make_shared<Tier>()),
+      fallback_(std::make_shared<const Evaluator>(Evaluator::fromPlan(plan, rt, kernels))) {
+  keepAlive_ = tier_;
+}
+
 CompiledProgram::~CompiledProgram() {
   // A background compile still to come finds the program gone and links nothing.
   if (tier_) {
     std::lock_guard<std::mutex> l(tier_->mutex);
     tier_->cancelled = true;
   }
-}
-
-Expected<std::vector<Tensor>> CompiledProgram::run(std::span<const DLTensor *const> inputs,
-                                                   std::span<const ScalarArg> scalars) {
-  const Plan &plan = *plan_;
-  auto ok = checkArguments(plan, inputs.data(), inputs.size(), scalars.data(), scalars.size(), rt_->device());
-  if (!ok) return ok.error();
-  Scratch<hj_value, 16> slots(scalars.size());
-  packScalars(scalars, slots.data());
-  Scratch<void *, 16> outData(plan.outputs.size());
-  Scratch<int64_t, 64> outDims(outputDimSlots(plan));
-  int32_t st = graph_ ? callGraph(rt_->context(), inputs.data(), slots.data(), outData.data(), outDims.data())
-                      : call(rt_->context(), inputs.data(), slots.data(), outData.data(), outDims.data());
-  if (st) return runtimeError(st);
-  return makeOutputs(rt_, plan, outData.data(), outDims.data());
 }
 
 namespace {

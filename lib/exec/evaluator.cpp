@@ -9,46 +9,18 @@
 namespace hostjit {
 
 
-void packScalars(std::span<const ScalarArg> scalars, hj_value *out) {
-  for (size_t i = 0; i < scalars.size(); ++i) out[i] = scalars[i].value;
-}
-
 Expected<Evaluator> Evaluator::create(const Program &p, std::shared_ptr<Runtime> rt) {
   auto plan = makePlan(p);
   if (!plan) return plan.error();
-  Evaluator e;
-  e.plan_ = std::make_shared<const Plan>(std::move(*plan));
-  auto kt = KernelTable::load(rt, *e.plan_);
+  auto shared = std::make_shared<const Plan>(std::move(*plan));
+  auto kt = KernelTable::load(rt, *shared);
   if (!kt) return kt.error();
-  e.kernels_ = *kt;
-  e.sig_ = GraphSignature::of(*e.plan_, rt);
-  e.rt_ = std::move(rt);
-  return e;
+  return Evaluator(std::move(shared), std::move(rt), *kt);
 }
 
 Evaluator Evaluator::fromPlan(std::shared_ptr<const Plan> plan, std::shared_ptr<Runtime> rt,
                               std::shared_ptr<KernelTable> kernels) {
-  Evaluator e;
-  e.plan_ = std::move(plan);
-  e.sig_ = GraphSignature::of(*e.plan_, rt);
-  e.rt_ = std::move(rt);
-  e.kernels_ = std::move(kernels);
-  return e;
-}
-
-Expected<std::vector<Tensor>> Evaluator::run(std::span<const DLTensor *const> inputs,
-                                             std::span<const ScalarArg> scalars) {
-  const Plan &plan = *plan_;
-  auto ok = checkArguments(plan, inputs.data(), inputs.size(), scalars.data(), scalars.size(), rt_->device());
-  if (!ok) return ok.error();
-  Scratch<hj_value, 16> sv(scalars.size());
-  packScalars(scalars, sv.data());
-  Scratch<void *, 16> outData(plan.outputs.size());
-  Scratch<int64_t, 64> outDims(outputDimSlots(plan));
-  int32_t st = graph_ ? callGraph(rt_->context(), inputs.data(), sv.data(), outData.data(), outDims.data())
-                      : call(rt_->context(), inputs.data(), sv.data(), outData.data(), outDims.data());
-  if (st) return runtimeError(st);
-  return makeOutputs(rt_, plan, outData.data(), outDims.data());
+  return Evaluator(std::move(plan), std::move(rt), std::move(kernels));
 }
 
 namespace {

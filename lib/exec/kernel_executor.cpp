@@ -51,16 +51,7 @@ Plan signaturePlan(const Fusion &f) {
     if (in.isTensor) p.inputs.push_back({in.name, in.dtype, in.dims});
     else p.scalars.push_back({in.name, in.dtype});
   }
-  for (const FusionKernel &k : f.kernels) {
-    Kernel pk;
-    pk.name = k.name;
-    pk.params = k.params;
-    pk.cuda = k.cuda;
-    pk.entry = k.entry;
-    pk.host = k.host;
-    pk.nvrtcOptions = k.nvrtcOptions;
-    p.kernels.push_back(planKernel(pk, f.file));
-  }
+  for (const Kernel &k : f.kernels) p.kernels.push_back(planKernel(k, f.file));
   return p;
 }
 
@@ -266,7 +257,7 @@ Expected<SegmentCall> KernelExecutor::prepare(std::span<const DLTensor *const> i
     for (int d = 0; d < 3; ++d) call.dims[d] = ev.integer(s.grid[d], path + at(".launch.grid", d));
     for (int d = 0; d < 3; ++d) call.dims[3 + d] = ev.integer(s.block[d], path + at(".launch.block", d));
     call.dims[6] = ev.integer(s.smem, path + ".launch.smem");
-    const FusionKernel &k = f_->kernels[sp.kernel];
+    const Kernel &k = f_->kernels[sp.kernel];
     for (size_t j = 0; j < s.scalars.size(); ++j)
       call.scalars.push_back(ev.argument(s.scalars[j], k.params[sp.tensorArgs.size() + j].dtype, path + at(".scalars", j)));
   }
@@ -338,7 +329,7 @@ Expected<bool> KernelExecutor::launch(Runtime &rt, const SegmentCall &callRef, s
   }
   // Pack the arguments as the evaluator does: one 8-byte word per argument,
   // 1 + 2 * rank for a tensor struct.
-  const FusionKernel &kd = f_->kernels[sp.kernel];
+  const Kernel &kd = f_->kernels[sp.kernel];
   size_t words = 0;
   for (const ParamType &pt : kd.params) words += pt.isStruct ? 1 + 2 * pt.rank : 1;
   Scratch<uint64_t, 64> values(words);

@@ -27,6 +27,13 @@ std::string quoted(const std::string &s) {
   return out + "\"";
 }
 
+// "e3", "s0", "loop1": a reference as the printer writes it.
+std::string ref(const char *prefix, uint32_t index) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s%u", prefix, index);
+  return buf;
+}
+
 std::string number(double v) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.17g", v);
@@ -64,12 +71,12 @@ class Text {
     static const char *names[] = {"const", "size", "stride", "scalar", "binary", "index", "rank", "world"};
     return names[static_cast<size_t>(k)];
   }
-  static std::string of(const ExprId &r) { return r.valid() ? "e" + std::to_string(r.index) : "none"; }
-  static std::string of(const ExprRef &r) { return "e" + std::to_string(r.index); }
-  static std::string of(const SlotRef &r) { return "s" + std::to_string(r.index); }
-  static std::string of(const InputRef &r) { return "in" + std::to_string(r.index); }
-  static std::string of(const KernelRef &r) { return "k" + std::to_string(r.index); }
-  static std::string of(const LoopRef &r) { return r.valid() ? "loop" + std::to_string(r.index) : "none"; }
+  static std::string of(const ExprId &r) { return r.valid() ? ref("e", r.index) : "none"; }
+  static std::string of(const ExprRef &r) { return ref("e", r.index); }
+  static std::string of(const SlotRef &r) { return ref("s", r.index); }
+  static std::string of(const InputRef &r) { return ref("in", r.index); }
+  static std::string of(const KernelRef &r) { return ref("k", r.index); }
+  static std::string of(const LoopRef &r) { return r.valid() ? ref("loop", r.index) : "none"; }
   static std::string of(const AllocFlags &f) {
     std::string s;
     if (f.bits & HJ_ALLOC_ZERO_INIT) s += "|zero_init";

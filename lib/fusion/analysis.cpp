@@ -82,7 +82,7 @@ class Analyzer {
   void checkKernels() {
     std::set<std::string> seen;
     for (size_t i = 0; i < f_.kernels.size(); ++i) {
-      const FusionKernel &k = f_.kernels[i];
+      const Kernel &k = f_.kernels[i];
       std::string path = idx("kernels", i);
       if (!isIdentifier(k.name)) error(path + ".name", "'" + k.name + "' is not a valid name (letters, digits, '_')");
       if (!seen.insert(k.name).second) error(path + ".name", "kernel '" + k.name + "' is declared twice");
@@ -346,13 +346,13 @@ class Analyzer {
     for (size_t k = 0; k < 3; ++k) sizeExpr(i, s.grid[k], path + idx(".launch.grid", k), visible, 1, "a grid dim");
     for (size_t k = 0; k < 3; ++k) sizeExpr(i, s.block[k], path + idx(".launch.block", k), visible, 1, "a block dim");
     sizeExpr(i, s.smem, path + ".launch.smem", visible, 0, "smem");
-    auto kit = std::find_if(f_.kernels.begin(), f_.kernels.end(), [&](const FusionKernel &k) { return k.name == *s.kernel; });
+    auto kit = std::find_if(f_.kernels.begin(), f_.kernels.end(), [&](const Kernel &k) { return k.name == *s.kernel; });
     if (kit == f_.kernels.end()) {
       error(path + ".kernel", "unknown kernel '" + *s.kernel + "'");
       return;
     }
     sp.kernel = static_cast<int>(kit - f_.kernels.begin());
-    const FusionKernel &kd = *kit;
+    const Kernel &kd = *kit;
     size_t nt = sp.tensorArgs.size(), given = nt + s.scalars.size();
     if (given != kd.params.size()) {
       error(path, "kernel '" + kd.name + "' declares " + std::to_string(kd.params.size()) + " parameters; the segment passes " +

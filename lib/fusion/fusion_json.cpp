@@ -157,9 +157,9 @@ class Reader {
     return pt;
   }
 
-  FusionKernel kernel(const json &j, const std::string &path) const {
+  Kernel kernel(const json &j, const std::string &path) const {
     object(j, path, {"name", "params", "cuda", "entry", "host", "nvrtc_options"});
-    FusionKernel k;
+    Kernel k;
     k.name = string(field(j, "name", path, "a string"), join(path, "name"));
     for (size_t i = 0; const json &x : array(j, "params", path)) k.params.push_back(param(x, at(join(path, "params"), i++)));
     auto opt = [&](const char *key) -> std::optional<std::string> {

@@ -20,10 +20,7 @@ class Lowerer {
   Lowerer(const Fusion &f, const FusionAnalysis &a) : f_(f), a_(a), b_(f.name) {}
 
   Program run() {
-    for (const FusionKernel &k : f_.kernels) {
-      KernelId id = b_.kernel(k.name, k.params, k.cuda, k.entry, k.host);
-      b_.program().kernels[id.index].nvrtcOptions = k.nvrtcOptions;
-    }
+    for (const Kernel &k : f_.kernels) b_.kernel(k);
     for (const FusionInput &in : f_.inputs) {
       ValueId v = in.isTensor ? b_.tensorInput(in.name, in.dtype, in.dims) : b_.scalarInput(in.name, in.dtype);
       values_[in.name] = v;
@@ -137,7 +134,7 @@ class Lowerer {
                                    (m.flags & HJ_ALLOC_ZERO_INIT) != 0, (m.flags & HJ_ALLOC_RESETS_TO_ZERO) != 0);
     }
     if (sp.kernel >= 0) {
-      const FusionKernel &k = f_.kernels[sp.kernel];
+      const Kernel &k = f_.kernels[sp.kernel];
       std::array<Operand, 3> grid, block;
       static const char *axes[] = {"x", "y", "z"};
       for (int d = 0; d < 3; ++d) grid[d] = expr(i, s.grid[d], sname + "_grid_" + axes[d]);

@@ -308,6 +308,11 @@ KernelId ProgramBuilder::kernel(std::string name, std::vector<ParamType> params,
   return KernelId{static_cast<uint32_t>(p_.kernels.size() - 1)};
 }
 
+KernelId ProgramBuilder::kernel(Kernel k) {
+  p_.kernels.push_back(std::move(k));
+  return KernelId{static_cast<uint32_t>(p_.kernels.size() - 1)};
+}
+
 ValueId ProgramBuilder::newValue(std::string name, bool tensor, DType dtype, uint32_t rank, Value::Def def,
                                  uint32_t index, Loc loc) {
   Value v;

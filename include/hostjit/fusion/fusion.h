@@ -110,17 +110,10 @@ struct TensorSpec {
   std::string aliasOf;
 };
 
-// A kernel as in a .hir declaration. Parameters are, in order, the
-// segment's inputs, outputs, intermediates (summary entries that are not
-// aliases and not outputs) and scalars: the order nvFuser kernels take.
-struct FusionKernel {
-  std::string name;
-  std::vector<ParamType> params;
-  std::optional<std::string> cuda;   // source path, relative to the fusion file
-  std::optional<std::string> entry;  // extern "C" entry point
-  std::optional<std::string> host;   // host-backend implementation
-  std::optional<std::string> nvrtcOptions;
-};
+// A fusion's kernels are Host IR kernel declarations (hostjit::Kernel).
+// Parameters are, in order, the segment's inputs, outputs, intermediates
+// (summary entries that are not aliases and not outputs) and scalars: the
+// order nvFuser kernels take. CUDA paths are relative to the fusion file.
 
 struct Segment {
   std::string name;
@@ -142,7 +135,7 @@ struct Fusion {
   std::string file;           // where it was loaded from ("" when built); CUDA paths are relative to it
   std::vector<FusionInput> inputs;
   std::vector<std::string> outputs;  // names of segment outputs, returned in this order
-  std::vector<FusionKernel> kernels;
+  std::vector<Kernel> kernels;
   std::vector<Segment> segments;
 };
 

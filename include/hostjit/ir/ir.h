@@ -323,6 +323,7 @@ class ProgramBuilder {
 
   KernelId kernel(std::string name, std::vector<ParamType> params, std::optional<std::string> cuda,
                   std::optional<std::string> entry, std::optional<std::string> host, Loc loc = {});
+  KernelId kernel(Kernel k);
   ValueId tensorInput(std::string name, DType dtype, std::vector<int64_t> dims, Loc loc = {});
   ValueId scalarInput(std::string name, DType dtype, Loc loc = {});
   void result(TensorType t) { p_.results.push_back(std::move(t)); }

@@ -36,9 +36,7 @@
 
 #include "hostjit/ir/ir.h"
 #include "hostjit/exec/evaluator.h"
-#include "hostjit/exec/graph_mode.h"
-#include "hostjit/exec/plan.h"
-#include "hostjit/exec/runtime.hpp"
+#include "hostjit/exec/executable.h"
 
 namespace hostjit {
 
@@ -93,31 +91,21 @@ struct JitStats {
 class Jit;
 
 // A compiled program bound to a runtime; its code is removed from the JIT
-// when this is destroyed. Must not outlive its Jit.
-class CompiledProgram {
+// when this is destroyed. Must not outlive its Jit. run() is
+// Executable::run (the Evaluator's contract).
+class CompiledProgram final : public Executable {
  public:
-  ~CompiledProgram();
+  ~CompiledProgram() override;
   CompiledProgram(const CompiledProgram &) = delete;
   CompiledProgram &operator=(const CompiledProgram &) = delete;
 
-  // Checks arguments, calls the compiled function on the bound runtime and
-  // returns owning outputs (the Evaluator::run contract).
-  Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars = {});
   // The raw entry on any context of the same backend (see the top of this
   // file): the native code once it is linked, the evaluator until then.
   int32_t call(hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars, void **outData,
-               int64_t *outDims) const {
+               int64_t *outDims) const override {
     if (EntryFn e = tier_->entry.load(std::memory_order_acquire)) return e(ctx, kernels_->get(), inputs, scalars, outData, outDims);
     return fallback_->call(ctx, inputs, scalars, outData, outDims);
   }
-  // The raw entry in graph mode (docs/graph-mode.md).
-  int32_t callGraph(hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars, void **outData,
-                    int64_t *outDims) const {
-    return callInGraphMode(ctx, *plan_, *sig_, inputs, scalars, outData, outDims,
-                           [&] { return call(ctx, inputs, scalars, outData, outDims); });
-  }
-  void setGraphMode(bool on) { graph_ = on; }
-  bool graphMode() const { return graph_; }
   // The native entry, or nullptr while it is being compiled.
   EntryFn entry() const { return tier_->entry.load(std::memory_order_acquire); }
   bool native() const { return entry() != nullptr; }
@@ -127,8 +115,6 @@ class CompiledProgram {
   // Milliseconds from compile()'s start until the native code was linked
   // (-1 while pending or after a failure).
   double nativeReadyMs() const;
-  const hj_kernel_table *kernels() const { return kernels_->get(); }
-  const Plan &plan() const { return *plan_; }
   bool fromCache() const { return fromCache_; }
 
   // What a program shares with its background compile.
@@ -145,17 +131,12 @@ class CompiledProgram {
 
  private:
   friend class Jit;
-  CompiledProgram() = default;
-  // Declared first so it is destroyed last: the tier holds the program's
-  // JITDylib, removed after the kernels and runtime references below are dropped.
+  CompiledProgram(std::shared_ptr<const Plan> plan, std::shared_ptr<Runtime> rt, std::shared_ptr<KernelTable> kernels);
+  // Also held as keepAlive_, so the program's JITDylib goes after the
+  // kernels and runtime references.
   std::shared_ptr<Tier> tier_;
   std::shared_ptr<const Evaluator> fallback_;
   bool fromCache_ = false;
-  std::shared_ptr<const Plan> plan_;
-  std::shared_ptr<Runtime> rt_;
-  std::shared_ptr<KernelTable> kernels_;
-  std::shared_ptr<const GraphSignature> sig_;
-  bool graph_ = false;
 };
 
 // The one JIT of a process: create it once, destroy it explicitly (before

@@ -1,0 +1,65 @@
+// executable.h - a prepared program bound to a runtime: what the evaluator
+// and a compiled program share (the plan, the runtime, the loaded kernels,
+// the graph-mode signature), and the one run() both use.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "hostjit/exec/graph_mode.h"
+#include "hostjit/exec/plan.h"
+#include "hostjit/exec/runtime.hpp"
+
+namespace hostjit {
+
+class Executable {
+ public:
+  virtual ~Executable() = default;
+
+  // Checks the arguments, runs the program (in graph mode when it is on)
+  // and returns its outputs. On failure every buffer allocated by this call
+  // has been freed (in reverse order of allocation) and the runtime is as
+  // before the call.
+  Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars = {});
+
+  // The raw entry (its contract is in jit.h): no argument checks; writes
+  // each output's data pointer to outData and its sizes (then explicit
+  // strides) to outDims; returns an hj_status. On any context of the
+  // runtime's backend.
+  virtual int32_t call(hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars, void **outData,
+                       int64_t *outDims) const = 0;
+  // The raw entry in graph mode (docs/graph-mode.md): a graph per input
+  // signature replayed instead of the launches one by one.
+  int32_t callGraph(hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars, void **outData,
+                    int64_t *outDims) const {
+    return callInGraphMode(ctx, *plan_, *sig_, inputs, scalars, outData, outDims,
+                           [&] { return call(ctx, inputs, scalars, outData, outDims); });
+  }
+
+  // Graph mode for run().
+  void setGraphMode(bool on) { graph_ = on; }
+  bool graphMode() const { return graph_; }
+
+  const Plan &plan() const { return *plan_; }
+  const std::shared_ptr<Runtime> &runtime() const { return rt_; }
+  const hj_kernel_table *kernels() const { return kernels_->get(); }
+
+ protected:
+  Executable() = default;
+  Executable(std::shared_ptr<const Plan> plan, std::shared_ptr<Runtime> rt, std::shared_ptr<KernelTable> kernels);
+
+  // Declared first, so destroyed last: what the rest must not outlive (a
+  // compiled program's code).
+  std::shared_ptr<void> keepAlive_;
+  std::shared_ptr<const Plan> plan_;
+  std::shared_ptr<Runtime> rt_;
+  std::shared_ptr<KernelTable> kernels_;
+  std::shared_ptr<const GraphSignature> sig_;
+  bool graph_ = false;
+};
+
+// Converts typed scalar arguments to the entry's hj_value slots.
+void packScalars(std::span<const ScalarArg> scalars, hj_value *out);
+
+}  // namespace hostjit

@@ -1,0 +1,34 @@
+// executable.cpp - Executable::run: arguments checked, the raw entry called
+// (eagerly or in graph mode), outputs made owning.
+#include "hostjit/exec/executable.h"
+
+#include "hostjit/exec/scratch.h"
+
+namespace hostjit {
+
+void packScalars(std::span<const ScalarArg> scalars, hj_value *out) {
+  for (size_t i = 0; i < scalars.size(); ++i) out[i] = scalars[i].value;
+}
+
+Executable::Executable(std::shared_ptr<const Plan> plan, std::shared_ptr<Runtime> rt,
+                       std::shared_ptr<KernelTable> kernels)
+    : plan_(std::move(plan)), rt_(std::move(rt)), kernels_(std::move(kernels)) {
+  sig_ = GraphSignature::of(*plan_, rt_);
+}
+
+Expected<std::vector<Tensor>> Executable::run(std::span<const DLTensor *const> inputs,
+                                              std::span<const ScalarArg> scalars) {
+  const Plan &plan = *plan_;
+  auto ok = checkArguments(plan, inputs.data(), inputs.size(), scalars.data(), scalars.size(), rt_->device());
+  if (!ok) return ok.error();
+  Scratch<hj_value, 16> sv(scalars.size());
+  packScalars(scalars, sv.data());
+  Scratch<void *, 16> outData(plan.outputs.size());
+  Scratch<int64_t, 64> outDims(outputDimSlots(plan));
+  int32_t st = graph_ ? callGraph(rt_->context(), inputs.data(), sv.data(), outData.data(), outDims.data())
+                      : call(rt_->context(), inputs.data(), sv.data(), outData.data(), outDims.data());
+  if (st) return runtimeError(st);
+  return makeOutputs(rt_, plan, outData.data(), outDims.data());
+}
+
+}  // namespace hostjit
