@@ -16,7 +16,7 @@
 
 #include "hostjit/exec/evaluator.h"
 #include "hostjit/fusion/fusion.h"
-#include "hostjit/exec/kernel_executor.h"
+#include "hostjit/fusion/kernel_executor.h"
 #include "hostjit/fusion/lowering.h"
 #include "hostjit/exec/host_data.h"
 #include "hostjit/jit.h"

@@ -263,11 +263,11 @@ class Planner {
   void step(const Launch &n) {
     step::Launch s;
     s.kernel = KernelRef{n.kernel.index};
-    s.site = "launch " + std::to_string(++launches_) + " of @" + p_.funcName;
-    if (stmt_->loc.known())
-      s.site += " at " + (p_.filename.empty() ? std::string("line ") : p_.filename + ":") +
-                std::to_string(stmt_->loc.line) + ":" + std::to_string(stmt_->loc.col);
-    if (!stmt_->origin.empty()) s.site += ", " + stmt_->origin;
+    // A statement a fusion's lowering made says only where it comes from,
+    // so every path that runs the fusion names it the same way.
+    ++launches_;
+    if (!stmt_->loc.known() && !stmt_->origin.empty()) s.site = stmt_->origin;
+    else s.site = site("launch " + std::to_string(launches_) + " of @" + p_.funcName);
     if (currentStream() != 0) s.site += " (on stream " + std::to_string(currentStream()) + ")";
     for (int i = 0; i < 3; ++i) s.grid[i] = operandI64(n.grid[i]);
     for (int i = 0; i < 3; ++i) s.block[i] = operandI64(n.block[i]);

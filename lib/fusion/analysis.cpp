@@ -157,37 +157,35 @@ class Analyzer {
             error(path, "division by zero in '" + e.str() + "'");
             return std::nullopt;
           }
-        bool intOnly = opClass(e.op()) == OpClass::IntArith;
-        ExprType r;
         if (ta->isLiteral && tb->isLiteral) {
           std::string why;
           if (!foldLiterals(e, &why)) {
             error(path, why + " in '" + e.str() + "'");
             return std::nullopt;
           }
-          r = {isFloat(ta->dtype) || isFloat(tb->dtype) ? DType::f64 : DType::i64, true};
-        } else if (ta->isLiteral || tb->isLiteral) {
-          const ExprType &lit = ta->isLiteral ? *ta : *tb, &val = ta->isLiteral ? *tb : *ta;
-          if (isFloat(lit.dtype) && !isFloat(val.dtype)) {
+        }
+        // The IR's typing rule (binaryType), in this format's words.
+        BinaryType bt = binaryType(e.op(), OperandType{false, ta->isLiteral, ta->dtype},
+                                   OperandType{false, tb->isLiteral, tb->dtype});
+        const ExprType &val = ta->isLiteral ? *tb : *ta;
+        switch (bt.rule) {
+          case TypeRule::Ok: break;
+          case TypeRule::FloatLiteralInInteger:
             error(path, "a float literal meets an integer (" + std::string(dtypeName(val.dtype)) + ") in '" + e.str() + "'");
             return std::nullopt;
-          }
-          r = val;
-        } else if (ta->dtype != tb->dtype) {
-          error(path, std::string("operands of different types (") + dtypeName(ta->dtype) + " and " +
-                          dtypeName(tb->dtype) + ") in '" + e.str() + "'");
-          return std::nullopt;
-        } else {
-          r = *ta;
+          case TypeRule::MixedTypes:
+            error(path, std::string("operands of different types (") + dtypeName(ta->dtype) + " and " +
+                            dtypeName(tb->dtype) + ") in '" + e.str() + "'");
+            return std::nullopt;
+          case TypeRule::BoolArithmetic:
+          case TypeRule::BoolOrder:
+            error(path, "arithmetic on bool in '" + e.str() + "'");
+            return std::nullopt;
+          case TypeRule::IntegerOnly:
+            error(path, std::string(opName(e.op())) + " takes integers, not floats, in '" + e.str() + "'");
+            return std::nullopt;
         }
-        if (r.dtype == DType::Bool) {
-          error(path, "arithmetic on bool in '" + e.str() + "'");
-          return std::nullopt;
-        }
-        if (intOnly && isFloat(r.dtype)) {
-          error(path, std::string(opName(e.op())) + " takes integers, not floats, in '" + e.str() + "'");
-          return std::nullopt;
-        }
+        ExprType r{bt.type, ta->isLiteral && tb->isLiteral};
         return r;
       }
     }

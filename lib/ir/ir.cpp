@@ -256,41 +256,54 @@ ScalarOpType inferScalarOp(const Program &p, OpCode op, const Operand &a, const 
       return r;
     }
   }
-  DType type;
-  if (!ta.isLiteral) type = ta.dtype;
-  else if (!tb.isLiteral) type = tb.dtype;
-  else type = (a.kind == Operand::Kind::Float || b.kind == Operand::Kind::Float) ? DType::f64 : DType::i64;
-  if (!ta.isLiteral && !tb.isLiteral && ta.dtype != tb.dtype) {
-    r.error = std::string("operands of '") + opName(op) + "' have different types " + dtypeName(ta.dtype) + " and " +
-              dtypeName(tb.dtype);
-    r.where = b.loc;
-    return r;
+  BinaryType t = binaryType(op, ta, tb);
+  switch (t.rule) {
+    case TypeRule::Ok: r.type = t.type; break;
+    case TypeRule::MixedTypes:
+      r.error = std::string("operands of '") + opName(op) + "' have different types " + dtypeName(ta.dtype) + " and " +
+                dtypeName(tb.dtype);
+      r.where = b.loc;
+      break;
+    case TypeRule::FloatLiteralInInteger:
+      r.error = std::string("float literal where ") + dtypeName(t.operands) + " is expected";
+      r.where = t.culprit == 0 ? a.loc : b.loc;
+      break;
+    case TypeRule::BoolArithmetic:
+      r.error = std::string("'") + opName(op) + "' does not apply to bool";
+      r.where = a.loc;
+      break;
+    case TypeRule::IntegerOnly:
+      r.error = std::string("'") + opName(op) + "' expects integer operands, not " + dtypeName(t.operands);
+      r.where = a.loc;
+      break;
+    case TypeRule::BoolOrder:
+      r.error = std::string("'") + opName(op) + "' does not order bool values";
+      r.where = a.loc;
+      break;
   }
-  for (const Operand *o : {&a, &b}) {
-    if (o->kind == Operand::Kind::Float && !isFloat(type)) {
-      r.error = std::string("float literal where ") + dtypeName(type) + " is expected";
-      r.where = o->loc;
-      return r;
-    }
-  }
-  OpClass cls = opClass(op);
-  if (type == DType::Bool && cls != OpClass::Compare) {
-    r.error = std::string("'") + opName(op) + "' does not apply to bool";
-    r.where = a.loc;
-    return r;
-  }
-  if (cls == OpClass::IntArith && isFloat(type)) {
-    r.error = std::string("'") + opName(op) + "' expects integer operands, not " + dtypeName(type);
-    r.where = a.loc;
-    return r;
-  }
-  if (cls == OpClass::Compare && type == DType::Bool && op != OpCode::Eq && op != OpCode::Ne) {
-    r.error = std::string("'") + opName(op) + "' does not order bool values";
-    r.where = a.loc;
-    return r;
-  }
-  r.type = cls == OpClass::Compare ? DType::Bool : type;
   return r;
+}
+
+BinaryType binaryType(OpCode op, OperandType a, OperandType b) {
+  BinaryType t;
+  if (!a.isLiteral) t.operands = a.dtype;
+  else if (!b.isLiteral) t.operands = b.dtype;
+  else t.operands = isFloat(a.dtype) || isFloat(b.dtype) ? DType::f64 : DType::i64;
+  OpClass cls = opClass(op);
+  t.type = cls == OpClass::Compare ? DType::Bool : t.operands;
+  auto broken = [&](TypeRule rule, int culprit = 0) {
+    t.rule = rule;
+    t.culprit = culprit;
+    return t;
+  };
+  if (!a.isLiteral && !b.isLiteral && a.dtype != b.dtype) return broken(TypeRule::MixedTypes, 1);
+  if (a.isLiteral && isFloat(a.dtype) && !isFloat(t.operands)) return broken(TypeRule::FloatLiteralInInteger, 0);
+  if (b.isLiteral && isFloat(b.dtype) && !isFloat(t.operands)) return broken(TypeRule::FloatLiteralInInteger, 1);
+  if (t.operands == DType::Bool && cls != OpClass::Compare) return broken(TypeRule::BoolArithmetic);
+  if (cls == OpClass::IntArith && isFloat(t.operands)) return broken(TypeRule::IntegerOnly);
+  if (cls == OpClass::Compare && t.operands == DType::Bool && op != OpCode::Eq && op != OpCode::Ne)
+    return broken(TypeRule::BoolOrder);
+  return t;
 }
 
 ProgramBuilder::ProgramBuilder(std::string funcName) { p_.funcName = std::move(funcName); }

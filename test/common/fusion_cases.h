@@ -18,7 +18,7 @@
 #include "hostjit/fusion/fusion.h"
 #include "hostjit/exec/host_data.h"
 #include "hostjit/jit.h"
-#include "hostjit/exec/kernel_executor.h"
+#include "hostjit/fusion/kernel_executor.h"
 #include "hostjit/fusion/lowering.h"
 
 namespace hostjit::test {

@@ -210,7 +210,7 @@ TEST_CASE("a kernel that traps fails the call and later calls, and says which ke
   std::string message = faultThrough(path, sync);
   if (sync) {
     CHECK_THAT(message, Catch::StartsWith("kernel @trap ("));
-    CHECK_THAT(message, Catch::Contains(path == Path::Fallback ? "segments[1] (bad), run by KernelExecutor"
+    CHECK_THAT(message, Catch::Contains(path == Path::Fallback ? "fault.json: segments[1] (bad))"
                                                                : "(launch 2 of @main at "));
     if (path != Path::Fallback) CHECK_THAT(message, Catch::Contains("fault.hir:16:3)"));
     CHECK_THAT(message, Catch::Contains("failed on the device: CUDA_ERROR_"));

@@ -9,7 +9,7 @@
 #include "fusions/reference.h"
 #include "helpers.h"
 #include "hostjit/fusion/fusion.h"
-#include "hostjit/exec/kernel_executor.h"
+#include "hostjit/fusion/kernel_executor.h"
 #include "hostjit/fusion/lowering.h"
 #include "hostjit/exec/parity.h"
 
@@ -467,5 +467,33 @@ TEST_CASE("fusion: a failing call frees everything on every path", "[fusion]") {
       if (!firstError) firstError = out.error().message;
       CHECK(out.error().message == *firstError);
     }
+  }
+}
+
+TEST_CASE("fusion: an error computing a size reads the same on every path and names the JSON field", "[fusion]") {
+  // The work buffer's extent overflows only at run time (x is dynamic).
+  nlohmann::json j = {
+      {"name", "huge"},
+      {"inputs", {{{"name", "x"}, {"dtype", "f32"}, {"dims", {"?"}}}}},
+      {"outputs", {"y"}},
+      {"kernels", {{{"name", "copy"}, {"params", {"ptr<f32>", "ptr<f32>", "ptr<f32>", "i64"}}, {"host", "copy_f32"}}}},
+      {"segments",
+       {{{"name", "only"}, {"kernel", "copy"}, {"inputs", {"x"}},
+         {"outputs", {{{"name", "y"}, {"dtype", "f32"}, {"extents", {"size(x, 0)"}}}}},
+         {"summary", {{{"name", "work"}, {"dtype", "f32"}, {"extents", {"size(x, 0) * 4611686018427387904"}}}}},
+         {"scalars", {"size(x, 0)"}}, {"launch", {{"grid", {1, 1, 1}}, {"block", {1, 1, 1}}}}}}}};
+  auto f = parseFusionJson(j.dump(), "huge.json");
+  INFO((f ? "" : f.error().message));
+  REQUIRE(f);
+  Case c{{{"x", {3}}}, {}};
+  CaseInputs in(*f, c);
+  for (Path path : kPaths) {
+    INFO(pathName(path));
+    HostPath r(*f, path, testOptions());
+    auto out = r.run(*in.set, in.scalars);
+    REQUIRE(!out);
+    CHECK(out.error().message ==
+          "integer overflow computing %work_d0 (huge.json: segments[0].summary[0].extents[0])");
+    CHECK(r.rt()->stats().live_bytes == 0);
   }
 }

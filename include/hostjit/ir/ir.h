@@ -314,6 +314,22 @@ struct OperandType {
 };
 OperandType operandType(const Program &p, const Operand &o);
 
+// The typing rule of a binary arithmetic or comparison op, shared by the IR
+// (inferScalarOp) and the fusion analysis, which word their messages each
+// their own way: a literal takes the other operand's type; two literals are
+// f64 when either is a float, else i64. `operands` is the type both are
+// taken as, `type` the result's (bool for a comparison); `rule` says which
+// rule the operands break, and `culprit` which operand (0 or 1) is at fault
+// for FloatLiteralInInteger.
+enum class TypeRule : uint8_t { Ok, MixedTypes, FloatLiteralInInteger, BoolArithmetic, IntegerOnly, BoolOrder };
+struct BinaryType {
+  DType operands = DType::i64;
+  DType type = DType::i64;
+  TypeRule rule = TypeRule::Ok;
+  int culprit = 0;
+};
+BinaryType binaryType(OpCode op, OperandType a, OperandType b);
+
 // Builds programs. Structural misuse (an id from another program) throws
 // ApiMisuse; semantic problems (types, frees, leaks) are the verifier's:
 // building never stops at them, so a parser can report all of them.

@@ -1,12 +1,12 @@
-// kernel_executor.cpp - KernelExecutor and FusionExecutor: a fusion run segment by segment, without Host IR.
-#include "hostjit/exec/kernel_executor.h"
+// kernel_executor.cpp - KernelExecutor and FusionExecutor: a fusion run
+// segment by segment, each segment lowered alone and run through its plan.
+#include "hostjit/fusion/kernel_executor.h"
 
-#include <cstring>
 #include <algorithm>
+#include <cstring>
 #include <map>
 
-#include "hostjit/fusion/analysis.h"
-#include "hostjit/ir/scalar_semantics.h"
+#include "hostjit/exec/plan_eval.h"
 #include "hostjit/exec/scratch.h"
 
 namespace hostjit {
@@ -55,114 +55,6 @@ Plan signaturePlan(const Fusion &f) {
   return p;
 }
 
-// A scalar while evaluating: integers (and bool) in i, f64 in f, f32 in f32;
-// literals (not yet typed) in i or f.
-struct Val {
-  DType type = DType::i64;
-  bool literal = false;
-  int64_t i = 0;
-  double f = 0.0;
-  float f32 = 0.0f;
-};
-
-// Evaluates one segment's expressions for one call, with Host IR's semantics.
-class SegmentEval {
- public:
-  SegmentEval(const Fusion &f, const FusionAnalysis &a, size_t seg, std::span<const ScalarArg> scalars)
-      : f_(f), a_(a), seg_(seg), scalars_(scalars) {}
-
-  void shape(const std::string &name, std::vector<int64_t> sizes, std::vector<int64_t> strides) {
-    shapes_[name] = {std::move(sizes), std::move(strides)};
-  }
-
-  Val eval(const SizeExpr &e, const std::string &path) {
-    Val v;
-    if (!error_.empty()) return v;
-    if (auto c = fusion::foldLiterals(e)) {
-      v.literal = true;
-      if (c->kind == Operand::Kind::Int) v.i = c->i;
-      else v.type = DType::f64, v.f = c->f;
-      return v;
-    }
-    switch (e.kind()) {
-      case SizeExpr::Kind::Scalar: {
-        uint32_t k = a_.scalars.at(e.name());
-        const hj_value &x = scalars_[k].value;
-        v.type = a_.scalarTypes[k];
-        switch (v.type) {
-          case DType::i64: v.i = x.i64; break;
-          case DType::i32: v.i = x.i32; break;
-          case DType::f32: v.f32 = x.f32; break;
-          case DType::f64: v.f = x.f64; break;
-          default: v.i = x.b != 0; break;
-        }
-        return v;
-      }
-      case SizeExpr::Kind::Size:
-      case SizeExpr::Kind::Stride: {
-        auto it = shapes_.find(e.name());
-        HOSTJIT_INVARIANT(it != shapes_.end());  // the analysis saw to it
-        const auto &[sizes, strides] = it->second;
-        v.i = e.kind() == SizeExpr::Kind::Size ? sizes.at(e.dim()) : strides.at(e.dim());
-        return v;
-      }
-      case SizeExpr::Kind::Binary: {
-        Val x = eval(e.lhs(), path), y = eval(e.rhs(), path);
-        DType t = x.literal ? y.type : x.type;
-        Val r;
-        r.type = t;
-        if (t == DType::f32) {
-          evalF32Op(e.op(), asF32(x), asF32(y), &r.f32, &r.i);
-        } else if (isFloat(t)) {
-          evalFloatOp(e.op(), t, asF64(x), asF64(y), &r.f, &r.i);
-        } else if (ScalarError err = evalIntOp(e.op(), t, x.i, y.i, &r.i); err != ScalarError::None && error_.empty()) {
-          error_ = path + ": " + scalarErrorText(err) + " computing '" + e.str() + "'";
-        }
-        return r;
-      }
-      default: return v;
-    }
-  }
-
-  int64_t integer(const SizeExpr &e, const std::string &path) { return eval(e, path).i; }
-
-  std::vector<int64_t> integers(const std::vector<SizeExpr> &es, const std::string &path) {
-    std::vector<int64_t> out;
-    for (size_t d = 0; d < es.size(); ++d) out.push_back(integer(es[d], at(path, d)));
-    return out;
-  }
-
-  // The argument of a scalar parameter of type `want`.
-  hj_value argument(const SizeExpr &e, DType want, const std::string &path) {
-    Val v = eval(e, path);
-    hj_value out{};
-    switch (want) {
-      case DType::f32: out.f32 = v.literal ? asF32(v) : v.f32; break;
-      case DType::f64: out.f64 = v.literal ? asF64(v) : v.f; break;
-      case DType::i32: out.i32 = static_cast<int32_t>(v.i); break;
-      case DType::Bool: out.b = v.i != 0; break;
-      default: out.i64 = v.i; break;
-    }
-    return out;
-  }
-
-  const std::string &error() const { return error_; }
-
- private:
-  static float asF32(const Val &v) {
-    if (!v.literal) return v.f32;
-    return static_cast<float>(v.type == DType::f64 ? v.f : static_cast<double>(v.i));
-  }
-  static double asF64(const Val &v) { return v.literal && v.type != DType::f64 ? static_cast<double>(v.i) : v.f; }
-
-  const Fusion &f_;
-  const FusionAnalysis &a_;
-  size_t seg_;
-  std::span<const ScalarArg> scalars_;
-  std::map<std::string, std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes_;
-  std::string error_;
-};
-
 Error bad(std::string m) { return Error{HJ_ERR_INVALID_ARGUMENT, std::move(m)}; }
 
 // Checks a tensor against what the segment expects of it.
@@ -184,6 +76,31 @@ std::optional<Error> checkTensor(const DLTensor *t, const std::string &who, DTyp
 
 }  // namespace
 
+Expected<KernelExecutor::Runner> KernelExecutor::makeRunner(const Fusion &f, const fusion::FusionAnalysis &a,
+                                                           size_t segment, bool supplied,
+                                                           const std::shared_ptr<Runtime> &rt,
+                                                           const std::shared_ptr<KernelTable> &kernels) {
+  auto lowered = lowerSegment(f, a, segment, supplied);
+  if (!lowered) return lowered.error();
+  Runner r;
+  r.lowered = std::move(*lowered);
+  std::vector<ExprId> keep;
+  for (const auto *shapes : {&r.lowered.outputs, &r.lowered.intermediates})
+    for (const SegmentProgram::Shape &sh : *shapes) {
+      keep.insert(keep.end(), sh.extentExprs.begin(), sh.extentExprs.end());
+      keep.insert(keep.end(), sh.strideExprs.begin(), sh.strideExprs.end());
+    }
+  if (a.segments[segment].kernel >= 0) {
+    keep.insert(keep.end(), r.lowered.dims.begin(), r.lowered.dims.end());
+    keep.insert(keep.end(), r.lowered.scalars.begin(), r.lowered.scalars.end());
+  }
+  auto plan = makePlan(r.lowered.program, keep);
+  if (!plan) return plan.error();
+  r.plan = std::make_shared<const Plan>(std::move(*plan));
+  r.eval = std::make_shared<const Evaluator>(Evaluator::fromPlan(r.plan, rt, kernels));
+  return r;
+}
+
 Expected<KernelExecutor> KernelExecutor::create(std::shared_ptr<const Fusion> f, size_t segment, std::shared_ptr<Runtime> rt,
                                                 std::shared_ptr<KernelTable> kernels) {
   if (!f) return bad("KernelExecutor::create: no fusion");
@@ -201,10 +118,13 @@ Expected<KernelExecutor> KernelExecutor::create(std::shared_ptr<const Fusion> f,
   e.f_ = std::move(f);
   e.a_ = std::make_shared<const FusionAnalysis>(std::move(*a));
   e.index_ = segment;
+  e.rt_ = rt;
   e.kernels_ = std::move(kernels);
-  const Segment &s = e.f_->segments[segment];
-  e.site_ = (e.f_->file.empty() ? std::string() : e.f_->file + ": ") + "segments[" + std::to_string(segment) + "]" +
-            (s.name.empty() ? "" : " (" + s.name + ")") + ", run by KernelExecutor";
+  for (bool supplied : {false, true}) {
+    auto r = makeRunner(*e.f_, *e.a_, segment, supplied, rt, e.kernels_);
+    if (!r) return r.error();
+    (supplied ? e.supplied_ : e.fallback_) = std::move(*r);
+  }
   return e;
 }
 
@@ -223,45 +143,56 @@ Expected<SegmentCall> KernelExecutor::prepare(std::span<const DLTensor *const> i
   for (size_t k = 0; k < scalars.size(); ++k)
     if (scalars[k].type != a_->scalarTypes[k])
       return bad(path + ": scalar input " + std::to_string(k) + " must be " + dtypeName(a_->scalarTypes[k]));
-  SegmentEval ev(*f_, *a_, index_, scalars);
   for (size_t k = 0; k < inputs.size(); ++k) {
     const fusion::TensorInfo &t = a_->tensors.at(s.inputs[k]);
     if (!inputs[k] || inputs[k]->ndim != static_cast<int32_t>(t.rank))
       return bad(path + at(".inputs", k) + " ('" + s.inputs[k] + "'): expected a tensor of rank " + std::to_string(t.rank));
-    ev.shape(s.inputs[k], {inputs[k]->shape, inputs[k]->shape + inputs[k]->ndim}, stridesOf(*inputs[k]));
   }
+  // The plan's expressions over the inputs; the outputs, not made yet, are
+  // placeholders whose memory and shape no expression reads (views of
+  // their specs stand for them).
+  const Plan &plan = *fallback_.plan;
+  std::vector<DLTensor> holders(s.outputs.size());
+  std::vector<int64_t> zeros(kMaxRank, 0);
+  std::vector<const DLTensor *> given(inputs.begin(), inputs.end());
+  for (size_t k = 0; k < s.outputs.size(); ++k) {
+    holders[k].ndim = static_cast<int32_t>(s.outputs[k].extents.size());
+    holders[k].shape = zeros.data();
+    given.push_back(&holders[k]);
+  }
+  Scratch<hj_value, 16> sv(scalars.size());
+  packScalars(scalars, sv.data());
+  Scratch<PlanReg, 128> regs(plan.exprs.size());
+  if (int32_t st = evaluateExprs(plan, rt_->context(), given.data(), sv.data(), regs.data())) return runtimeError(st);
+  size_t kept = 0;
+  auto next = [&] { return regs[plan.kept[kept++].index]; };
+  auto spec = [&](const SegmentProgram::Shape &sh, std::string name, DType dtype, uint32_t flags) {
+    BufferSpec b{std::move(name), dtype, {}, {}, flags};
+    for (size_t d = 0; d < sh.extentExprs.size(); ++d) b.sizes.push_back(next().i);
+    for (size_t d = 0; d < sh.strideExprs.size(); ++d) b.strides.push_back(next().i);
+    return b;
+  };
   SegmentCall call;
   for (size_t k = 0; k < s.outputs.size(); ++k) {
     const TensorSpec &o = s.outputs[k];
     const fusion::TensorInfo &t = a_->tensors.at(o.name);
-    BufferSpec b{o.name, o.dtype, ev.integers(o.extents, path + at(".outputs", k) + ".extents"),
-                 ev.integers(o.strides, path + at(".outputs", k) + ".strides"), t.kind == TensorKind::Buffer ? t.flags : 0u};
-    ev.shape(o.name, b.sizes, effectiveStrides(b));
-    call.outputs.push_back(std::move(b));
+    call.outputs.push_back(spec(fallback_.lowered.outputs[k], o.name, o.dtype, t.kind == TensorKind::Buffer ? t.flags : 0u));
   }
-  std::map<size_t, const fusion::Intermediate *> byEntry;
-  for (const fusion::Intermediate &m : sp.intermediates) byEntry[m.entry] = &m;
-  for (size_t k = 0; k < s.summary.size(); ++k) {
-    const TensorSpec &e = s.summary[k];
-    if (std::any_of(s.outputs.begin(), s.outputs.end(), [&](const TensorSpec &o) { return o.name == e.name; })) continue;
-    BufferSpec b{e.name, e.dtype, ev.integers(e.extents, path + at(".summary", k) + ".extents"),
-                 ev.integers(e.strides, path + at(".summary", k) + ".strides"), 0};
-    ev.shape(e.name, b.sizes, effectiveStrides(b));
-    if (auto it = byEntry.find(k); it != byEntry.end()) {
-      b.name = it->second->irName;
-      b.flags = it->second->flags;
-      call.intermediates.push_back(std::move(b));
-    }
+  for (size_t k = 0; k < sp.intermediates.size(); ++k) {
+    const fusion::Intermediate &m = sp.intermediates[k];
+    call.intermediates.push_back(
+        spec(fallback_.lowered.intermediates[k], m.irName, s.summary[m.entry].dtype, m.flags));
   }
   if (sp.kernel >= 0) {
-    for (int d = 0; d < 3; ++d) call.dims[d] = ev.integer(s.grid[d], path + at(".launch.grid", d));
-    for (int d = 0; d < 3; ++d) call.dims[3 + d] = ev.integer(s.block[d], path + at(".launch.block", d));
-    call.dims[6] = ev.integer(s.smem, path + ".launch.smem");
+    for (int64_t &d : call.dims) d = next().i;
     const Kernel &k = f_->kernels[sp.kernel];
-    for (size_t j = 0; j < s.scalars.size(); ++j)
-      call.scalars.push_back(ev.argument(s.scalars[j], k.params[sp.tensorArgs.size() + j].dtype, path + at(".scalars", j)));
+    for (size_t j = 0; j < s.scalars.size(); ++j) {
+      hj_value v{};
+      uint64_t bits = exprArgBits(next(), paramKind(k.params[sp.tensorArgs.size() + j]));
+      std::memcpy(&v, &bits, sizeof v);
+      call.scalars.push_back(v);
+    }
   }
-  if (!ev.error().empty()) return bad(ev.error());
   return call;
 }
 
@@ -298,81 +229,22 @@ Expected<bool> KernelExecutor::run(Runtime &rt, std::span<const DLTensor *const>
                              &b.sizes, &st, static_cast<uint32_t>(b.sizes.size()), dev))
       return *e;
   }
-  return launch(rt, *call, inputs, outputs, intermediates);
+  return launch(rt, inputs, scalars, outputs, intermediates);
 }
 
-Expected<bool> KernelExecutor::launch(Runtime &rt, const SegmentCall &callRef, std::span<const DLTensor *const> inputs,
-                                      std::span<const DLTensor *const> outputs,
+Expected<bool> KernelExecutor::launch(Runtime &rt, std::span<const DLTensor *const> inputs,
+                                      std::span<const ScalarArg> scalars, std::span<const DLTensor *const> outputs,
                                       std::span<const DLTensor *const> intermediates) const {
-  const fusion::SegmentPlan &sp = a_->segments[index_];
-  const SegmentCall *call = &callRef;
-  if (sp.kernel < 0) return true;
-  hj_context *ctx = rt.context();
-  // The fallback path: allocate the intermediates, as the lowered program does.
-  bool own = intermediates.empty();
-  Scratch<void *, 16> mine(call->intermediates.size());
-  size_t allocated = 0;
-  auto unwind = [&](int32_t st) {
-    while (allocated-- > 0)
-      if (mine[allocated]) hj_free_on_error(ctx, mine[allocated]);
-    return runtimeError(st);
-  };
-  if (own) {
-    for (const BufferSpec &b : call->intermediates) {
-      mine[allocated] = nullptr;
-      int32_t st = hj_alloc(ctx, b.sizes.data(), b.strides.empty() ? nullptr : b.strides.data(),
-                            static_cast<uint32_t>(b.sizes.size()), static_cast<uint32_t>(b.dtype), b.flags, b.name.c_str(),
-                            &mine[allocated]);
-      ++allocated;
-      if (st) return unwind(st);
-    }
-  }
-  // Pack the arguments as the evaluator does: one 8-byte word per argument,
-  // 1 + 2 * rank for a tensor struct.
-  const Kernel &kd = f_->kernels[sp.kernel];
-  size_t words = 0;
-  for (const ParamType &pt : kd.params) words += pt.isStruct ? 1 + 2 * pt.rank : 1;
-  Scratch<uint64_t, 64> values(words);
-  Scratch<void *, 32> params(kd.params.size());
-  size_t word = 0, ni = inputs.size(), no = outputs.size();
-  for (size_t p = 0; p < sp.tensorArgs.size(); ++p) {
-    void *data;
-    std::vector<int64_t> sizes, strides;
-    if (p < ni + no) {
-      const DLTensor *t = p < ni ? inputs[p] : outputs[p - ni];
-      data = static_cast<char *>(t->data) + t->byte_offset;
-      sizes.assign(t->shape, t->shape + t->ndim);
-      strides = stridesOf(*t);
-    } else {
-      size_t k = p - ni - no;
-      const BufferSpec &b = call->intermediates[k];
-      data = own ? mine[k] : static_cast<char *>(intermediates[k]->data) + intermediates[k]->byte_offset;
-      sizes = b.sizes;
-      strides = effectiveStrides(b);
-    }
-    params[p] = &values[word];
-    std::memcpy(&values[word], &data, sizeof data);
-    if (kd.params[p].isStruct) {
-      std::memcpy(&values[word + 1], sizes.data(), 8 * sizes.size());
-      std::memcpy(&values[word + 1 + sizes.size()], strides.data(), 8 * strides.size());
-    }
-    word += kd.params[p].isStruct ? 1 + 2 * kd.params[p].rank : 1;
-  }
-  for (size_t j = 0; j < call->scalars.size(); ++j) {
-    size_t p = sp.tensorArgs.size() + j;
-    params[p] = &values[word];
-    std::memcpy(&values[word], &call->scalars[j], 8);
-    ++word;
-  }
-  if (int32_t st = hj_launch(ctx, kernels_->get(), static_cast<uint32_t>(sp.kernel), call->dims, params.data(), site_.c_str()))
-    return unwind(st);
-  if (own) {
-    for (size_t k = 0; k < allocated; ++k) {
-      void *ptr = mine[k];
-      mine[k] = nullptr;  // released even when hj_free reports an error
-      if (int32_t st = hj_free(ctx, ptr)) return unwind(st);
-    }
-  }
+  if (a_->segments[index_].kernel < 0) return true;
+  // The segment program's tensors: inputs, outputs, then (supplied) intermediates.
+  const Runner &r = intermediates.empty() ? fallback_ : supplied_;
+  Scratch<const DLTensor *, 16> given(inputs.size() + outputs.size() + intermediates.size());
+  size_t n = 0;
+  for (const auto *list : {&inputs, &outputs, &intermediates})
+    for (const DLTensor *t : *list) given[n++] = t;
+  Scratch<hj_value, 16> sv(scalars.size());
+  packScalars(scalars, sv.data());
+  if (int32_t st = r.eval->call(rt.context(), given.data(), sv.data(), nullptr, nullptr)) return runtimeError(st);
   return true;
 }
 
@@ -484,7 +356,7 @@ Expected<std::vector<Tensor>> FusionExecutor::run(std::span<const DLTensor *cons
       }
     }
     // The arguments were checked and the numbers computed in the first pass.
-    auto r = segments_[i].launch(*rt_, calls[i], segmentInputs(s), outs, midPtrs);
+    auto r = segments_[i].launch(*rt_, segmentInputs(s), scalars, outs, midPtrs);
     if (!r) return fail(r.error());
     for (size_t k = firstMid; k < live.size(); ++k) {
       void *p = live[k];

@@ -1,8 +1,10 @@
-// kernel_executor.h - runs a fusion's segments one kernel at a time, without
-// Host IR: KernelExecutor for one segment, FusionExecutor for all of them.
-// Both make the runtime calls the lowered program makes (same allocations,
-// flags, memsets, launches and arguments, in the same order), because they
-// follow the same analysis of the fusion; the tests compare the records.
+// kernel_executor.h - runs a fusion's segments one kernel at a time:
+// KernelExecutor for one segment, FusionExecutor for all of them. A
+// KernelExecutor lowers its segment alone to a program (lowerSegment) and
+// runs that program's Plan through the evaluator, so it makes the runtime
+// calls the lowered fusion makes (same allocations, flags, memsets, launches
+// and arguments, in the same order) and reports errors in the same words;
+// the tests compare the records.
 #pragma once
 
 #include <memory>
@@ -12,15 +14,14 @@
 
 #include <dlpack/dlpack.h>
 
-#include "hostjit/fusion/fusion.h"
+#include "hostjit/exec/evaluator.h"
 #include "hostjit/exec/plan.h"
 #include "hostjit/exec/runtime.hpp"
+#include "hostjit/fusion/analysis.h"
+#include "hostjit/fusion/fusion.h"
+#include "hostjit/fusion/lowering.h"
 
 namespace hostjit {
-
-namespace fusion {
-struct FusionAnalysis;
-}
 
 // A buffer as hj_alloc is asked for it.
 struct BufferSpec {
@@ -47,10 +48,10 @@ class KernelExecutor {
   static Expected<KernelExecutor> create(std::shared_ptr<const Fusion> f, size_t segment, std::shared_ptr<Runtime> rt,
                                          std::shared_ptr<KernelTable> kernels = nullptr);
 
-  // Computes the call's numbers. inputs: the segment's inputs in order;
-  // scalars: the fusion's scalar inputs, all of them, in order. No runtime
-  // call is made; errors (a division by zero, a negative extent) name the
-  // segment and the field.
+  // Computes the call's numbers with the segment's plan. inputs: the
+  // segment's inputs in order; scalars: the fusion's scalar inputs, all of
+  // them, in order. No runtime call is made; errors (a division by zero, an
+  // overflow) read as the lowered fusion's do, naming the JSON field.
   Expected<SegmentCall> prepare(std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars) const;
 
   // Runs the segment on rt's context. outputs: the segment's outputs in
@@ -67,18 +68,32 @@ class KernelExecutor {
 
   const Segment &segment() const;
   const std::shared_ptr<KernelTable> &kernels() const { return kernels_; }
+  // The segment's program: allocating its intermediates (the fallback
+  // path), or taking them as inputs.
+  const Program &program(bool supplied) const { return (supplied ? supplied_ : fallback_).lowered.program; }
 
  private:
   friend class FusionExecutor;
-  // run() with the call's numbers already prepared for these arguments.
-  Expected<bool> launch(Runtime &rt, const SegmentCall &call, std::span<const DLTensor *const> inputs,
+  // A segment program, its plan (the kept expressions: each output's
+  // extents then strides, each intermediate's, the launch's 7 dims, the
+  // scalar arguments) and the evaluator that runs it.
+  struct Runner {
+    SegmentProgram lowered;
+    std::shared_ptr<const Plan> plan;
+    std::shared_ptr<const Evaluator> eval;
+  };
+  static Expected<Runner> makeRunner(const Fusion &f, const fusion::FusionAnalysis &a, size_t segment, bool supplied,
+                                     const std::shared_ptr<Runtime> &rt, const std::shared_ptr<KernelTable> &kernels);
+  // run() with the arguments checked, the call's numbers prepared for them.
+  Expected<bool> launch(Runtime &rt, std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars,
                         std::span<const DLTensor *const> outputs, std::span<const DLTensor *const> intermediates) const;
 
   std::shared_ptr<const Fusion> f_;
   std::shared_ptr<const fusion::FusionAnalysis> a_;
   size_t index_ = 0;
+  std::shared_ptr<Runtime> rt_;
   std::shared_ptr<KernelTable> kernels_;
-  std::string site_;  // the segment, for messages about its launch
+  Runner fallback_, supplied_;
 };
 
 // A whole fusion run segment by segment through KernelExecutors: it
