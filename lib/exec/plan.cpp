@@ -467,7 +467,7 @@ Expected<bool> checkArguments(const Plan &plan, const DLTensor *const *inputs, s
       empty |= t->shape[d] == 0;
     }
     overflow |= __builtin_mul_overflow(span, static_cast<uint64_t>(dtypeBytes(in.dtype)), &span);
-    if (!empty && (overflow || span > (uint64_t{1} << 62)))
+    if (!empty && (overflow || span > HJ_MAX_BUFFER_BYTES))
       return bad(who + "shape " + shapeText(*t) + " holds more than 2^62 bytes: its sizes overflow");
     if (t->device.device_type != device.device_type || t->device.device_id != device.device_id)
       return bad(who + "is on device type " + std::to_string(t->device.device_type) + " id " +

@@ -193,28 +193,50 @@ class Analyzer {
   }
 
   // Extents, strides and launch dims: i64 expressions (or integer literals);
-  // one that is constant must be at least `min` (what the runtime accepts).
-  void sizeExpr(size_t seg, const SizeExpr &e, const std::string &path, const std::set<std::string> &visible,
-                int64_t min, const char *what) {
+  // one that is constant must lie in [min, max] (what the runtime accepts).
+  // Returns its value when it is constant.
+  std::optional<int64_t> sizeExpr(size_t seg, const SizeExpr &e, const std::string &path,
+                                  const std::set<std::string> &visible, int64_t min, const char *what,
+                                  int64_t max = INT64_MAX) {
     auto t = type(seg, e, path, visible);
-    if (!t) return;
+    if (!t) return std::nullopt;
     if (t->dtype != DType::i64) {
       error(path, "expected an i64 expression, got " + std::string(t->isLiteral ? "a float literal" : dtypeName(t->dtype)) +
                       " ('" + e.str() + "')");
-      return;
+      return std::nullopt;
     }
-    if (auto c = foldLiterals(e); c && c->kind == Operand::Kind::Int && c->i < min)
-      error(path, std::string(what) + " must be >= " + std::to_string(min) + ", got " + std::to_string(c->i) +
-                      (e.kind() == SizeExpr::Kind::Int ? "" : " ('" + e.str() + "')"));
+    auto c = foldLiterals(e);
+    if (!c || c->kind != Operand::Kind::Int) return std::nullopt;
+    std::string written = e.kind() == SizeExpr::Kind::Int ? "" : " ('" + e.str() + "')";
+    if (c->i < min) {
+      error(path, std::string(what) + " must be >= " + std::to_string(min) + ", got " + std::to_string(c->i) + written);
+      return std::nullopt;
+    }
+    if (c->i > max) {
+      error(path, std::string(what) + " must be <= " + std::to_string(max) + ", got " + std::to_string(c->i) + written);
+      return std::nullopt;
+    }
+    return c->i;
   }
 
   void shape(size_t seg, const TensorSpec &t, const std::string &path, const std::set<std::string> &visible) {
-    if (t.extents.size() > kMaxRank) error(path + ".extents", "rank " + std::to_string(t.extents.size()) + "; the limit is 8");
-    for (size_t d = 0; d < t.extents.size(); ++d) sizeExpr(seg, t.extents[d], path + idx(".extents", d), visible, 0, "an extent");
-    if (!t.strides.empty() && t.strides.size() != t.extents.size())
+    bool rankOk = t.extents.size() <= kMaxRank;
+    if (!rankOk) error(path + ".extents", "rank " + std::to_string(t.extents.size()) + "; the limit is 8");
+    std::vector<int64_t> sizes, strides;  // the constant ones
+    for (size_t d = 0; d < t.extents.size(); ++d)
+      if (auto c = sizeExpr(seg, t.extents[d], path + idx(".extents", d), visible, 0, "an extent")) sizes.push_back(*c);
+    bool stridesOk = t.strides.empty() || t.strides.size() == t.extents.size();
+    if (!stridesOk)
       error(path + ".strides", std::to_string(t.strides.size()) + " strides for " + std::to_string(t.extents.size()) +
                                    " extents");
-    for (size_t d = 0; d < t.strides.size(); ++d) sizeExpr(seg, t.strides[d], path + idx(".strides", d), visible, 0, "a stride");
+    for (size_t d = 0; d < t.strides.size(); ++d)
+      if (auto c = sizeExpr(seg, t.strides[d], path + idx(".strides", d), visible, 0, "a stride")) strides.push_back(*c);
+    // All constant: the size is known now, and must fit.
+    uint64_t bytes = 0;
+    if (t.aliasOf.empty() && rankOk && stridesOk && sizes.size() == t.extents.size() &&
+        strides.size() == t.strides.size() && !bufferBytes(sizes, strides, dtypeBytes(t.dtype), &bytes))
+      error(path + ".extents", "the buffer holds more than 2^62 bytes of " + std::string(dtypeName(t.dtype)) +
+                                   ": its size overflows");
   }
 
   void segment(size_t i) {
@@ -223,10 +245,12 @@ class Analyzer {
     std::string path = idx("segments", i);
     if (!s.name.empty() && !isIdentifier(s.name)) error(path + ".name", "'" + s.name + "' is not a valid name");
     std::set<std::string> visible;
+    bool inputsKnown = true;  // else the kernel's parameters are not compared: that error would follow from this one
     for (size_t k = 0; k < s.inputs.size(); ++k) {
       const std::string &in = s.inputs[k];
       auto it = a_.tensors.find(in);
       if (it == a_.tensors.end()) {
+        inputsKnown = false;
         error(path + idx(".inputs", k), a_.scalars.count(in) ? "'" + in + "' is a scalar input; segments take tensors "
                                                                    "(scalars reach kernels through 'scalars')"
                                                              : "unknown tensor '" + in + "' (not a fusion input nor "
@@ -341,15 +365,26 @@ class Analyzer {
         error(path + ".kernel", "missing: only a segment whose outputs are all aliases launches nothing");
       return;
     }
-    for (size_t k = 0; k < 3; ++k) sizeExpr(i, s.grid[k], path + idx(".launch.grid", k), visible, 1, "a grid dim");
-    for (size_t k = 0; k < 3; ++k) sizeExpr(i, s.block[k], path + idx(".launch.block", k), visible, 1, "a block dim");
-    sizeExpr(i, s.smem, path + ".launch.smem", visible, 0, "smem");
+    for (size_t k = 0; k < 3; ++k)
+      sizeExpr(i, s.grid[k], path + idx(".launch.grid", k), visible, 1, "a grid dim", HJ_MAX_GRID_DIM);
+    int64_t threads = 1;
+    bool known = true;
+    for (size_t k = 0; k < 3; ++k) {
+      auto c = sizeExpr(i, s.block[k], path + idx(".launch.block", k), visible, 1, "a block dim", HJ_MAX_BLOCK_THREADS);
+      known = known && c;
+      if (c) threads *= *c;
+    }
+    if (known && threads > HJ_MAX_BLOCK_THREADS)
+      error(path + ".launch.block", "the block has " + std::to_string(threads) + " threads; a block has at most " +
+                                        std::to_string(HJ_MAX_BLOCK_THREADS));
+    sizeExpr(i, s.smem, path + ".launch.smem", visible, 0, "smem", HJ_MAX_SMEM_BYTES);
     auto kit = std::find_if(f_.kernels.begin(), f_.kernels.end(), [&](const Kernel &k) { return k.name == *s.kernel; });
     if (kit == f_.kernels.end()) {
       error(path + ".kernel", "unknown kernel '" + *s.kernel + "'");
       return;
     }
     sp.kernel = static_cast<int>(kit - f_.kernels.begin());
+    if (!inputsKnown) return;
     const Kernel &kd = *kit;
     size_t nt = sp.tensorArgs.size(), given = nt + s.scalars.size();
     if (given != kd.params.size()) {

@@ -87,7 +87,8 @@ class Reader {
 
   SizeExpr expr(const json &j, const std::string &path) const {
     if (j.is_number_integer()) {
-      if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) fail(path, "integer does not fit i64");
+      if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+        fail(path, "an integer literal out of range: it does not fit i64");
       return SizeExpr::integer(j.get<int64_t>());
     }
     if (j.is_number_float()) return SizeExpr::floating(j.get<double>());
@@ -226,13 +227,47 @@ class Reader {
   std::string file_;
 };
 
+// The DOM parser of nlohmann, but for one thing: it makes a float of an
+// integer literal too large for 64 bits (99999999999999999999), which a
+// size field would then report as a float literal. Such a literal stays an
+// integer here, UINT64_MAX, which every field refuses as not fitting i64.
+class Dom : public nlohmann::json_sax<json> {
+ public:
+  explicit Dom(json &root) : dom_(root) {}
+  bool null() override { return dom_.null(); }
+  bool boolean(bool v) override { return dom_.boolean(v); }
+  bool number_integer(number_integer_t v) override { return dom_.number_integer(v); }
+  bool number_unsigned(number_unsigned_t v) override { return dom_.number_unsigned(v); }
+  bool number_float(number_float_t v, const string_t &raw) override {
+    if (raw.find_first_of(".eE") == string_t::npos) return dom_.number_unsigned(UINT64_MAX);
+    return dom_.number_float(v, raw);
+  }
+  bool string(string_t &v) override { return dom_.string(v); }
+  bool binary(binary_t &v) override { return dom_.binary(v); }
+  bool start_object(std::size_t n) override { return dom_.start_object(n); }
+  bool key(string_t &v) override { return dom_.key(v); }
+  bool end_object() override { return dom_.end_object(); }
+  bool start_array(std::size_t n) override { return dom_.start_array(n); }
+  bool end_array() override { return dom_.end_array(); }
+  // Rethrown as the exception it is, as json::parse throws it.
+  bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &e) override {
+    if (const auto *p = dynamic_cast<const json::parse_error *>(&e)) throw *p;
+    if (const auto *r = dynamic_cast<const json::out_of_range *>(&e)) throw *r;
+    throw e;
+  }
+
+ private:
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+};
+
 }  // namespace
 
 Expected<Fusion> parseFusionJson(std::string_view text, const std::string &filename) {
   std::string prefix = filename.empty() ? std::string() : filename + ": ";
   json j;
   try {
-    j = json::parse(text);
+    Dom dom(j);
+    json::sax_parse(text, &dom);
   } catch (const json::parse_error &e) {
     // "[json.exception.parse_error.101] parse error at line 3, column 5: why"
     // becomes "file:3:5: not valid JSON: why".

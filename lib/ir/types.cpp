@@ -69,4 +69,26 @@ void invariantFailed(const char *file, int line, const char *what) {
   std::abort();
 }
 
+bool bufferBytes(const std::vector<int64_t> &sizes, const std::vector<int64_t> &strides, uint32_t elementBytes,
+                 uint64_t *out) {
+  *out = 0;
+  for (int64_t s : sizes)
+    if (s == 0) return true;
+  uint64_t span = 1;  // elements
+  bool overflow = false;
+  if (!strides.empty()) {
+    uint64_t last = 0;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      uint64_t t;
+      overflow |= __builtin_mul_overflow(static_cast<uint64_t>(sizes[d] - 1), static_cast<uint64_t>(strides[d]), &t);
+      overflow |= __builtin_add_overflow(last, t, &last);
+    }
+    overflow |= __builtin_add_overflow(last, 1, &span);
+  } else {
+    for (int64_t s : sizes) overflow |= __builtin_mul_overflow(span, static_cast<uint64_t>(s), &span);
+  }
+  overflow |= __builtin_mul_overflow(span, uint64_t{elementBytes}, out);
+  return !overflow && *out <= HJ_MAX_BUFFER_BYTES;
+}
+
 }  // namespace hostjit

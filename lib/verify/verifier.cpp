@@ -2,6 +2,7 @@
 #include "hostjit/verify/verifier.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "hostjit/ir/scalar_semantics.h"
@@ -163,21 +164,38 @@ class Verifier {
   // A size operand (extents, strides, launch dims): an i64 value or an
   // integer literal (>= minLit). i32 values are refused: sizes are i64, and
   // an i32 would leak its width into expressions built from it.
-  void intOperand(const Operand &o, const std::string &what, int64_t minLit) {
+  // An i64 operand whose value, when it is known statically (a literal or a
+  // value that folded), must lie in [minValue, maxValue].
+  void intOperand(const Operand &o, const std::string &what, int64_t minValue, int64_t maxValue = INT64_MAX) {
     if (!use(o)) return;
+    auto range = [&](int64_t v) {
+      if (v < minValue) error(o.loc, what + " must be >= " + std::to_string(minValue) + ", got " + std::to_string(v));
+      else if (v > maxValue) error(o.loc, what + " must be <= " + std::to_string(maxValue) + ", got " + std::to_string(v));
+    };
     switch (o.kind) {
-      case Operand::Kind::Int:
-        if (o.i < minLit) error(o.loc, what + " must be >= " + std::to_string(minLit) + ", got " + std::to_string(o.i));
-        return;
+      case Operand::Kind::Int: range(o.i); return;
       case Operand::Kind::Float: error(o.loc, what + " must be an integer, not a float literal"); return;
       case Operand::Kind::Value: {
         const Value &v = p_.value(o.value);
         if (v.isTensor) error(o.loc, what + " must be an i64 scalar; " + name(o.value) + " is a tensor");
         else if (v.dtype != DType::i64)
           error(o.loc, what + " must be an i64 scalar; " + name(o.value) + " is " + dtypeName(v.dtype));
+        else if (constant(o)) range(value(o));
         return;
       }
     }
+  }
+
+  // A constant operand's integer value (constant(o) holds).
+  int64_t value(const Operand &o) const { return o.isValue() ? p_.exprs[p_.value(o.value).expr].i : o.i; }
+
+  // An integer operand's value when it is known statically, else nullopt.
+  std::optional<int64_t> known(const Operand &o) const {
+    if (o.kind == Operand::Kind::Float) return std::nullopt;
+    if (o.isValue() && (!defined_[o.value.index] || p_.value(o.value).isTensor || isFloat(p_.value(o.value).dtype) ||
+                        !constant(o)))
+      return std::nullopt;
+    return value(o);
   }
 
   void check(const ScalarOp &n) {
@@ -199,7 +217,6 @@ class Verifier {
 
   // Why two constant operands do not fold (division by zero, overflow).
   std::string foldError(const ScalarOp &n, DType resultType) const {
-    auto value = [&](const Operand &o) { return o.isValue() ? p_.exprs[p_.value(o.value).expr].i : o.i; };
     OperandType ta = operandType(p_, n.a), tb = operandType(p_, n.b);
     DType t = !ta.isLiteral ? ta.dtype : !tb.isLiteral ? tb.dtype : resultType;
     int64_t r = 0;
@@ -242,6 +259,18 @@ class Verifier {
     for (size_t i = 0; i < n.strides.size(); ++i) intOperand(n.strides[i], "stride " + std::to_string(i), 0);
     if (n.resetsToZero && !n.zeroInit)
       error(stmt_->loc, "resets_to_zero without zero_init: a buffer the kernel resets must start zeroed");
+    std::vector<int64_t> sizes, strides;
+    bool allKnown = true;
+    for (const auto *list : {&n.extents, &n.strides})
+      for (const Operand &o : *list) {
+        auto v = known(o);
+        allKnown = allKnown && v && *v >= 0;
+        if (v) (list == &n.extents ? sizes : strides).push_back(*v);
+      }
+    uint64_t bytes = 0;
+    if (allKnown && n.extents.size() <= kMaxRank && (n.strides.empty() || n.strides.size() == n.extents.size()) &&
+        !bufferBytes(sizes, strides, dtypeBytes(n.dtype), &bytes))
+      error(stmt_->loc, "alloc of " + name(n.result) + " holds more than 2^62 bytes: its size overflows");
     define(n.result);
     owned_.push_back(n.result);
     stream_[n.result.index] = currentStream();
@@ -349,9 +378,16 @@ class Verifier {
   void check(const Launch &n) {
     const Kernel &k = p_.kernel(n.kernel);
     static const char *axes[] = {"x", "y", "z"};
-    for (int i = 0; i < 3; ++i) intOperand(n.grid[i], std::string("grid.") + axes[i], 1);
-    for (int i = 0; i < 3; ++i) intOperand(n.block[i], std::string("block.") + axes[i], 1);
-    intOperand(n.smem, "smem", 0);
+    for (int i = 0; i < 3; ++i) intOperand(n.grid[i], std::string("grid.") + axes[i], 1, HJ_MAX_GRID_DIM);
+    for (int i = 0; i < 3; ++i) intOperand(n.block[i], std::string("block.") + axes[i], 1, HJ_MAX_BLOCK_THREADS);
+    intOperand(n.smem, "smem", 0, HJ_MAX_SMEM_BYTES);
+    auto bx = known(n.block[0]), by = known(n.block[1]), bz = known(n.block[2]);
+    if (bx && by && bz && *bx >= 1 && *by >= 1 && *bz >= 1 && *bx <= HJ_MAX_BLOCK_THREADS &&
+        *by <= HJ_MAX_BLOCK_THREADS && *bz <= HJ_MAX_BLOCK_THREADS && *bx * *by * *bz > HJ_MAX_BLOCK_THREADS)
+      error(n.block[0].loc.known() ? n.block[0].loc : stmt_->loc,
+            "block(" + std::to_string(*bx) + ", " + std::to_string(*by) + ", " + std::to_string(*bz) + ") has " +
+                std::to_string(*bx * *by * *bz) + " threads; a block has at most " +
+                std::to_string(HJ_MAX_BLOCK_THREADS));
     if (n.args.size() != k.params.size()) {
       error(stmt_->loc, "launch of @" + k.name + " passes " + std::to_string(n.args.size()) +
                             " arguments; the kernel declares " + std::to_string(k.params.size()));
@@ -777,7 +813,7 @@ class Verifier {
   uint32_t index_ = 0;  // the statement being checked
   std::vector<uint32_t> loops_;  // the For statements around it, outermost first
   std::vector<uint32_t> ons_;    // the On statements around it
-  static constexpr uint32_t kMaxStreams = 64, kMaxEvents = 4096;  // the runtime's limits
+  static constexpr uint32_t kMaxStreams = HJ_MAX_STREAMS, kMaxEvents = HJ_MAX_EVENTS;  // the runtime's limits
   uint32_t streams_ = 0, events_ = 0;
   std::vector<bool> defined_;
   std::vector<std::optional<Loc>> freedAt_;

@@ -130,7 +130,7 @@ int32_t bufferBytes(const int64_t *sizes, const int64_t *strides, uint32_t rank,
     for (uint32_t d = 0; d < rank; ++d) overflow |= __builtin_mul_overflow(span, static_cast<uint64_t>(sizes[d]), &span);
   }
   overflow |= __builtin_mul_overflow(span, esize, out);
-  if (overflow || *out > (uint64_t{1} << 62))
+  if (overflow || *out > HJ_MAX_BUFFER_BYTES)
     return fail(HJ_ERR_INVALID_ARGUMENT, "buffer %%%s: size overflows (extents too large)", name);
   return HJ_OK;
 }
@@ -380,7 +380,8 @@ int32_t hj_alloc(hj_context *ctx, const int64_t *sizes, const int64_t *strides, 
     if (!out) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_alloc of %%%s: out is NULL", name);
     if (rank > 0 && !sizes)
       return fail(HJ_ERR_INVALID_ARGUMENT, "hj_alloc of %%%s: sizes is NULL with rank %u", name, rank);
-    if (rank > 8) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_alloc of %%%s: rank %u, expected at most 8", name, rank);
+    if (rank > HJ_MAX_RANK)
+      return fail(HJ_ERR_INVALID_ARGUMENT, "hj_alloc of %%%s: rank %u, expected at most %d", name, rank, HJ_MAX_RANK);
     hj::GraphCache::Mode mode = ctx->graphs.mode();
     if (mode != hj::GraphCache::Mode::Trace)
       if (int32_t st = ctx->backend->checkFault()) return st;
@@ -468,15 +469,16 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
                     k.name.c_str(), i, i);
     static const char *what[] = {"grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z"};
     for (int i = 0; i < 6; ++i)
-      if (dims[i] < 1 || dims[i] > INT32_MAX)
+      if (dims[i] < 1 || dims[i] > HJ_MAX_GRID_DIM)
         return fail(HJ_ERR_INVALID_ARGUMENT,
                     "launch of @%s grid(%" PRId64 ", %" PRId64 ", %" PRId64 ") block(%" PRId64 ", %" PRId64
                     ", %" PRId64 "): %s is %" PRId64 ", expected 1 to 2147483647",
                     k.name.c_str(), dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], what[i], dims[i]);
-    if (dims[3] > 1024 || dims[4] > 1024 || dims[5] > 1024 || dims[3] * dims[4] * dims[5] > 1024)
+    if (dims[3] > HJ_MAX_BLOCK_THREADS || dims[4] > HJ_MAX_BLOCK_THREADS || dims[5] > HJ_MAX_BLOCK_THREADS ||
+        dims[3] * dims[4] * dims[5] > HJ_MAX_BLOCK_THREADS)
       return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: block(%" PRId64 ", %" PRId64 ", %" PRId64
-                  ") has more than 1024 threads", k.name.c_str(), dims[3], dims[4], dims[5]);
-    if (dims[6] < 0 || dims[6] > INT32_MAX)
+                  ") has more than %d threads", k.name.c_str(), dims[3], dims[4], dims[5], HJ_MAX_BLOCK_THREADS);
+    if (dims[6] < 0 || dims[6] > HJ_MAX_SMEM_BYTES)
       return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: smem is %" PRId64 ", expected 0 to 2147483647",
                   k.name.c_str(), dims[6]);
     if (mode == hj::GraphCache::Mode::Trace) return ctx->graphs.launch(table, kernel, dims, params);

@@ -29,8 +29,9 @@ struct DeferredFree {
 
 // The streams and events a context's programs use (streams.cpp).
 struct StreamState {
-  static constexpr uint32_t kMaxStreams = 64;  // Block::usedOn is a bit mask
-  static constexpr uint32_t kMaxEvents = 4096;
+  static constexpr uint32_t kMaxStreams = HJ_MAX_STREAMS;  // Block::usedOn is a bit mask
+  static_assert(kMaxStreams <= 64);
+  static constexpr uint32_t kMaxEvents = HJ_MAX_EVENTS;
   std::vector<void *> events;      // program event i, NULL until first recorded
   std::vector<void *> spareEvents;  // backend events free for deferred frees
   std::vector<DeferredFree> deferred;

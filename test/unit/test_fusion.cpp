@@ -81,6 +81,7 @@ TEST_CASE("fusion: JSON errors name the field's path and what was expected", "[f
   struct Mutation {
     std::function<void(nlohmann::json &)> edit;
     const char *message;
+    bool only = false;  // the one problem reported (nothing that follows from it)
   } cases[] = {
       {[](auto &j) { j["segments"][1]["summary"][1]["zero-init"] = true; },
        "f.json: segments[1].summary[1].zero-init: unknown field (expected one of: name, dtype, extents, strides, "
@@ -104,7 +105,25 @@ TEST_CASE("fusion: JSON errors name the field's path and what was expected", "[f
       {[](auto &j) { j["segments"][1]["launch"]["block"][0] = "alpha"; },
        "f.json: segments[1].launch.block[0]: expected an i64 expression, got f32 ('alpha')"},
       {[](auto &j) { j["segments"][2]["inputs"][1] = "w"; },
-       "f.json: segments[2].inputs[1]: unknown tensor 'w' (not a fusion input nor an output of an earlier segment)"},
+       "f.json: segments[2].inputs[1]: unknown tensor 'w' (not a fusion input nor an output of an earlier segment)",
+       true},
+      {[](auto &j) { j["segments"][1]["inputs"].push_back("y"); },  // y comes later
+       "f.json: segments[1].inputs[1]: unknown tensor 'y' (not a fusion input nor an output of an earlier segment)",
+       true},
+      // What is known statically is refused at once, naming the field.
+      {[](auto &j) { j["segments"][1]["summary"][1]["extents"] = {4611686018427387904, 4611686018427387904}; },
+       "f.json: segments[1].summary[1].extents: the buffer holds more than 2^62 bytes of i32: its size overflows", true},
+      {[](auto &j) { j["segments"][0]["launch"]["block"] = {2048, 1, 1}; },
+       "f.json: segments[0].launch.block[0]: a block dim must be <= 1024, got 2048", true},
+      {[](auto &j) { j["segments"][0]["launch"]["block"] = {64, 32, 1}; },
+       "f.json: segments[0].launch.block: the block has 2048 threads; a block has at most 1024", true},
+      {[](auto &j) { j["segments"][0]["launch"]["grid"][0] = 4294967296; },
+       "f.json: segments[0].launch.grid[0]: a grid dim must be <= 2147483647, got 4294967296", true},
+      {[](auto &j) { j["segments"][0]["launch"]["smem"] = "2147483647 + 1"; },
+       "f.json: segments[0].launch.smem: smem must be <= 2147483647, got 2147483648 ('2147483647 + 1')", true},
+      // An integer literal too large for 64 bits (written into the text below).
+      {[](auto &j) { j["segments"][1]["summary"][1]["extents"][0] = "__BIG__"; },
+       "f.json: segments[1].summary[1].extents[0]: an integer literal out of range: it does not fit i64", true},
       {[](auto &j) { j["outputs"].push_back("m2"); }, "f.json: outputs[2]: unknown tensor 'm2'"},
       {[](auto &j) { j["segments"][0]["kernel"] = "nope"; }, "f.json: segments[0].kernel: unknown kernel 'nope'"},
       {[](auto &j) { j["segments"][0]["outputs"][0]["alias_of"] = "q"; },
@@ -127,8 +146,10 @@ TEST_CASE("fusion: JSON errors name the field's path and what was expected", "[f
   for (const Mutation &m : cases) {
     nlohmann::json j = base;
     m.edit(j);
-    INFO(j.dump());
-    auto f = parseFusionJson(j.dump(), "f.json");
+    std::string text = j.dump();
+    if (auto at = text.find("\"__BIG__\""); at != std::string::npos) text.replace(at, 9, "99999999999999999999");
+    INFO(text);
+    auto f = parseFusionJson(text, "f.json");
     std::string message;
     if (!f) {
       message = f.error().message;
@@ -145,6 +166,7 @@ TEST_CASE("fusion: JSON errors name the field's path and what was expected", "[f
       CHECK(e.error().message == message);
     }
     CHECK_THAT(message, Catch::Contains(m.message));
+    if (m.only) CHECK(message == m.message);
   }
   auto notJson = parseFusionJson("{\"inputs\": [", "f.json");
   REQUIRE(!notJson);

@@ -246,7 +246,7 @@ TEST_CASE("a call that fails in a late chunk frees everything, as the evaluator 
   // after about 450 steps, in the last chunk, with buffers live.
   std::string text = chainProgram(300);
   text.insert(text.rfind("  return"),
-              "  %zero = sub %n, %n\n  launch @copy grid(%zero, 1, 1) block(1, 1, 1) smem(0) (%x, %w299, %n)\n");
+              "  %zero = sub %n, 100\n  launch @copy grid(%zero, 1, 1) block(1, 1, 1) smem(0) (%x, %w299, %n)\n");
   Program p = parseOk(text);
   auto plan = makePlan(p);
   REQUIRE(plan);

@@ -29,7 +29,7 @@ bool isInteger(DType t);  // signed or unsigned, not bool
 bool isScalarType(DType t);
 
 constexpr int64_t kDynamic = -1;  // a `?` dim
-constexpr uint32_t kMaxRank = 8;
+constexpr uint32_t kMaxRank = HJ_MAX_RANK;
 
 // A tensor type in a signature: dtype and dims, each a size or kDynamic.
 struct TensorType {
@@ -49,6 +49,13 @@ struct ParamType {
   bool operator==(const ParamType &) const = default;
   bool isTensor() const { return isPointer || isStruct; }
 };
+
+// The bytes a buffer with these extents and element strides (empty:
+// contiguous) takes, as the runtime counts them: an extent of 0 takes
+// none, a dim of stride 0 is expanded. false when they are more than
+// HJ_MAX_BUFFER_BYTES (the size overflows). Extents and strides are >= 0.
+bool bufferBytes(const std::vector<int64_t> &sizes, const std::vector<int64_t> &strides, uint32_t elementBytes,
+                 uint64_t *out);
 
 std::string toString(const TensorType &t);
 std::string toString(const ParamType &t);

@@ -37,6 +37,19 @@ enum {
                                    with reuse_zeroed_memory (its contents are results) */
 };
 
+/* The runtime's limits, declared once: the verifier holds programs to them,
+ * and the runtime's entry points refuse what goes beyond them. */
+enum {
+  HJ_MAX_RANK = 8,              /* dims of a buffer, a tensor or a tensor struct */
+  HJ_MAX_STREAMS = 64,          /* streams of a context, its own (0) included */
+  HJ_MAX_EVENTS = 4096,         /* events of a context */
+  HJ_MAX_BLOCK_THREADS = 1024,  /* threads of a block, and along each of its dims */
+  HJ_MAX_GRID_DIM = 2147483647, /* blocks along a grid dim; also the most shared memory bytes */
+  HJ_MAX_SMEM_BYTES = 2147483647
+};
+/* The most bytes one buffer may take (larger sizes are reported as overflowing). */
+#define HJ_MAX_BUFFER_BYTES (UINT64_C(1) << 62)
+
 typedef enum hj_backend_kind {
   HJ_BACKEND_HOST = 0, /* device memory is host memory; kernels are host functions */
   HJ_BACKEND_CUDA = 1, /* CUDA driver API, loaded at run time */
