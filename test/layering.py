@@ -2,8 +2,10 @@
 """layering.py - checks that includes point down the layers (docs/architecture.md).
 
 Each folder of the library may include its own layer's headers and those of
-the layers below it; only jit/ includes LLVM; nothing refers to the folder
-beside the repository that its developers share (users never have it).
+the layers it builds on; each room of the runtime (runtime/src/ROOM) those of
+the rooms below it; only jit/ includes LLVM; no source file is longer than
+MAX_LINES; nothing refers to the folder beside the repository that its
+developers share (users never have it).
 Prints every violation and exits 1 if there is one.
 """
 import pathlib
@@ -24,6 +26,63 @@ LAYERS = [
     ("fusion", ["lib/fusion", "include/hostjit/fusion"], ["exec", "verify", "text", "ir", "runtime"]),
     ("jit", ["jit"], ["exec", "verify", "text", "ir", "runtime"]),
 ]
+# The runtime's rooms (runtime/src/ROOM), lowest first, and the rooms each
+# may include besides its own; every room may include the runtime's public
+# headers (runtime/include).
+RUNTIME_ROOMS = [
+    ("base", []),
+    ("comm", ["base"]),
+    ("backend", ["comm", "base"]),
+    ("host", ["backend", "comm", "base"]),
+    ("cache", ["base"]),
+    ("cuda", ["backend", "comm", "cache", "base"]),
+    ("record", ["comm", "base"]),
+    ("memory", ["record", "backend", "comm", "base"]),
+    ("streams", ["backend", "comm", "base"]),
+    ("graph", ["memory", "record", "backend", "comm", "base"]),
+    ("core", ["graph", "streams", "memory", "record", "backend", "comm", "base"]),
+    ("api", ["core", "graph", "streams", "memory", "record", "backend", "comm", "base"]),
+]
+# No source file of the runtime or the JIT is much longer than this.
+MAX_LINES = 650
+
+
+def runtime_problems():
+    problems = []
+    src = ROOT / "runtime" / "src"
+    rooms = {name: set(below) | {name} for name, below in RUNTIME_ROOMS}
+    for f in sorted(src.rglob("*")):
+        if not f.is_file():
+            continue
+        rel = f.relative_to(src)
+        if len(rel.parts) != 2 or rel.parts[0] not in rooms:
+            problems.append(f"runtime/src/{rel}: not in a room of the runtime (one of {', '.join(rooms)})")
+            continue
+        room = rel.parts[0]
+        for n, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
+            m = re.match(r'\s*#\s*include\s*"([^"]+)"', line)
+            if not m or m.group(1).startswith("hostjit/"):
+                continue
+            target = m.group(1).split("/")[0]
+            if target not in rooms:
+                problems.append(f"runtime/src/{rel}:{n}: includes \"{m.group(1)}\"; runtime includes name their room")
+            elif target not in rooms[room]:
+                problems.append(f"runtime/src/{rel}:{n}: room '{room}' includes {m.group(1)} from room '{target}', "
+                                "which it may not use")
+    return problems
+
+
+def long_files():
+    problems = []
+    for folder in ("runtime/src", "jit/src"):
+        for f in sorted((ROOT / folder).rglob("*")):
+            if f.suffix in {".h", ".cpp"} and f.is_file():
+                n = len(f.read_text(errors="replace").splitlines())
+                if n > MAX_LINES:
+                    problems.append(f"{f.relative_to(ROOT)}: {n} lines; split it by concern (at most {MAX_LINES})")
+    return problems
+
+
 # The layer a quoted include belongs to, by its path.
 def layer_of_include(path):
     if path.startswith("hostjit/runtime.h") or path.endswith(".def") and path.startswith("hostjit/") and "/" not in path[8:]:
@@ -60,6 +119,8 @@ def main():
         if f.suffix in {".h", ".hpp", ".cpp", ".c", ".md", ".txt", ".sh", ".py", ".hir", ".json", ".cu", ".in", ".test"}:
             if OUTSIDE in f.read_text(errors="replace"):
                 problems.append(f"{f.relative_to(ROOT)}: refers to {OUTSIDE}, which users of the project never have")
+    problems += runtime_problems()
+    problems += long_files()
     for p in problems:
         print(p)
     print(f"layering: {len(problems)} problem{'s' if len(problems) != 1 else ''}")

@@ -75,10 +75,14 @@ class Interpreter {
     int64_t dims[7];
     for (int d = 0; d < 3; ++d) dims[d] = i64(s.grid[d]), dims[3 + d] = i64(s.block[d]);
     dims[6] = i64(s.smem);
-    // One 8-byte word per argument, 1 + 2 * rank for a tensor struct.
-    size_t words = s.args.size();
-    for (const Arg &arg : s.args) words += structDims(arg).size();
-    Scratch<uint64_t, 64> values(words);
+    // One 8-byte word per argument, 1 + 2 * rank for a tensor struct: at
+    // most 17 each, so a few args fit the stack without counting.
+    size_t words = s.args.size() * (1 + 2 * kMaxRank);
+    if (words > 256) {
+      words = s.args.size();
+      for (const Arg &arg : s.args) words += structDims(arg).size();
+    }
+    Scratch<uint64_t, 256> values(words);
     Scratch<void *, 32> params(s.args.size());
     size_t word = 0;
     for (size_t a = 0; a < s.args.size(); ++a) {

@@ -10,9 +10,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cache_files.h"
+#include "cache/cache_files.h"
 #include "helpers.h"
-#include "nvrtc_compiler.h"
+#include "cuda/nvrtc_compiler.h"
 
 using namespace hostjit;
 using namespace hostjit::test;

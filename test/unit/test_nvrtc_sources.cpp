@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cuda_sources.h"
+#include "cuda/cuda_sources.h"
 
 namespace fs = std::filesystem;
 

@@ -1,0 +1,57 @@
+// api_graph.cpp - the graph-mode entry points.
+#include "core/context.h"
+
+#include "base/error.h"
+
+extern "C" {
+
+int32_t hj_graph_call(hj_context *ctx, const void *key, uint64_t key_bytes, void *const *inputs, uint32_t num_inputs,
+                      int32_t fast, const hj_graph_value *values, uint32_t num_values, void **out_data,
+                      uint32_t num_outputs, int64_t *out_dims, uint32_t num_dims, int32_t *done) {
+  return hj::guarded([&]() -> int32_t {
+    if (int32_t st = hj::checkContext(ctx, "hj_graph_call")) return st;
+    if (!done) return hj::fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_call: done is NULL");
+    try {
+      return ctx->graphs.call(key, key_bytes, inputs, num_inputs, fast != 0, values, num_values, out_data,
+                              num_outputs, out_dims, num_dims, done);
+    } catch (...) {
+      ctx->graphs.abandon();
+      throw;
+    }
+  });
+}
+
+int32_t hj_graph_end(hj_context *ctx, int32_t status, void **out_data, int64_t *out_dims, int32_t *again) {
+  return hj::guarded([&]() -> int32_t {
+    if (int32_t st = hj::checkContext(ctx, "hj_graph_end")) return st;
+    if (!again) return hj::fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_end: again is NULL");
+    try {
+      return ctx->graphs.end(status, out_data, out_dims, again);
+    } catch (...) {
+      *again = 0;
+      ctx->graphs.abandon();
+      throw;
+    }
+  });
+}
+
+const char *hj_graph_reason(const hj_context *ctx) {
+  return hj::checkContext(ctx, "hj_graph_reason") == HJ_OK ? ctx->graphs.reason().c_str() : "";
+}
+
+void hj_graph_clear(hj_context *ctx) {
+  hj::guarded([&] {
+    if (hj::checkContext(ctx, "hj_graph_clear") != HJ_OK) return HJ_OK;
+    ctx->graphs.clear();
+    return HJ_OK;
+  });
+}
+
+void hj_graph_forget(hj_context *ctx, const void *prefix, uint64_t bytes) {
+  hj::guarded([&] {
+    if (ctx && prefix) ctx->graphs.forget(std::string_view(static_cast<const char *>(prefix), bytes));
+    return HJ_OK;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,118 @@
+// api_launch.cpp - launches, host kernels and kernel tables.
+#include <cinttypes>
+#include <memory>
+
+#include "base/error.h"
+#include "core/context.h"
+
+using hj::checkContext;
+using hj::fail;
+using hj::guarded;
+using hj::paramBytes;
+
+extern "C" {
+
+int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel, const int64_t *dims,
+                  void **params, const char *site) {
+  return guarded([&]() -> int32_t {
+    if (int32_t st = checkContext(ctx, "hj_launch")) return st;
+    if (!table || kernel >= table->kernels.size())
+      return fail(HJ_ERR_INVALID_ARGUMENT, "hj_launch: kernel index %u is not in the kernel table", kernel);
+    const hj::KernelEntry &k = table->kernels[kernel];
+    if (table->backend != ctx->backend->kind() || table->device != ctx->backend->deviceId())
+      return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: the kernel table was made for another backend or device",
+                  k.name.c_str());
+    if (!dims) return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: dims is NULL", k.name.c_str());
+    if (!params && !k.params.empty())
+      return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: params is NULL, expected %zu arguments", k.name.c_str(),
+                  k.params.size());
+    for (size_t i = 0; params && i < k.params.size(); ++i)
+      if (!params[i])
+        return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: params[%zu] is NULL, expected a pointer to argument %zu",
+                    k.name.c_str(), i, i);
+    static const char *what[] = {"grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z"};
+    for (int i = 0; i < 6; ++i)
+      if (dims[i] < 1 || dims[i] > HJ_MAX_GRID_DIM)
+        return fail(HJ_ERR_INVALID_ARGUMENT,
+                    "launch of @%s grid(%" PRId64 ", %" PRId64 ", %" PRId64 ") block(%" PRId64 ", %" PRId64
+                    ", %" PRId64 "): %s is %" PRId64 ", expected 1 to %d",
+                    k.name.c_str(), dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], what[i], dims[i],
+                    HJ_MAX_GRID_DIM);
+    if (dims[3] > HJ_MAX_BLOCK_THREADS || dims[4] > HJ_MAX_BLOCK_THREADS || dims[5] > HJ_MAX_BLOCK_THREADS ||
+        dims[3] * dims[4] * dims[5] > HJ_MAX_BLOCK_THREADS)
+      return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: block(%" PRId64 ", %" PRId64 ", %" PRId64
+                  ") has more than %d threads", k.name.c_str(), dims[3], dims[4], dims[5], HJ_MAX_BLOCK_THREADS);
+    if (dims[6] < 0 || dims[6] > HJ_MAX_SMEM_BYTES)
+      return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: smem is %" PRId64 ", expected 0 to %d", k.name.c_str(),
+                  dims[6], HJ_MAX_SMEM_BYTES);
+    hj::LaunchCall c;
+    c.table = table;
+    c.kernel = kernel;
+    c.dims = dims;
+    c.params = params;
+    c.site = site ? site : "";
+    return ctx->path->launch(c);
+  });
+}
+
+int32_t hj_fail(hj_context *, int32_t status, const char *message) {
+  int32_t st = guarded([&] { return fail(status, "%s", message ? message : "error"); });
+  return st == HJ_ERR_OUT_OF_MEMORY && status != HJ_ERR_OUT_OF_MEMORY ? status : st;
+}
+
+int32_t hj_register_host_kernel(hj_context *ctx, const char *name, hj_host_kernel_fn fn) {
+  return guarded([&] {
+    if (int32_t st = checkContext(ctx, "hj_register_host_kernel")) return st;
+    return ctx->backend->registerHostKernel(name, fn);
+  });
+}
+
+int32_t hj_load_host_library(hj_context *ctx, const char *path) {
+  return guarded([&] {
+    if (int32_t st = checkContext(ctx, "hj_load_host_library")) return st;
+    return ctx->backend->loadHostLibrary(path);
+  });
+}
+
+int32_t hj_kernel_table_create(hj_context *ctx, const hj_kernel_desc *kernels, uint32_t count, hj_kernel_table **out) {
+  return guarded([&]() -> int32_t {
+    if (int32_t st = checkContext(ctx, "hj_kernel_table_create")) return st;
+    if (!out) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_kernel_table_create: out is NULL");
+    *out = nullptr;
+    if (int32_t st = ctx->backend->checkFault()) return st;
+    auto table = std::make_unique<hj_kernel_table>();
+    table->backend = ctx->backend->kind();
+    table->device = ctx->backend->deviceId();
+    for (uint32_t i = 0; i < count; ++i) {
+      const hj_kernel_desc &d = kernels[i];
+      hj::KernelEntry &e = table->kernels.emplace_back();
+      e.name = d.name ? d.name : "?";
+      e.params.assign(d.params, d.params + d.num_params);
+      for (int32_t p : e.params)
+        if (paramBytes(p) == 0)
+          return fail(HJ_ERR_INVALID_ARGUMENT, "kernel @%s: unknown parameter kind %d", e.name.c_str(), p);
+      if (int32_t st = ctx->injector.check("loading kernel @%s", d.name ? d.name : "?")) return st;
+      if (int32_t st = ctx->backend->loadKernel(d, e)) return st;
+    }
+    table->keepAlive = ctx->backend->keepAlive();
+    *out = table.release();
+    return HJ_OK;
+  });
+}
+
+void hj_kernel_table_destroy(hj_kernel_table *table) {
+  guarded([&] {
+    delete table;
+    return HJ_OK;
+  });
+}
+
+int32_t hj_kernel_table_native(const hj_kernel_table *table, uint32_t index, void **handle) {
+  if (!table || index >= table->kernels.size())
+    return fail(HJ_ERR_INVALID_ARGUMENT, "hj_kernel_table_native: index %u is not in the table", index);
+  const hj::KernelEntry &k = table->kernels[index];
+  *handle = table->backend == HJ_BACKEND_CUDA ? k.function : reinterpret_cast<void *>(k.host);
+  return HJ_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,178 @@
+// backend.h - the interface every runtime backend implements (host, CUDA).
+//
+// The pool, the zeroed arena, recording and stats sit above this interface
+// and never look at which backend is below. All calls are made from the one
+// thread that uses the owning context. Each int32_t result is an hj_status
+// with the last error set on failure.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/comm.h"
+#include "hostjit/runtime.h"
+
+namespace hj {
+
+// Bytes of one kernel argument of an hj_param_kind (0 for an unknown kind).
+uint32_t paramBytes(int32_t kind);
+
+// A kernel resolved for one backend; owned by an hj_kernel_table.
+struct KernelEntry {
+  std::string name;              // the program's name, for messages and records
+  std::vector<int32_t> params;   // hj_param_kind of each parameter
+  hj_host_kernel_fn host = nullptr;
+  void *function = nullptr;      // CUDA: CUfunction
+};
+
+// One call of a collective node: hj_collective's arguments (a group is its
+// bracket calls and the sends and receives between them).
+struct CollectivePart {
+  uint32_t kind = 0, dtype = 0, op = 0;
+  int32_t peer = 0;
+  uint64_t count = 0;
+  std::string what;  // the call and its site, for errors
+};
+
+// One operation of a graph (graph mode). It runs after the operations named
+// in deps (indices of earlier nodes); nodes without an edge between them may
+// run concurrently.
+struct GraphNode {
+  enum class Kind : uint8_t { Memset, Fill, Kernel, Collective } kind = Kind::Kernel;
+  void *ptr = nullptr;  // Memset, Fill: destination
+  size_t bytes = 0;
+  uint64_t pattern = 0;  // Fill: the element pattern, `width` bytes
+  unsigned width = 0;
+  const KernelEntry *kernel = nullptr;  // Kernel
+  hj_dim3 grid{}, block{};
+  uint32_t smem = 0;
+  void **params = nullptr;  // one pointer per declared parameter; the values are copied
+  // Collective: `numParts` calls of `comm`, part i reading buffers[2i] and
+  // writing buffers[2i + 1] (copied, like kernel arguments).
+  Comm *comm = nullptr;
+  const CollectivePart *parts = nullptr;
+  uint32_t numParts = 0;
+  void *const *buffers = nullptr;
+  const uint32_t *deps = nullptr;
+  uint32_t numDeps = 0;
+};
+
+// An executable graph: launched on the backend's stream 0, it runs its
+// nodes in an order their dependencies allow; the launch is complete on
+// that stream when all are. Made by Backend::buildGraph.
+class Graph {
+ public:
+  virtual ~Graph() = default;
+  // Gives node `index` new arguments (Kernel), a new destination (Memset,
+  // Fill) or new buffers (Collective); its kind, sizes, kernel, dims and
+  // dependencies are those it was built with.
+  virtual int32_t update(size_t index, const GraphNode &node) = 0;
+  virtual int32_t launch() = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual hj_backend_kind kind() const = 0;
+  virtual int32_t dlDeviceType() const = 0;
+  virtual int32_t deviceId() const = 0;
+
+  // Device memory. allocate returns HJ_ERR_OUT_OF_MEMORY when the device has
+  // no room, so the caller can release cached blocks and retry.
+  virtual int32_t allocate(size_t bytes, void **out) = 0;
+  virtual void release(void *ptr) = 0;
+
+  // Stream-ordered operations.
+  virtual int32_t memsetZero(void *ptr, size_t bytes) = 0;
+  // Fills bytes/width elements with `pattern` (width 1, 2, 4 or 8 bytes).
+  virtual int32_t fill(void *ptr, size_t bytes, uint64_t pattern, unsigned width) = 0;
+  virtual int32_t launch(const KernelEntry &kernel, const hj_dim3 &grid, const hj_dim3 &block,
+                         uint32_t smem, void **params) = 0;
+
+  // Builds an executable graph of `nodes` (graph mode).
+  virtual int32_t buildGraph(const std::vector<GraphNode> &nodes, std::unique_ptr<Graph> &out) = 0;
+
+  // Streams. Stream 0 is the backend's own (nativeStream); addStream makes
+  // the next one (1, 2, ...). The stream-ordered operations above, and the
+  // events below, go to the current stream, 0 until setStream changes it.
+  virtual int32_t addStream() = 0;
+  virtual uint32_t numStreams() const = 0;
+  virtual void setStream(uint32_t index) = 0;  // index < numStreams()
+  virtual uint32_t currentStream() const = 0;
+  // Events: made and destroyed here, recorded on and waited for by the
+  // current stream. A new event counts as complete. A wait makes the
+  // stream wait for the event's last record made before it (CUDA's rule).
+  virtual int32_t createEvent(void **out) = 0;
+  virtual void destroyEvent(void *event) = 0;
+  virtual int32_t recordEvent(void *event) = 0;
+  virtual int32_t waitEvent(void *event) = 0;
+  // *done: the work before the event's last record has finished.
+  virtual int32_t eventDone(void *event, bool *done) = 0;
+  // Waits for the work queued on the current stream.
+  virtual int32_t synchronizeStream() = 0;
+
+  // Communicators (comm.h): NCCL on CUDA, made with the device current;
+  // threads of this process on the host.
+  virtual int32_t makeComm(const hj_comm_id &id, int32_t world, int32_t rank, std::unique_ptr<Comm> &out) = 0;
+  // Runs f with the device current, giving it the current stream's native
+  // handle (CUDA: its CUstream; host: NULL).
+  virtual int32_t onDevice(const std::function<int32_t(void *stream)> &f) = 0;
+
+  // Synchronous. The copies are ordered after all work of every stream.
+  virtual int32_t copyToHost(void *dst, const void *src, size_t bytes) = 0;
+  virtual int32_t copyFromHost(void *dst, const void *src, size_t bytes) = 0;
+  // Waits for the work queued on every stream.
+  virtual int32_t synchronize() = 0;
+
+  // Resolves a kernel for this backend (done once per program load).
+  virtual int32_t loadKernel(const hj_kernel_desc &desc, KernelEntry &out) = 0;
+  // Host backend only: extra kernels by name, and libraries of kernels.
+  virtual int32_t registerHostKernel(const char *name, hj_host_kernel_fn fn);
+  virtual int32_t loadHostLibrary(const char *path);
+  // The stream work is queued on (CUDA: CUstream), or nullptr.
+  virtual void *nativeStream() const { return nullptr; }
+  // Things a kernel table must keep alive after this backend is gone
+  // (loaded libraries, CUDA modules).
+  virtual std::shared_ptr<void> keepAlive() { return nullptr; }
+
+  // Device faults. A kernel that fails on the device (an illegal address, a
+  // trap) leaves the context unusable, and the driver reports it only to
+  // later calls. Once a backend has seen one, fault() holds its cause and
+  // checkFault() fails every call with a message that says so, instead of
+  // blaming the call that noticed it.
+  const std::string &fault() const { return fault_; }
+  int32_t checkFault() const { return fault_.empty() ? HJ_OK : faultError(); }
+
+ protected:
+  // checkFault()'s error once a fault has been seen.
+  int32_t faultError() const;
+  // Keeps the first fault's cause and returns checkFault()'s error.
+  int32_t faulted(const std::string &cause);
+
+ private:
+  std::string fault_;
+};
+
+// Host kernels report a device fault through hj_report_host_fault (or the
+// hook a host-kernel library can declare, see hj_load_host_library); the
+// host backend picks it up after the kernel returns.
+std::string takeHostFault();
+
+std::unique_ptr<Backend> makeHostBackend();
+// Creates the CUDA backend; HJ_ERR_NO_DRIVER when libcuda.so.1 is missing.
+int32_t makeCudaBackend(int32_t device, void *stream, std::unique_ptr<Backend> &out);
+
+
+}  // namespace hj
+
+// A program's kernels resolved for one backend and device (hj_kernel_table_create).
+struct hj_kernel_table {
+  hj_backend_kind backend;
+  int32_t device;
+  std::vector<hj::KernelEntry> kernels;
+  std::shared_ptr<void> keepAlive;  // what the kernels need after the backend is gone
+};

@@ -1,0 +1,69 @@
+// call_path.h - the runtime calls of a program, dispatched once per call to
+// the path of the context's mode: eager (the calls happen: core/eager_path),
+// trace or replay (graph mode learns the program, or collects its work into
+// a graph: graph/graph_paths). The entry points (api/) check their arguments,
+// then hand the call to the context's path; no other code tests the mode.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "hostjit/runtime.h"
+
+namespace hj {
+
+// hj_alloc, checked: bytes computed from the extents and strides.
+struct AllocCall {
+  const int64_t *sizes = nullptr, *strides = nullptr;
+  uint32_t rank = 0, dtype = 0, flags = 0;
+  uint64_t bytes = 0;
+  const char *name = "";
+};
+
+// hj_launch, checked: the kernel is in the table, the dims and params valid.
+struct LaunchCall {
+  const hj_kernel_table *table = nullptr;
+  uint32_t kernel = 0;
+  const int64_t *dims = nullptr;  // grid xyz, block xyz, smem
+  void **params = nullptr;
+  const char *site = "";          // where the launch is, for messages ("" when not given)
+};
+
+// hj_collective, checked: `what` names the call and its site; `bytes` is
+// what it adds to hj_stats.collective_bytes, `recordBytes` what its record
+// entry says.
+struct CollectiveCall {
+  uint32_t kind = 0;
+  const void *src = nullptr;
+  void *dst = nullptr;
+  uint64_t count = 0;
+  uint32_t dtype = 0, op = 0;
+  int32_t peer = 0;
+  uint64_t bytes = 0, recordBytes = 0;
+  const std::string *what = nullptr;
+};
+
+class CallPath {
+ public:
+  virtual ~CallPath() = default;
+  // The stream the program is on, which records name.
+  virtual uint32_t stream() const = 0;
+  virtual int32_t alloc(const AllocCall &c, void **out) = 0;
+  // hj_free; onError: hj_free_on_error (a pointer that is no buffer is ignored).
+  virtual int32_t free(void *ptr, bool onError) = 0;
+  // The end of hj_free_all_on_error, after the frees: the program's error
+  // path leaves its streams and groups.
+  virtual void afterError() = 0;
+  virtual int32_t launch(const LaunchCall &c) = 0;
+  virtual int32_t setStream(uint32_t stream) = 0;
+  virtual int32_t recordUse(void *ptr) = 0;
+  virtual int32_t event(uint32_t event, bool wait) = 0;
+  virtual int32_t streamSync() = 0;
+  virtual int32_t collective(const CollectiveCall &c) = 0;
+  // Whether a failure of this path will be undone by running the call again
+  // eagerly (a replay that found the program's calls differ): then nothing
+  // reached the other ranks, and the communicator is left as it is.
+  virtual bool rerunsOnFailure() const { return false; }
+};
+
+}  // namespace hj

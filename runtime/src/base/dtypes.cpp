@@ -1,0 +1,35 @@
+// dtypes.cpp - element type names and fill patterns.
+#include "base/dtypes.h"
+
+#include "hostjit/runtime.h"
+
+namespace hj {
+
+const char *dtypeName(uint32_t d) {
+  static const char *names[] = {
+#define HJ_DTYPE(name, ident, code, bits, kind) #name,
+#include "hostjit/dtypes.def"
+#undef HJ_DTYPE
+  };
+  return d < HJ_DTYPE_COUNT ? names[d] : "?";
+}
+
+uint64_t nanPattern(uint32_t dtype) {
+  switch (dtype) {
+    case HJ_DTYPE_f16: return 0x7E00;
+    case HJ_DTYPE_bf16: return 0x7FC0;
+    case HJ_DTYPE_f32: return 0x7FC00000u;
+    case HJ_DTYPE_f64: return 0x7FF8000000000000ull;
+    case HJ_DTYPE_i8: return 0x7F;
+    case HJ_DTYPE_i16: return 0x7FFF;
+    case HJ_DTYPE_i32: return 0x7FFFFFFFu;
+    case HJ_DTYPE_i64: return 0x7FFFFFFFFFFFFFFFull;
+    case HJ_DTYPE_u8: return 0xFF;
+    case HJ_DTYPE_u32: return 0xFFFFFFFFu;
+    case HJ_DTYPE_u64: return ~0ull;
+    case HJ_DTYPE_bool: return 1;
+  }
+  return 0;
+}
+
+}  // namespace hj

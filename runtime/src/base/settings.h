@@ -1,0 +1,17 @@
+// settings.h - a context's settings, decided once when it is made (from
+// hj_options, else the environment), which every room reads.
+#pragma once
+
+#include <cstdint>
+
+namespace hj {
+
+struct Settings {
+  bool reuseZeroed = false;  // contract point 5: every zero_init buffer treated as resets_to_zero (unsafe)
+  bool checkZeroed = false;  // contract point 6: HOSTJIT_CHECK_ZEROED
+  bool fillNan = false;      // contract point 6: HOSTJIT_FILL_NAN
+  bool sync = false;         // synchronise after every launch and memset (HOSTJIT_SYNC)
+  uint32_t graphCache = 16;  // graph mode: signatures kept (hj_options.graph_cache, HOSTJIT_GRAPH_CACHE)
+};
+
+}  // namespace hj

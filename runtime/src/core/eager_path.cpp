@@ -1,0 +1,113 @@
+// eager_path.cpp - the runtime calls of a program, made as they come.
+#include "core/eager_path.h"
+
+#include "base/error.h"
+
+namespace hj {
+
+int32_t EagerPath::alloc(const AllocCall &c, void **out) {
+  if (int32_t st = r_.backend.checkFault()) return st;
+  if (int32_t st = r_.injector.check("hj_alloc of %%%s", c.name)) return st;
+  BufferRequest req;
+  req.bytes = c.bytes;
+  req.flags = c.flags;
+  req.dtype = c.dtype;
+  req.name = c.name;
+  req.recordStream = r_.record.on() ? stream() : 0;
+  Block *b = nullptr;
+  if (int32_t st = r_.buffers.allocate(req, &b)) return st;
+  *out = b->ptr;
+  return HJ_OK;
+}
+
+int32_t EagerPath::free(void *ptr, bool onError) {
+  return r_.buffers.free(ptr, onError, r_.record.on() ? stream() : 0);
+}
+
+void EagerPath::afterError() {
+  r_.backend.setStream(0);
+  if (r_.comm) r_.comm->closeGroups();  // a failed step inside a send/receive group
+}
+
+int32_t EagerPath::launch(const LaunchCall &c) {
+  const KernelEntry &k = c.table->kernels[c.kernel];
+  const char *site = *c.site ? c.site : "no site given";
+  if (int32_t st = r_.backend.checkFault()) return st;
+  if (int32_t st = r_.injector.check("launch of @%s (%s)", k.name.c_str(), site)) return st;
+  r_.buffers.noteLaunch(k, c.kernel, c.dims, c.params, r_.record.on() ? stream() : 0);
+  const int64_t *d = c.dims;
+  hj_dim3 grid{uint32_t(d[0]), uint32_t(d[1]), uint32_t(d[2])};
+  hj_dim3 block{uint32_t(d[3]), uint32_t(d[4]), uint32_t(d[5])};
+  if (int32_t st = r_.backend.launch(k, grid, block, uint32_t(d[6]), c.params)) return st;
+  ++r_.stats.launches;
+  if (r_.settings.sync && r_.backend.synchronize() != HJ_OK) {
+    if (r_.backend.fault().empty()) return HJ_ERR_BACKEND;  // the synchronisation's own error is set
+    return fail(HJ_ERR_BACKEND,
+                "kernel @%s (%s) failed on the device: %s; this context can no longer be used: destroy it, and "
+                "the programs and kernel tables made on it, and create a new one",
+                k.name.c_str(), site, r_.backend.fault().c_str());
+  }
+  return HJ_OK;
+}
+
+int32_t EagerPath::setStream(uint32_t s) {
+  if (int32_t st = r_.backend.checkFault()) return st;
+  if (int32_t st = r_.events.make(s, r_.injector)) return st;
+  if (r_.record.on()) r_.record.add(HJ_REC_STREAM, stream(), nullptr, "").entry.index = s;
+  r_.backend.setStream(s);
+  return HJ_OK;
+}
+
+int32_t EagerPath::recordUse(void *ptr) {
+  Block *b = r_.buffers.find(ptr);
+  if (!b) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_record_use: %p is not a live buffer of this context", ptr);
+  if (r_.record.on()) {
+    RecordedBuffer rb = recorded(*b);
+    r_.record.add(HJ_REC_USE, stream(), &rb, b->name);
+  }
+  r_.buffers.markUsed(b);
+  return HJ_OK;
+}
+
+int32_t EagerPath::event(uint32_t event, bool wait) {
+  if (int32_t st = r_.backend.checkFault()) return st;
+  if (int32_t st = r_.injector.check("%s of event %u on stream %u", wait ? "wait for" : "record", event, stream()))
+    return st;
+  if (wait) {
+    if (int32_t st = r_.events.wait(event)) return st;
+    ++r_.stats.event_waits;
+  } else {
+    if (int32_t st = r_.events.record(event)) return st;
+    ++r_.stats.event_records;
+  }
+  if (r_.record.on())
+    r_.record.add(wait ? HJ_REC_EVENT_WAIT : HJ_REC_EVENT_RECORD, stream(), nullptr, "").entry.index = event;
+  return HJ_OK;
+}
+
+int32_t EagerPath::streamSync() {
+  if (int32_t st = r_.backend.checkFault()) return st;
+  if (int32_t st = r_.injector.check("synchronisation of stream %u", stream())) return st;
+  if (int32_t st = r_.backend.synchronizeStream()) return st;
+  if (r_.record.on()) r_.record.add(HJ_REC_SYNC, stream(), nullptr, "");
+  return HJ_OK;
+}
+
+int32_t EagerPath::collective(const CollectiveCall &c) {
+  Comm &comm = *r_.comm;
+  if (int32_t st = r_.backend.checkFault()) return st;
+  if (int32_t st = r_.injector.check("rank %d: %s", comm.rank(), c.what->c_str())) return st;
+  int32_t st = r_.backend.onDevice([&](void *native) {
+    return comm.run(c.kind, c.src, c.dst, c.count, c.dtype, c.op, c.peer, native, *c.what);
+  });
+  if (st) return st;
+  if (r_.settings.sync)
+    if (int32_t s2 = r_.backend.synchronize()) return s2;
+  if (c.kind >= HJ_COLL_GROUP_BEGIN) return HJ_OK;
+  ++r_.stats.collectives;
+  r_.stats.collective_bytes += c.bytes;
+  r_.buffers.noteCollective(c.kind, c.src, c.dst, c.recordBytes, c.dtype, c.op, c.peer, stream());
+  return HJ_OK;
+}
+
+}  // namespace hj

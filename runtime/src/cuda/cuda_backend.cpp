@@ -1,0 +1,420 @@
+// cuda_backend.cpp - the CUDA backend: the driver API loaded with dlopen at run time, the device's primary context, one stream, NVRTC-compiled kernels.
+#include "backend/backend.h"
+#include "base/error.h"
+
+#ifndef HOSTJIT_HAVE_NVRTC
+
+namespace hj {
+int32_t makeCudaBackend(int32_t, void *, std::unique_ptr<Backend> &) {
+  return fail(HJ_ERR_NO_DRIVER, "no CUDA support in this build");
+}
+}  // namespace hj
+
+#else
+
+#include <cuda.h>  // types, enums and prototypes only: libcuda is never linked
+#include <dlfcn.h>
+
+#include <array>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <unordered_map>
+
+#include "cuda/cuda_driver.h"
+#include "cuda/cuda_graph.h"
+#include "cuda/nvrtc_compiler.h"
+
+namespace hj {
+
+namespace {
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(const Driver &d, std::shared_ptr<CudaModules> modules, int32_t ordinal, int ccMajor, int ccMinor)
+      : d_(d), modules_(std::move(modules)), ctx_(modules_->ctx), ordinal_(ordinal), ccMajor_(ccMajor),
+        ccMinor_(ccMinor) {}
+
+  ~CudaBackend() override {
+    CurrentContext cc(d_, ctx_);
+    if (cc.result() != CUDA_SUCCESS) return;
+    for (size_t i = 0; i < streams_.size(); ++i) {
+      if (!streams_[i] || (i == 0 && !ownStream_)) continue;
+      d_.cuStreamSynchronize(streams_[i]);
+      d_.cuStreamDestroy_v2(streams_[i]);
+    }
+  }
+
+  // Uses the caller's stream, or creates one that does not synchronise with
+  // the legacy default stream.
+  int32_t init(void *stream) {
+    if (stream) {
+      CUcontext owner = nullptr;
+      if (CUresult r = d_.cuStreamGetCtx(static_cast<CUstream>(stream), &owner))
+        return driverError("cuStreamGetCtx (the stream given in hj_options)", r);
+      if (owner != ctx_)
+        return fail(HJ_ERR_INVALID_ARGUMENT,
+                    "the stream given in hj_options belongs to another CUDA context than the primary context of "
+                    "device %d, which hostjit uses",
+                    ordinal_);
+      stream_ = static_cast<CUstream>(stream);
+      streams_.assign(1, stream_);
+      return HJ_OK;
+    }
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    if (CUresult r = d_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING)) {
+      stream_ = nullptr;
+      return driverError("cuStreamCreate", r);
+    }
+    ownStream_ = true;
+    streams_.assign(1, stream_);
+    return HJ_OK;
+  }
+
+  hj_backend_kind kind() const override { return HJ_BACKEND_CUDA; }
+  void *nativeStream() const override { return streams_[0]; }
+  int32_t dlDeviceType() const override { return 2; /* kDLCUDA */ }
+  int32_t deviceId() const override { return ordinal_; }
+
+  int32_t allocate(size_t bytes, void **out) override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    CUdeviceptr p = 0;
+    CUresult r = d_.cuMemAlloc_v2(&p, bytes ? bytes : 1);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY)
+      return fail(HJ_ERR_OUT_OF_MEMORY, "out of device memory: cuMemAlloc of %zu bytes on CUDA device %d failed",
+                  bytes, ordinal_);
+    if (r != CUDA_SUCCESS && sticky(r)) return driverError("cuMemAlloc", r);
+    if (r != CUDA_SUCCESS)
+      return fail(HJ_ERR_BACKEND, "cuMemAlloc of %zu bytes on CUDA device %d failed: %s", bytes, ordinal_,
+                  describe(d_, r).c_str());
+    *out = reinterpret_cast<void *>(static_cast<uintptr_t>(p));
+    return HJ_OK;
+  }
+
+  // Cannot fail (and sets no error): queued kernels may still use the memory,
+  // so the stream is drained first.
+  void release(void *ptr) override {
+    if (!ptr) return;
+    CurrentContext cc(d_, ctx_);
+    if (cc.result() != CUDA_SUCCESS) return;
+    for (CUstream s : streams_) d_.cuStreamSynchronize(s);
+    d_.cuMemFree_v2(dptr(ptr));
+  }
+
+  int32_t memsetZero(void *ptr, size_t bytes) override {
+    if (bytes == 0) return HJ_OK;
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    if (CUresult r = d_.cuMemsetD8Async(dptr(ptr), 0, bytes, stream_)) return driverError("cuMemsetD8Async", r);
+    return HJ_OK;
+  }
+
+  int32_t fill(void *ptr, size_t bytes, uint64_t pattern, unsigned width) override {
+    size_t n = width ? bytes / width : 0;
+    if (n == 0) return HJ_OK;
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    CUdeviceptr p = dptr(ptr);
+    CUresult r = CUDA_SUCCESS;
+    const char *what = "cuMemsetD32Async";
+    uint32_t lo = static_cast<uint32_t>(pattern), hi = static_cast<uint32_t>(pattern >> 32);
+    switch (width) {
+      case 1:
+        what = "cuMemsetD8Async";
+        r = d_.cuMemsetD8Async(p, static_cast<unsigned char>(pattern), n, stream_);
+        break;
+      case 2:
+        what = "cuMemsetD16Async";
+        r = d_.cuMemsetD16Async(p, static_cast<unsigned short>(pattern), n, stream_);
+        break;
+      case 4: r = d_.cuMemsetD32Async(p, lo, n, stream_); break;
+      case 8:
+        if (lo == hi) {
+          r = d_.cuMemsetD32Async(p, lo, 2 * n, stream_);
+        } else {
+          // Two strided fills: the low words at p, p+8, ... and the high
+          // words at p+4, p+12, ... (n rows of one 32-bit element, pitch 8).
+          what = "cuMemsetD2D32Async";
+          r = d_.cuMemsetD2D32Async(p, 8, lo, 1, n, stream_);
+          if (r == CUDA_SUCCESS) r = d_.cuMemsetD2D32Async(p + 4, 8, hi, 1, n, stream_);
+        }
+        break;
+      default: return fail(HJ_ERR_INVALID_ARGUMENT, "fill: element width %u is not 1, 2, 4 or 8", width);
+    }
+    if (r != CUDA_SUCCESS) return driverError(what, r);
+    return HJ_OK;
+  }
+
+  int32_t launch(const KernelEntry &kernel, const hj_dim3 &grid, const hj_dim3 &block, uint32_t smem,
+                 void **params) override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    auto f = static_cast<CUfunction>(kernel.function);
+    if (smem > kDefaultSharedLimit) {
+      if (int32_t st = allowSharedMemory(kernel, f, smem)) return st;
+    }
+    CUresult r = d_.cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, smem, stream_, params,
+                                   nullptr);
+    if (r != CUDA_SUCCESS && sticky(r)) return driverError("cuLaunchKernel", r);
+    if (r != CUDA_SUCCESS)
+      return fail(HJ_ERR_BACKEND, "cuLaunchKernel failed for @%s grid(%u, %u, %u) block(%u, %u, %u) smem(%u): %s",
+                  kernel.name.c_str(), grid.x, grid.y, grid.z, block.x, block.y, block.z, smem,
+                  describe(d_, r).c_str());
+    return HJ_OK;
+  }
+
+  int32_t buildGraph(const std::vector<GraphNode> &nodes, std::unique_ptr<Graph> &out) override {
+    for (const GraphNode &n : nodes)
+      if (n.kind == GraphNode::Kind::Kernel && n.smem > kDefaultSharedLimit)
+        if (int32_t st = allowSharedMemory(*n.kernel, static_cast<CUfunction>(n.kernel->function), n.smem)) return st;
+    return makeCudaGraph(d_, ctx_, streams_[0], ordinal_, [this](const std::string &cause) { return faulted(cause); },
+                         nodes, out);
+  }
+
+  // The copies run on stream 0 after every stream has drained (so they are
+  // ordered after all kernels and before later ones) and are complete when
+  // these return.
+  int32_t copyToHost(void *dst, const void *src, size_t bytes) override {
+    if (bytes == 0) return HJ_OK;
+    if (int32_t st = synchronize()) return st;
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    CUstream s = streams_[0];
+    if (CUresult r = d_.cuMemcpyDtoHAsync_v2(dst, dptr(src), bytes, s)) return driverError("cuMemcpyDtoHAsync", r);
+    if (CUresult r = d_.cuStreamSynchronize(s)) return driverError("cuStreamSynchronize", r);
+    return HJ_OK;
+  }
+
+  int32_t copyFromHost(void *dst, const void *src, size_t bytes) override {
+    if (bytes == 0) return HJ_OK;
+    if (int32_t st = synchronize()) return st;
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    CUstream s = streams_[0];
+    if (CUresult r = d_.cuMemcpyHtoDAsync_v2(dptr(dst), src, bytes, s)) return driverError("cuMemcpyHtoDAsync", r);
+    if (CUresult r = d_.cuStreamSynchronize(s)) return driverError("cuStreamSynchronize", r);
+    return HJ_OK;
+  }
+
+  int32_t synchronize() override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    for (CUstream s : streams_)
+      if (CUresult r = d_.cuStreamSynchronize(s)) return driverError("cuStreamSynchronize", r);
+    return HJ_OK;
+  }
+
+  int32_t addStream() override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    CUstream s = nullptr;
+    if (CUresult r = d_.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)) return driverError("cuStreamCreate", r);
+    try {
+      streams_.push_back(s);
+    } catch (...) {
+      d_.cuStreamDestroy_v2(s);
+      throw;
+    }
+    return HJ_OK;
+  }
+  uint32_t numStreams() const override { return static_cast<uint32_t>(streams_.size()); }
+  void setStream(uint32_t index) override {
+    current_ = index;
+    stream_ = streams_[index];
+  }
+  uint32_t currentStream() const override { return current_; }
+
+  int32_t createEvent(void **out) override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    CUevent e = nullptr;
+    if (CUresult r = d_.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING)) return driverError("cuEventCreate", r);
+    *out = e;
+    return HJ_OK;
+  }
+  void destroyEvent(void *event) override {
+    CurrentContext cc(d_, ctx_);
+    if (event && cc.result() == CUDA_SUCCESS) d_.cuEventDestroy_v2(static_cast<CUevent>(event));
+  }
+  int32_t recordEvent(void *event) override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    if (CUresult r = d_.cuEventRecord(static_cast<CUevent>(event), stream_)) return driverError("cuEventRecord", r);
+    return HJ_OK;
+  }
+  int32_t waitEvent(void *event) override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    if (CUresult r = d_.cuStreamWaitEvent(stream_, static_cast<CUevent>(event), 0))
+      return driverError("cuStreamWaitEvent", r);
+    return HJ_OK;
+  }
+  int32_t eventDone(void *event, bool *done) override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    CUresult r = d_.cuEventQuery(static_cast<CUevent>(event));
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY) return driverError("cuEventQuery", r);
+    *done = r == CUDA_SUCCESS;
+    return HJ_OK;
+  }
+  int32_t makeComm(const hj_comm_id &id, int32_t world, int32_t rank, std::unique_ptr<Comm> &out) override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    return makeNcclComm(id, world, rank, out);
+  }
+  int32_t onDevice(const std::function<int32_t(void *)> &f) override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    return f(stream_);
+  }
+
+  int32_t synchronizeStream() override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    if (CUresult r = d_.cuStreamSynchronize(stream_)) return driverError("cuStreamSynchronize", r);
+    return HJ_OK;
+  }
+
+  // Compiles (or finds cached) the kernel's source, loads the module once per
+  // image into this context and resolves the entry point.
+  int32_t loadKernel(const hj_kernel_desc &desc, KernelEntry &out) override {
+    const char *name = desc.name ? desc.name : "?";
+    if (!desc.cuda_source || !desc.cuda_entry)
+      return fail(HJ_ERR_NOT_FOUND, "kernel @%s has no CUDA source (give it `cuda = ...` and `entry = ...`)", name);
+    const char *path = desc.cuda_path ? desc.cuda_path : "<source>";
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    CudaImage image;
+    if (int32_t st = compileCudaKernel(desc, ccMajor_, ccMinor_, /*fresh=*/false, image)) return st;
+    auto slot = modules_->modules.emplace(image.key, nullptr);
+    if (slot.second) {
+      CUmodule mod = nullptr;
+      CUresult r = d_.cuModuleLoadData(&mod, image.data->data());
+      if (r != CUDA_SUCCESS && !image.compiled && !sticky(r)) {
+        // A cached image the driver refuses (a damaged file): rebuild it once.
+        int32_t st = compileCudaKernel(desc, ccMajor_, ccMinor_, /*fresh=*/true, image);
+        if (st != HJ_OK) {
+          modules_->modules.erase(slot.first);
+          return st;
+        }
+        r = d_.cuModuleLoadData(&mod, image.data->data());
+      }
+      if (r != CUDA_SUCCESS) {
+        modules_->modules.erase(slot.first);
+        if (sticky(r)) return driverError("cuModuleLoadData", r);
+        return fail(HJ_ERR_BACKEND, "cuModuleLoadData failed for kernel @%s (%s) on CUDA device %d (sm_%d%d): %s",
+                    name, path, ordinal_, ccMajor_, ccMinor_, describe(d_, r).c_str());
+      }
+      slot.first->second = mod;
+    }
+    CUfunction f = nullptr;
+    CUresult r = d_.cuModuleGetFunction(&f, slot.first->second, desc.cuda_entry);
+    if (r == CUDA_ERROR_NOT_FOUND)
+      return fail(HJ_ERR_NOT_FOUND,
+                  "kernel @%s: entry point '%s' not found in %s (is it declared extern \"C\" __global__?)", name,
+                  desc.cuda_entry, path);
+    if (r != CUDA_SUCCESS)
+      return fail(HJ_ERR_BACKEND, "cuModuleGetFunction('%s') failed for kernel @%s (%s): %s", desc.cuda_entry, name,
+                  path, describe(d_, r).c_str());
+    out.function = f;
+    return HJ_OK;
+  }
+
+  std::shared_ptr<void> keepAlive() override { return modules_; }
+
+ private:
+  static constexpr uint32_t kDefaultSharedLimit = 48u << 10;  // bytes without opting in
+
+  // Errors after which the context is unusable: a kernel faulted.
+ public:
+  static bool sticky(CUresult r) {
+    switch (r) {
+      case CUDA_ERROR_ILLEGAL_ADDRESS:
+      case CUDA_ERROR_LAUNCH_TIMEOUT:
+      case CUDA_ERROR_ASSERT:
+      case CUDA_ERROR_HARDWARE_STACK_ERROR:
+      case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+      case CUDA_ERROR_MISALIGNED_ADDRESS:
+      case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+      case CUDA_ERROR_INVALID_PC:
+      case CUDA_ERROR_LAUNCH_FAILED:
+      case CUDA_ERROR_ECC_UNCORRECTABLE:
+      case CUDA_ERROR_CONTEXT_IS_DESTROYED: return true;
+      default: return false;
+    }
+  }
+
+ private:
+
+  int32_t driverError(const char *what, CUresult r) {
+    if (sticky(r)) return faulted(describe(d_, r) + " on CUDA device " + std::to_string(ordinal_));
+    return fail(HJ_ERR_BACKEND, "%s failed on CUDA device %d: %s", what, ordinal_, describe(d_, r).c_str());
+  }
+
+  // Opts a kernel in to more than 48 KiB of dynamic shared memory. Done at
+  // every such launch (a cheap driver call): a cache keyed by CUfunction
+  // could outlive the module, and tables are shared between contexts.
+  int32_t allowSharedMemory(const KernelEntry &kernel, CUfunction f, uint32_t smem) {
+    CUresult r = d_.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem));
+    if (r != CUDA_SUCCESS)
+      return fail(HJ_ERR_BACKEND,
+                  "cannot give @%s %u bytes of dynamic shared memory on CUDA device %d "
+                  "(cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)): %s",
+                  kernel.name.c_str(), smem, ordinal_, describe(d_, r).c_str());
+    return HJ_OK;
+  }
+
+  const Driver &d_;
+  std::shared_ptr<CudaModules> modules_;
+  CUcontext ctx_;
+  int32_t ordinal_;
+  int ccMajor_, ccMinor_;
+  CUstream stream_ = nullptr;  // the current stream
+  std::vector<CUstream> streams_;  // stream 0: the caller's or our own; then those addStream made
+  uint32_t current_ = 0;
+  bool ownStream_ = false;
+};
+
+}  // namespace
+
+int32_t makeCudaBackend(int32_t device, void *stream, std::unique_ptr<Backend> &out) {
+  const Driver &d = driver();
+  if (d.status != HJ_OK) return fail(d.status, "%s", d.error.c_str());
+  int count = 0;
+  if (CUresult r = d.cuDeviceGetCount(&count))
+    return fail(HJ_ERR_NO_DRIVER, "no CUDA device found: cuDeviceGetCount failed with %s", describe(d, r).c_str());
+  if (count <= 0) return fail(HJ_ERR_NO_DRIVER, "no CUDA device found (the driver reports none)");
+  if (device < 0 || device >= count)
+    return fail(HJ_ERR_INVALID_ARGUMENT, "CUDA device %d does not exist: this machine has %d (0 to %d)", device, count,
+                count - 1);
+  CUdevice dev = 0;
+  if (CUresult r = d.cuDeviceGet(&dev, device))
+    return fail(HJ_ERR_BACKEND, "cuDeviceGet(%d) failed: %s", device, describe(d, r).c_str());
+  int major = 0, minor = 0;
+  CUresult r = d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  if (r == CUDA_SUCCESS) r = d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  if (r != CUDA_SUCCESS)
+    return fail(HJ_ERR_BACKEND, "cannot read the compute capability of CUDA device %d: %s", device,
+                describe(d, r).c_str());
+  auto modules = std::make_shared<CudaModules>(d, dev);
+  if (CUresult rr = d.cuDevicePrimaryCtxRetain(&modules->ctx, dev)) {
+    modules->ctx = nullptr;
+    if (CudaBackend::sticky(rr))
+      return fail(HJ_ERR_BACKEND,
+                  "CUDA device %d cannot be used again in this process: a kernel failed on it earlier (%s), and the "
+                  "driver requires the process to be restarted",
+                  device, describe(d, rr).c_str());
+    return fail(HJ_ERR_BACKEND, "cannot retain the primary context of CUDA device %d: %s", device,
+                describe(d, rr).c_str());
+  }
+  auto backend = std::make_unique<CudaBackend>(d, std::move(modules), device, major, minor);
+  if (int32_t st = backend->init(stream)) return st;
+  out = std::move(backend);
+  return HJ_OK;
+}
+
+}  // namespace hj
+
+#endif  // HOSTJIT_HAVE_NVRTC

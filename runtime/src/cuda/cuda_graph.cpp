@@ -1,0 +1,216 @@
+// cuda_graph.cpp - CUDA graphs of graph mode: built from nodes and edges,
+// nodes updated in place, launched.
+#include "cuda/cuda_graph.h"
+
+#ifdef HOSTJIT_HAVE_NVRTC
+
+#include <array>
+
+#include "base/error.h"
+
+namespace hj {
+
+namespace {
+
+// The memset nodes that do what CudaBackend::memsetZero or fill does for
+// one GraphNode (one node, or two for an 8-byte pattern of unequal halves).
+int memsetNodes(const GraphNode &n, CUDA_MEMSET_NODE_PARAMS out[2]) {
+  for (int i = 0; i < 2; ++i) out[i] = CUDA_MEMSET_NODE_PARAMS{};
+  CUdeviceptr p = dptr(n.ptr);
+  out[0].dst = p;
+  out[0].height = 1;
+  if (n.kind == GraphNode::Kind::Memset) {
+    out[0].elementSize = 1;
+    out[0].width = n.bytes;
+    return 1;
+  }
+  size_t count = n.bytes / n.width;
+  uint32_t lo = static_cast<uint32_t>(n.pattern), hi = static_cast<uint32_t>(n.pattern >> 32);
+  if (n.width < 8) {
+    out[0].elementSize = n.width;
+    out[0].width = count;
+    out[0].value = n.width == 4 ? lo : n.width == 2 ? (lo & 0xffffu) : (lo & 0xffu);
+    return 1;
+  }
+  if (lo == hi) {
+    out[0].elementSize = 4;
+    out[0].width = 2 * count;
+    out[0].value = lo;
+    return 1;
+  }
+  // Low words at p, p+8, ...; high words at p+4, p+12, ... (pitch 8).
+  for (int i = 0; i < 2; ++i) {
+    out[i].dst = p + 4 * i;
+    out[i].pitch = 8;
+    out[i].elementSize = 4;
+    out[i].width = 1;
+    out[i].height = count;
+    out[i].value = i ? hi : lo;
+  }
+  return 2;
+}
+
+CUDA_KERNEL_NODE_PARAMS kernelNode(const GraphNode &n) {
+  CUDA_KERNEL_NODE_PARAMS k{};
+  k.func = static_cast<CUfunction>(n.kernel->function);
+  k.gridDimX = n.grid.x;
+  k.gridDimY = n.grid.y;
+  k.gridDimZ = n.grid.z;
+  k.blockDimX = n.block.x;
+  k.blockDimY = n.block.y;
+  k.blockDimZ = n.block.z;
+  k.sharedMemBytes = n.smem;
+  k.kernelParams = n.params;
+  return k;
+}
+
+// A CUDA graph of the nodes, edges from their dependencies, and its
+// executable. A collective node is a child graph captured from the
+// communicator's calls on a stream of the graph's own.
+class CudaGraph final : public Graph {
+ public:
+  CudaGraph(const Driver &d, CUcontext ctx, CUstream stream, int32_t ordinal)
+      : d_(d), ctx_(ctx), stream_(stream), ordinal_(ordinal) {}
+  ~CudaGraph() override {
+    CurrentContext cc(d_, ctx_);
+    if (exec_) d_.cuGraphExecDestroy(exec_);
+    if (graph_) d_.cuGraphDestroy(graph_);
+    if (capture_) d_.cuStreamDestroy_v2(capture_);
+  }
+
+  int32_t build(const std::vector<GraphNode> &nodes) {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return error("cuCtxSetCurrent", r);
+    if (CUresult r = d_.cuGraphCreate(&graph_, 0)) return error("cuGraphCreate", r);
+    std::vector<CUgraphNode> deps;
+    for (const GraphNode &n : nodes) {
+      deps.clear();
+      for (uint32_t i = 0; i < n.numDeps; ++i) {
+        if (n.deps[i] >= nodes_.size()) return fail(HJ_ERR_INTERNAL, "CUDA graph: node %zu depends on a later node", nodes_.size());
+        const auto &from = nodes_[n.deps[i]];
+        deps.push_back(from[1] ? from[1] : from[0]);
+      }
+      std::array<CUgraphNode, 2> made{};
+      if (n.kind == GraphNode::Kind::Kernel) {
+        CUDA_KERNEL_NODE_PARAMS k = kernelNode(n);
+        if (CUresult r = d_.cuGraphAddKernelNode_v2(&made[0], graph_, deps.data(), deps.size(), &k))
+          return error("cuGraphAddKernelNode", r, n.kernel->name.c_str());
+      } else if (n.kind == GraphNode::Kind::Collective) {
+        CUgraph child = nullptr;
+        if (int32_t st = capture(n, &child)) return st;
+        CUresult r = d_.cuGraphAddChildGraphNode(&made[0], graph_, deps.data(), deps.size(), child);
+        d_.cuGraphDestroy(child);  // the node holds a copy
+        if (r) return error("cuGraphAddChildGraphNode", r);
+      } else {
+        CUDA_MEMSET_NODE_PARAMS m[2];
+        int count = memsetNodes(n, m);
+        for (int i = 0; i < count; ++i) {
+          const CUgraphNode *on = i ? &made[0] : deps.data();
+          size_t numOn = i ? 1 : deps.size();
+          if (CUresult r = d_.cuGraphAddMemsetNode(&made[i], graph_, on, numOn, &m[i], ctx_))
+            return error("cuGraphAddMemsetNode", r);
+        }
+      }
+      nodes_.push_back(made);
+    }
+    if (CUresult r = d_.cuGraphInstantiateWithFlags(&exec_, graph_, 0)) return error("cuGraphInstantiate", r);
+    return HJ_OK;
+  }
+
+  int32_t update(size_t index, const GraphNode &n) override {
+    if (index >= nodes_.size()) return fail(HJ_ERR_INTERNAL, "CUDA graph: node %zu does not exist", index);
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return error("cuCtxSetCurrent", r);
+    if (n.kind == GraphNode::Kind::Kernel) {
+      CUDA_KERNEL_NODE_PARAMS k = kernelNode(n);
+      if (CUresult r = d_.cuGraphExecKernelNodeSetParams_v2(exec_, nodes_[index][0], &k))
+        return error("cuGraphExecKernelNodeSetParams", r, n.kernel->name.c_str());
+      return HJ_OK;
+    }
+    if (n.kind == GraphNode::Kind::Collective) {
+      // Captured anew with the new buffers; the same calls make the same
+      // topology, which an executable's child graph node requires. The
+      // executable takes its own references to what the capture holds
+      // (NCCL's user objects), so the new graph can go at once.
+      CUgraph child = nullptr;
+      if (int32_t st = capture(n, &child)) return st;
+      CUresult r = d_.cuGraphExecChildGraphNodeSetParams(exec_, nodes_[index][0], child);
+      d_.cuGraphDestroy(child);
+      if (r) return error("cuGraphExecChildGraphNodeSetParams", r);
+      return HJ_OK;
+    }
+    CUDA_MEMSET_NODE_PARAMS m[2];
+    int count = memsetNodes(n, m);
+    for (int i = 0; i < count; ++i)
+      if (CUresult r = d_.cuGraphExecMemsetNodeSetParams(exec_, nodes_[index][i], &m[i], ctx_))
+        return error("cuGraphExecMemsetNodeSetParams", r);
+    return HJ_OK;
+  }
+
+  int32_t launch() override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return error("cuCtxSetCurrent", r);
+    if (CUresult r = d_.cuGraphLaunch(exec_, stream_)) return error("cuGraphLaunch", r);
+    return HJ_OK;
+  }
+
+  // Set by the backend: a sticky error makes the backend faulted.
+  std::function<int32_t(const std::string &)> onFault;
+
+ private:
+  int32_t error(const char *what, CUresult r, const char *kernel = nullptr) {
+    if (onFault && (r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED || r == CUDA_ERROR_ASSERT))
+      return onFault(describe(d_, r) + " on CUDA device " + std::to_string(ordinal_));
+    return fail(HJ_ERR_BACKEND, "%s%s%s failed on CUDA device %d: %s", what, kernel ? " for @" : "", kernel ? kernel : "",
+                ordinal_, describe(d_, r).c_str());
+  }
+
+  // The work of a collective node's calls, captured into a new graph.
+  int32_t capture(const GraphNode &n, CUgraph *out) {
+    if (!capture_)
+      if (CUresult r = d_.cuStreamCreate(&capture_, CU_STREAM_NON_BLOCKING)) return error("cuStreamCreate", r);
+    if (CUresult r = d_.cuStreamBeginCapture_v2(capture_, CU_STREAM_CAPTURE_MODE_RELAXED))
+      return error("cuStreamBeginCapture", r);
+    int32_t st = HJ_OK;
+    for (uint32_t i = 0; i < n.numParts && st == HJ_OK; ++i) {
+      const CollectivePart &c = n.parts[i];
+      st = n.comm->run(c.kind, n.buffers[2 * i], n.buffers[2 * i + 1], c.count, c.dtype, c.op, c.peer, capture_, c.what);
+    }
+    std::string why = st ? hj_last_error() : "";
+    if (st) n.comm->closeGroups();  // a group the failed part left open ends inside the capture
+    CUgraph g = nullptr;
+    CUresult r = d_.cuStreamEndCapture(capture_, &g);
+    if (st) {
+      if (g) d_.cuGraphDestroy(g);
+      return fail(st, "%s", why.c_str());
+    }
+    if (r) return error("cuStreamEndCapture", r);
+    *out = g;
+    return HJ_OK;
+  }
+
+  const Driver &d_;
+  CUcontext ctx_;
+  CUstream stream_;
+  int32_t ordinal_;
+  CUgraph graph_ = nullptr;
+  CUgraphExec exec_ = nullptr;
+  CUstream capture_ = nullptr;  // made for the first collective node
+  std::vector<std::array<CUgraphNode, 2>> nodes_;  // per node: its driver nodes (a Fill may take two)
+};
+
+}  // namespace
+
+int32_t makeCudaGraph(const Driver &d, CUcontext ctx, CUstream stream, int32_t ordinal,
+                      std::function<int32_t(const std::string &)> onFault, const std::vector<GraphNode> &nodes,
+                      std::unique_ptr<Graph> &out) {
+  auto g = std::make_unique<CudaGraph>(d, ctx, stream, ordinal);
+  g->onFault = std::move(onFault);
+  if (int32_t st = g->build(nodes)) return st;
+  out = std::move(g);
+  return HJ_OK;
+}
+
+}  // namespace hj
+
+#endif  // HOSTJIT_HAVE_NVRTC

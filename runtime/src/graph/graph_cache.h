@@ -1,0 +1,249 @@
+// graph_cache.h - graph mode: per-signature memory plans and executable
+// graphs of a program's launches, memsets and collectives on its streams,
+// kept per context (docs/graph-mode.md).
+//
+// A call in graph mode (hj_graph_call, hj_graph_end) goes through these modes
+// of the context: Trace runs the program once without touching the device
+// (fake buffer addresses) to learn its allocations, their lifetimes and its
+// operations; the memory plan is then made (intermediates at fixed offsets of
+// one block, buffers whose lifetimes do not overlap sharing memory).
+// Replay runs the program against the plan: intermediates get their planned
+// addresses, outputs come from the pool, launches and memsets are collected
+// (not issued) and compared with the graph's; at the end the graph is built
+// (first time) or its changed nodes updated, and launched. A fast replay
+// skips the program: it allocates the outputs, patches the nodes whose
+// arguments are input or output addresses, and launches. Eager runs the
+// program as without graph mode (a fallback, with a reason).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "backend/backend.h"
+#include "base/call_path.h"
+#include "base/fault_injection.h"
+#include "base/settings.h"
+#include "comm/comm.h"
+#include "memory/buffers.h"
+#include "record/call_record.h"
+
+namespace hj {
+
+// What graph mode works with: the context's backend, buffers, record,
+// counters, fault injector, settings and communicator (which a context may
+// get after its graph cache is made), and the context's current call path,
+// which graph mode points at its trace and replay paths while a graph-mode
+// call runs and gives back to `eager` when it ends.
+struct GraphRoom {
+  Backend &backend;
+  Buffers &buffers;
+  CallRecord &record;
+  hj_stats &stats;
+  FaultInjector &injector;
+  const Settings &settings;
+  std::unique_ptr<Comm> &comm;
+  CallPath *&path;
+  CallPath &eager;
+};
+
+// One hj_alloc of the program, in call order.
+struct PlannedAlloc {
+  std::vector<int64_t> sizes, strides;  // strides empty: contiguous
+  uint32_t dtype = 0, flags = 0;
+  uint64_t bytes = 0;
+  bool output = false;
+  bool zeroed = false;  // lives in the block's zeroed part (resets_to_zero)
+  size_t offset = 0;    // intermediates: offset in the block
+  size_t firstEvent = 0, lastEvent = SIZE_MAX;  // its alloc and its free, in call order
+  int32_t op = -1;      // its memset or fill operation, if any
+  std::string name;
+  char lastKernel[40] = {};  // HOSTJIT_CHECK_ZEROED: the last kernel given it
+  uint32_t stream = 0;        // the program's stream when it was allocated
+  bool otherStreams = false;  // work on another stream uses it (hj_record_use)
+};
+
+// One operation of the graph, in the order the program issued it.
+struct PlannedOp {
+  GraphNode::Kind kind = GraphNode::Kind::Kernel;
+  uint32_t stream = 0;          // the program's stream
+  std::vector<uint32_t> deps;   // the operations it waits for (its stream's last, events, syncs)
+  std::vector<CollectivePart> parts;  // Collective: its calls (a group: brackets included)
+  uint32_t alloc = 0;  // Memset, Fill: the allocation
+  uint64_t pattern = 0;
+  unsigned width = 0;
+  const hj_kernel_table *table = nullptr;  // Kernel
+  uint32_t kernel = 0;
+  int64_t dims[7] = {};
+  std::vector<unsigned char> values;  // Kernel: the argument values; Memset, Fill: the destination;
+                                      // Collective: each part's source and destination addresses
+  std::vector<void *> params;         // pointers into values, one per parameter
+  bool dirty = false;                 // values differ from the executable graph's
+};
+
+// An address a fast replay writes into a node: the 8 bytes at
+// values[offset] of ops[op] come from a source, input i (source i) or the
+// program's j-th output allocation (source numInputs + j).
+struct Patch {
+  uint32_t op = 0, offset = 0, source = 0;
+};
+
+struct GraphEntry {
+  std::string key;
+  std::string eagerReason;  // not empty: this signature runs eagerly, for this reason
+  std::vector<PlannedAlloc> allocs;
+  std::vector<PlannedOp> ops;
+  void *block = nullptr;
+  size_t blockBytes = 0, zeroedOffset = 0, zeroedBytes = 0;
+  std::unique_ptr<Graph> exec;
+  std::shared_ptr<void> keepAlive;  // the kernel table's modules or libraries
+  // Fast replay.
+  bool fast = false;
+  uint32_t numInputs = 0;
+  std::vector<uint32_t> outputAllocs;   // the output allocations, in order (sources numInputs + j)
+  std::vector<Patch> patches;           // sorted by source
+  std::vector<uint32_t> patchStart;     // patches of source s: [patchStart[s], patchStart[s + 1])
+  std::vector<const void *> sourceValue;  // each source's address in the nodes now (kUnknown: patch it)
+  std::vector<uint32_t> outSource;      // per program output: its source
+  std::vector<Patch> valuePatches;      // where each hj_graph_value goes (source: its byte count)
+  std::vector<uint32_t> dirty;          // ops whose values differ from the executable graph's
+  std::vector<int64_t> outDims;
+  // What one call counts in hj_stats beyond its outputs' allocations.
+  uint64_t fastAllocs = 0, fastMemsets = 0, fastFills = 0, frees = 0, launches = 0;
+  uint64_t collectives = 0, collectiveBytes = 0;
+  bool streams = false;     // work on another stream than 0
+  bool unknownUse = false;  // hj_record_use of an address no traced buffer starts at
+  uint64_t peakBytes = 0;  // the most bytes live at once during the program
+  uint64_t lastUse = 0;
+};
+
+// The graph-mode state of a context.
+class GraphCache {
+ public:
+  enum class Mode : uint8_t { Off, Trace, Replay, Eager };
+
+  explicit GraphCache(GraphRoom room);
+  ~GraphCache();
+  GraphCache(const GraphCache &) = delete;
+  GraphCache &operator=(const GraphCache &) = delete;
+
+  Mode mode() const { return mode_; }
+  // The stream records name: in Trace and Replay the one the graph's nodes
+  // are being placed on, else the backend's.
+  uint32_t programStream() const;
+  // A replay found the program's calls differ from the traced ones (it
+  // fails, and hj_graph_end runs the call eagerly).
+  bool mismatched() const { return mismatched_; }
+  const std::string &reason() const { return reason_; }
+  void clear();
+  void forget(std::string_view prefix);
+  // Drops the graphs that hold collectives: before the communicator is
+  // aborted or destroyed, since NCCL's abort waits until the graphs its work
+  // was captured into are gone.
+  void dropCommunicating();
+  // After an exception inside a graph-mode call: frees what the call
+  // allocated, drops its entry and leaves the mode off.
+  void abandon();
+  // Checks that the zeroed part of every cached memory plan is zero.
+  int32_t checkZero(bool *isZero);
+
+  int32_t call(const void *key, uint64_t keyBytes, void *const *inputs, uint32_t numInputs, bool fast,
+               const hj_graph_value *values, uint32_t numValues, void **outData, uint32_t numOutputs,
+               int64_t *outDims, uint32_t numDims, int32_t *done);
+  int32_t end(int32_t status, void **outData, int64_t *outDims, int32_t *again);
+
+  // The runtime calls of a program in Trace and Replay mode (graph_paths.h
+  // hands them here, checked as eager calls check them).
+  int32_t alloc(const AllocCall &c, void **out);
+  // Trace: the end of a traced buffer's life.
+  int32_t traceFree(void *ptr, bool onError);
+  // Replay: a buffer of the program is freed (a planned one keeps its last
+  // kernel in the plan, for HOSTJIT_CHECK_ZEROED).
+  int32_t replayFree(void *ptr, bool onError);
+  int32_t launch(const hj_kernel_table *table, uint32_t kernel, const int64_t *dims, void **params);
+  // Streams and events become edges between the graph's nodes (the backend's
+  // stream is not changed: the graph launches on stream 0). A wait makes the
+  // stream's next operation depend on what preceded the event's record; a
+  // stream sync makes every stream's next operation depend on that stream's
+  // work so far. Inside a send/receive group they fail (a group node holds
+  // only its sends and receives).
+  uint32_t stream() const { return stream_; }
+  // Trace: hj_record_use of `ptr` (its buffer is used on another stream).
+  void traceUse(const void *ptr);
+  int32_t setStream(uint32_t stream);
+  int32_t event(uint32_t event, bool wait);
+  int32_t streamSync();
+  // A call of hj_collective: a node of its own, or a part of the group node
+  // that a GROUP_BEGIN opened, after the previous collective node.
+  int32_t collective(const CollectiveCall &c);
+
+ private:
+  GraphEntry *insert(std::string_view key);
+  void erase(GraphEntry *e);
+  int32_t mismatch(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+  int32_t plan(GraphEntry &e);
+  int32_t finishReplay(GraphEntry &e, void **outData, int64_t *outDims);
+  int32_t fastReplay(GraphEntry &e, void *const *inputs, const hj_graph_value *values, void **outData,
+                     int64_t *outDims);
+  void mapValues(GraphEntry &e);
+  int32_t pushAndLaunch(GraphEntry &e);
+  int32_t build(GraphEntry &e);  // the executable graph from the ops' current values
+  int32_t checkZeroed(GraphEntry &e);
+  void freeOutputs();
+  void startReplay();
+  void markDirty(GraphEntry &e, uint32_t op, const void *value, size_t offset, size_t bytes);
+  void forgetSources(GraphEntry &e);
+  void noteSources(GraphEntry &e);
+  // The stream and dependencies of operation `index`, just traced or
+  // replayed (a mismatch when a replay's differ).
+  int32_t placeOp(GraphEntry &e, uint32_t index);
+  int32_t insideGroup(const char *what);
+  // After a failed build, update or launch of a graph that communicates:
+  // the other ranks must not wait for this one.
+  int32_t abortComm(GraphEntry &e, int32_t status);
+  void resetStreams();
+  // Collective node `index` follows the previous one, whatever their
+  // streams: every rank then communicates in the program's order.
+  void afterCollectives(uint32_t index);
+
+  // Switches the mode and the context's call path with it.
+  void enter(Mode mode);
+  // A buffer of the program this call allocates (its zeroing or NaN fill, if
+  // any, a node of the graph).
+  BufferRequest request(uint64_t bytes, uint32_t flags, uint32_t dtype, const char *name,
+                        const void *prefer = nullptr) const;
+
+  GraphRoom r_;
+  Mode mode_ = Mode::Off;
+  std::unique_ptr<CallPath> tracePath_, replayPath_;
+  GraphEntry *cur_ = nullptr;
+  std::string reason_;
+  std::unordered_map<std::string_view, std::unique_ptr<GraphEntry>> entries_;
+  uint64_t tick_ = 0;
+  // The call in progress.
+  std::vector<void *> inputs_;
+  uint32_t numOutputs_ = 0, numDims_ = 0;
+  size_t allocAt_ = 0, opAt_ = 0, event_ = 0;
+  uint64_t liveBytes_ = 0;
+  std::unordered_map<const void *, uint32_t> traced_;   // Trace: fake address -> allocation
+  std::vector<std::pair<uint32_t, void *>> outputs_;    // Replay: outputs allocated by this call
+  size_t recordMark_ = 0;
+  hj_stats statsMark_{};
+  bool mismatched_ = false;
+  bool fast_ = false;
+  std::vector<void *> fastOut_;  // fast replay: the outputs, in allocation order
+  std::vector<hj_graph_value> values_;  // this call's hj_graph_values
+  // Streams and events of the run in progress.
+  uint32_t stream_ = 0;
+  std::vector<std::vector<uint32_t>> frontier_;   // per stream: what its next operation depends on
+  std::vector<std::vector<uint32_t>> eventDeps_;  // per event: its stream's frontier at its last record
+  std::vector<uint32_t> synced_;  // what every stream's work follows (stream syncs)
+  int32_t group_ = -1;      // the collective node a GROUP_BEGIN opened
+  int32_t lastCollective_ = -1;
+  uint32_t groupDepth_ = 0, partAt_ = 0;
+};
+
+}  // namespace hj

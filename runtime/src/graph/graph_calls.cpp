@@ -1,0 +1,290 @@
+// graph_calls.cpp - the runtime calls of a program in graph mode: traced
+// (learned) or replayed (compared with what was traced, placed as nodes).
+#include "graph/graph_cache.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include "base/dtypes.h"
+#include "base/error.h"
+#include "graph/graph_internal.h"
+#include "graph/graph_paths.h"
+
+namespace hj {
+
+int32_t GraphCache::placeOp(GraphEntry &e, uint32_t index) {
+  if (group_ >= 0) return insideGroup(e.ops[index].kind == GraphNode::Kind::Kernel ? "a launch" : "a memset or fill");
+  PlannedOp &op = e.ops[index];
+  std::vector<uint32_t> &f = frontier_[stream_];
+  if (mode_ == Mode::Trace) {
+    op.stream = stream_;
+    op.deps = f;
+  } else if (op.stream != stream_ || op.deps != f) {
+    return mismatch("operation %u is on stream %u after other operations than when it was traced", index + 1,
+                    stream_);
+  }
+  f.assign(1, index);
+  return HJ_OK;
+}
+
+void GraphCache::traceUse(const void *ptr) {
+  auto it = traced_.find(ptr);
+  if (it == traced_.end()) {
+    if (cur_) cur_->unknownUse = true;  // a view, say: no buffer shares memory
+    return;
+  }
+  cur_->allocs[it->second].otherStreams = true;
+}
+
+int32_t GraphCache::setStream(uint32_t stream) {
+  if (group_ >= 0 && stream != stream_) return insideGroup("a change of stream");
+  stream_ = stream;
+  if (frontier_.size() <= stream) frontier_.resize(stream + 1, synced_);
+  if (stream != 0 && cur_) cur_->streams = true;
+  return HJ_OK;
+}
+
+int32_t GraphCache::event(uint32_t event, bool wait) {
+  if (group_ >= 0) return insideGroup(wait ? "a wait for an event" : "an event record");
+  if (eventDeps_.size() <= event) eventDeps_.resize(event + 1);
+  if (wait)
+    merge(frontier_[stream_], eventDeps_[event]);
+  else
+    eventDeps_[event] = frontier_[stream_];
+  return HJ_OK;
+}
+
+int32_t GraphCache::streamSync() {
+  if (group_ >= 0) return insideGroup("a stream sync");
+  std::vector<uint32_t> done = frontier_[stream_];
+  merge(synced_, done);
+  for (std::vector<uint32_t> &f : frontier_) merge(f, done);
+  return HJ_OK;
+}
+
+int32_t GraphCache::collective(const CollectiveCall &c) {
+  uint32_t kind = c.kind;
+  const void *src = c.src;
+  void *dst = c.dst;
+  const std::string &what = *c.what;
+  GraphEntry &e = *cur_;
+  bool begin = kind == HJ_COLL_GROUP_BEGIN, end = kind == HJ_COLL_GROUP_END;
+  CollectivePart part;
+  part.kind = kind;
+  part.dtype = c.dtype;
+  part.op = c.op;
+  part.peer = c.peer;
+  part.count = c.count;
+  unsigned char addresses[2 * sizeof(void *)];
+  std::memcpy(addresses, &src, sizeof src);
+  std::memcpy(addresses + sizeof src, &dst, sizeof dst);
+  if (mode_ == Mode::Trace) {
+    part.what = what;
+    uint32_t index;
+    if (group_ >= 0) {
+      index = static_cast<uint32_t>(group_);
+    } else {
+      index = static_cast<uint32_t>(e.ops.size());
+      e.ops.emplace_back().kind = GraphNode::Kind::Collective;
+      afterCollectives(index);
+      placeOp(e, index);
+      ++event_;
+      if (begin) group_ = static_cast<int32_t>(index);
+    }
+    PlannedOp &o = e.ops[index];
+    o.parts.push_back(std::move(part));
+    o.values.insert(o.values.end(), addresses, addresses + sizeof addresses);
+  } else {
+    uint32_t index;
+    if (group_ >= 0) {
+      index = static_cast<uint32_t>(group_);
+    } else {
+      if (opAt_ >= e.ops.size())
+        return mismatch("%s is operation %zu; there were %zu", what.c_str(), opAt_ + 1, e.ops.size());
+      index = static_cast<uint32_t>(opAt_);
+      partAt_ = 0;
+    }
+    PlannedOp &o = e.ops[index];
+    if (o.kind != GraphNode::Kind::Collective || partAt_ >= o.parts.size() || !samePart(o.parts[partAt_], part))
+      return mismatch("%s, operation %u, is another call than the one traced", what.c_str(), index + 1);
+    if (group_ < 0) {
+      afterCollectives(index);
+      if (int32_t st = placeOp(e, index)) return st;
+      ++opAt_;
+      if (begin) group_ = static_cast<int32_t>(index);
+    }
+    markDirty(e, index, addresses, partAt_ * sizeof addresses, sizeof addresses);
+    ++partAt_;
+    if (end && groupDepth_ == 1 && partAt_ != o.parts.size())
+      return mismatch("%s ends a group of %u calls; the traced one had %zu", what.c_str(), partAt_, o.parts.size());
+  }
+  if (begin) ++groupDepth_;
+  if (end && groupDepth_ > 0 && --groupDepth_ == 0) group_ = -1;
+  if (mode_ == Mode::Trace && !begin && !end) {
+    ++e.collectives;
+    e.collectiveBytes += c.bytes;
+  }
+  return HJ_OK;
+}
+
+void GraphCache::afterCollectives(uint32_t index) {
+  if (lastCollective_ >= 0) merge(frontier_[stream_], {static_cast<uint32_t>(lastCollective_)});
+  lastCollective_ = static_cast<int32_t>(index);
+}
+
+int32_t GraphCache::alloc(const AllocCall &c, void **out) {
+  const int64_t *sizes = c.sizes, *strides = c.strides;
+  uint32_t rank = c.rank, dtype = c.dtype, flags = c.flags;
+  uint64_t bytes = c.bytes;
+  const char *name = c.name;
+  GraphEntry &e = *cur_;
+  if (mode_ == Mode::Trace) {
+    PlannedAlloc a;
+    a.sizes.assign(sizes, sizes + rank);
+    if (strides) a.strides.assign(strides, strides + rank);
+    a.dtype = dtype;
+    a.flags = flags;
+    a.bytes = bytes;
+    a.name = name;
+    a.output = flags & HJ_ALLOC_OUTPUT;
+    bool zero = flags & HJ_ALLOC_ZERO_INIT;
+    a.zeroed = zero && !a.output && ((flags & HJ_ALLOC_RESETS_TO_ZERO) || r_.settings.reuseZeroed);
+    a.firstEvent = event_++;
+    a.stream = stream_;
+    uint32_t index = static_cast<uint32_t>(e.allocs.size());
+    if (bytes && ((zero && !a.zeroed) || (!zero && r_.settings.fillNan))) {
+      PlannedOp &op = e.ops.emplace_back();
+      op.kind = zero ? GraphNode::Kind::Memset : GraphNode::Kind::Fill;
+      op.alloc = index;
+      if (!zero) {
+        op.pattern = nanPattern(dtype);
+        op.width = hj_dtype_size(dtype);
+      }
+      op.values.assign(sizeof(void *), 0);
+      a.op = static_cast<int32_t>(e.ops.size() - 1);
+      if (int32_t st = placeOp(e, static_cast<uint32_t>(a.op))) return st;
+    }
+    e.allocs.push_back(std::move(a));
+    liveBytes_ += bytes;
+    e.peakBytes = std::max(e.peakBytes, liveBytes_);
+    void *p = fakeAddress(index);
+    traced_[p] = index;
+    *out = p;
+    return HJ_OK;
+  }
+  if (allocAt_ >= e.allocs.size())
+    return mismatch("buffer %%%s is allocation %zu; there were %zu", name, allocAt_ + 1, e.allocs.size());
+  const PlannedAlloc &a = e.allocs[allocAt_];
+  bool same = a.sizes.size() == rank && std::equal(a.sizes.begin(), a.sizes.end(), sizes) && a.dtype == dtype &&
+              a.flags == flags && (strides ? a.strides.size() == rank && std::equal(a.strides.begin(), a.strides.end(), strides)
+                                           : a.strides.empty());
+  if (!same) return mismatch("buffer %%%s, allocation %zu, has other extents, strides, dtype or flags", name, allocAt_ + 1);
+  if (a.op >= 0 && static_cast<size_t>(a.op) != opAt_)
+    return mismatch("buffer %%%s is initialised at another point", name);
+  if (a.op >= 0)
+    if (int32_t st = placeOp(e, static_cast<uint32_t>(a.op))) return st;
+  uint32_t index = static_cast<uint32_t>(allocAt_);
+  Block *b = nullptr;
+  if (a.output) {
+    if (int32_t st = r_.buffers.allocate(request(bytes, flags, dtype, name), &b)) return st;
+    try {
+      outputs_.emplace_back(index, b->ptr);
+    } catch (...) {
+      r_.buffers.take(b->ptr);
+      r_.buffers.release(b);
+      throw;
+    }
+  } else {
+    if (r_.buffers.find(static_cast<char *>(e.block) + a.offset))
+      return mismatch("buffer %%%s would share memory with a buffer still live: the frees moved", name);
+    BufferRequest r = request(bytes, flags, dtype, name);
+    r.at = static_cast<char *>(e.block) + a.offset;
+    r.planned = static_cast<int32_t>(index);
+    if (int32_t st = r_.buffers.allocate(r, &b)) return st;
+  }
+  ++allocAt_;
+  if (a.op >= 0) {
+    ++opAt_;
+    markDirty(e, static_cast<uint32_t>(a.op), &b->ptr, 0, sizeof(void *));
+  }
+  *out = b->ptr;
+  return HJ_OK;
+}
+
+int32_t GraphCache::traceFree(void *ptr, bool onError) {
+  auto it = traced_.find(ptr);
+  if (it == traced_.end()) {
+    if (onError) return HJ_OK;
+    return fail(HJ_ERR_INVALID_ARGUMENT, "hj_free: %p is not a live buffer of this context", ptr);
+  }
+  PlannedAlloc &a = cur_->allocs[it->second];
+  traced_.erase(it);
+  a.lastEvent = event_++;
+  // An allocation that may be returned (HJ_ALLOC_OUTPUT: a loop's ping-pong
+  // buffers) but that this signature frees is an intermediate of its plan.
+  a.output = false;
+  liveBytes_ -= a.bytes;
+  ++cur_->frees;
+  return HJ_OK;
+}
+
+int32_t GraphCache::replayFree(void *ptr, bool onError) {
+  // A planned buffer's last kernel goes to its plan (HOSTJIT_CHECK_ZEROED).
+  if (Block *b = r_.buffers.find(ptr); b && b->planned >= 0 && cur_ && static_cast<size_t>(b->planned) < cur_->allocs.size())
+    std::memcpy(cur_->allocs[b->planned].lastKernel, b->lastKernel, sizeof b->lastKernel);
+  return r_.buffers.free(ptr, onError, programStream());
+}
+
+void GraphCache::markDirty(GraphEntry &e, uint32_t index, const void *value, size_t offset, size_t bytes) {
+  PlannedOp &op = e.ops[index];
+  unsigned char *at = op.values.data() + offset;
+  if (std::memcmp(at, value, bytes) == 0) return;
+  std::memcpy(at, value, bytes);
+  if (!op.dirty) {
+    op.dirty = true;
+    e.dirty.push_back(index);
+  }
+}
+
+int32_t GraphCache::launch(const hj_kernel_table *table, uint32_t kernel, const int64_t *dims, void **params) {
+  GraphEntry &e = *cur_;
+  const KernelEntry &k = table->kernels[kernel];
+  if (mode_ == Mode::Trace) {
+    PlannedOp &op = e.ops.emplace_back();
+    op.kind = GraphNode::Kind::Kernel;
+    op.table = table;
+    op.kernel = kernel;
+    std::memcpy(op.dims, dims, sizeof op.dims);
+    size_t total = 0;
+    for (int32_t kind : k.params) total += paramBytes(kind);
+    op.values.assign(total, 0);
+    op.params.resize(k.params.size());
+    size_t off = 0;
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      op.params[i] = op.values.data() + off;
+      off += paramBytes(k.params[i]);
+    }
+    if (int32_t st = placeOp(e, static_cast<uint32_t>(e.ops.size() - 1))) return st;
+    ++event_;
+    return HJ_OK;
+  }
+  if (opAt_ >= e.ops.size()) return mismatch("launch of @%s is operation %zu; there were %zu", k.name.c_str(), opAt_ + 1, e.ops.size());
+  PlannedOp &op = e.ops[opAt_];
+  if (op.kind != GraphNode::Kind::Kernel || op.table != table || op.kernel != kernel ||
+      std::memcmp(op.dims, dims, sizeof op.dims) != 0)
+    return mismatch("launch of @%s, operation %zu, has another kernel or other dims", k.name.c_str(), opAt_ + 1);
+  if (int32_t st = placeOp(e, static_cast<uint32_t>(opAt_))) return st;
+  uint32_t index = static_cast<uint32_t>(opAt_++);
+  size_t off = 0;
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    size_t n = paramBytes(k.params[i]);
+    markDirty(e, index, params[i], off, n);
+    off += n;
+  }
+  return HJ_OK;
+}
+
+}  // namespace hj

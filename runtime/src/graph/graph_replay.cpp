@@ -1,0 +1,284 @@
+// graph_replay.cpp - the end of a replay: the graph built or its changed
+// nodes updated, launched; and fast replays, which skip the program.
+#include "graph/graph_cache.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include "base/dtypes.h"
+#include "base/error.h"
+#include "graph/graph_internal.h"
+#include "graph/graph_paths.h"
+
+namespace hj {
+
+void GraphCache::forgetSources(GraphEntry &e) {
+  std::fill(e.sourceValue.begin(), e.sourceValue.end(), kUnknown);
+}
+
+// After a replay that ran the program: the nodes hold this call's addresses.
+void GraphCache::noteSources(GraphEntry &e) {
+  if (e.sourceValue.size() != inputs_.size() + outputs_.size()) return forgetSources(e);
+  for (size_t i = 0; i < inputs_.size(); ++i) e.sourceValue[i] = inputs_[i];
+  for (size_t j = 0; j < outputs_.size(); ++j) e.sourceValue[inputs_.size() + j] = outputs_[j].second;
+}
+
+void GraphCache::freeOutputs() {
+  for (const auto &[index, ptr] : outputs_) {
+    (void)index;
+    if (Block *b = r_.buffers.take(ptr)) r_.buffers.freeLive(b, programStream());
+  }
+  outputs_.clear();
+}
+
+int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
+  if (!e.dirty.empty()) {
+    if (int32_t st = r_.injector.check("updating %zu nodes of a graph", e.dirty.size())) return st;
+    size_t done = 0;
+    for (; done < e.dirty.size(); ++done) {
+      PlannedOp &op = e.ops[e.dirty[done]];
+      if (int32_t st = e.exec->update(e.dirty[done], nodeOf(e, op, r_.comm.get()))) {
+        // A node the backend cannot update in place (a driver may refuse a
+        // 2D memset's new destination): build the graph anew from the values.
+        if (st == HJ_ERR_BACKEND && r_.backend.fault().empty()) {
+          if (int32_t rb = build(e)) return rb;
+          break;
+        }
+        e.dirty.erase(e.dirty.begin(), e.dirty.begin() + static_cast<std::ptrdiff_t>(done));  // the rest stay dirty
+        return st;
+      }
+      op.dirty = false;
+      ++r_.stats.graph_updates;
+    }
+    e.dirty.clear();
+  }
+  if (e.ops.empty()) return HJ_OK;
+  if (int32_t st = r_.injector.check("launching a graph of %zu operations", e.ops.size())) return st;
+  return e.exec->launch();
+}
+
+int32_t GraphCache::build(GraphEntry &e) {
+  e.exec.reset();
+  std::vector<GraphNode> nodes;
+  nodes.reserve(e.ops.size());
+  for (const PlannedOp &op : e.ops) nodes.push_back(nodeOf(e, op, r_.comm.get()));
+  int32_t st = r_.injector.check("building a graph of %zu operations", e.ops.size());
+  if (st == HJ_OK) st = r_.backend.buildGraph(nodes, e.exec);
+  if (st != HJ_OK) {
+    e.exec.reset();
+    return st;
+  }
+  for (PlannedOp &op : e.ops) op.dirty = false;
+  e.dirty.clear();
+  ++r_.stats.graph_builds;
+  return HJ_OK;
+}
+
+int32_t GraphCache::checkZeroed(GraphEntry &e) {
+  if (!r_.settings.checkZeroed || e.zeroedBytes == 0) return HJ_OK;
+  if (int32_t st = r_.backend.synchronize()) return st;
+  std::vector<unsigned char> host(e.zeroedBytes);
+  char *zeroed = static_cast<char *>(e.block) + e.zeroedOffset;
+  if (int32_t st = r_.backend.copyToHost(host.data(), zeroed, e.zeroedBytes)) return st;
+  for (const PlannedAlloc &a : e.allocs) {
+    if (!a.zeroed || a.output) continue;
+    const unsigned char *p = host.data() + (a.offset - e.zeroedOffset);
+    for (size_t i = 0; i < a.bytes; ++i) {
+      if (p[i] == 0) continue;
+      // Repair the plan's memory so later replays still start at zero.
+      r_.backend.memsetZero(zeroed, e.zeroedBytes);
+      ++r_.stats.memsets;
+      return fail(HJ_ERR_NOT_ZEROED,
+                  "HOSTJIT_CHECK_ZEROED: buffer %%%s (%s, %" PRIu64
+                  " bytes, zero_init resets_to_zero) was not zero after the graph ran: byte %zu is 0x%02x; the last "
+                  "kernel given it was @%s, which must leave it zero",
+                  a.name.c_str(), dtypeName(a.dtype), a.bytes, i, p[i], a.lastKernel[0] ? a.lastKernel : "(none)");
+    }
+  }
+  return HJ_OK;
+}
+
+int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims) {
+  if (!e.exec) {
+    // The first replay: find which arguments are input or output addresses
+    // (patched on fast replays), then build the graph from these values.
+    auto sourceOf = [&](const void *p, uint32_t *source) {
+      for (size_t j = 0; j < outputs_.size(); ++j)
+        if (outputs_[j].second == p) {
+          *source = static_cast<uint32_t>(inputs_.size() + j);
+          return true;
+        }
+      for (size_t i = 0; i < inputs_.size(); ++i)
+        if (inputs_[i] == p) {
+          *source = static_cast<uint32_t>(i);
+          return true;
+        }
+      return false;
+    };
+    e.numInputs = static_cast<uint32_t>(inputs_.size());
+    e.outputAllocs.clear();
+    for (const auto &out : outputs_) e.outputAllocs.push_back(out.first);
+    e.patches.clear();
+    for (uint32_t oi = 0; oi < e.ops.size(); ++oi) {
+      PlannedOp &op = e.ops[oi];
+      if (op.kind == GraphNode::Kind::Collective) {
+        for (uint32_t off = 0; off < op.values.size(); off += sizeof(void *)) {
+          void *p;
+          std::memcpy(&p, op.values.data() + off, sizeof p);
+          uint32_t source;
+          if (p && sourceOf(p, &source)) e.patches.push_back({oi, off, source});
+        }
+        continue;
+      }
+      if (op.kind != GraphNode::Kind::Kernel) {
+        void *dst;
+        std::memcpy(&dst, op.values.data(), sizeof dst);
+        uint32_t source;
+        if (e.allocs[op.alloc].output && sourceOf(dst, &source)) e.patches.push_back({oi, 0, source});
+        continue;
+      }
+      const std::vector<int32_t> &kinds = op.table->kernels[op.kernel].params;
+      uint32_t off = 0;
+      for (int32_t kind : kinds) {
+        if (kind == HJ_PARAM_PTR || (kind & 0xff) == HJ_PARAM_TENSOR) {
+          void *p;
+          std::memcpy(&p, op.values.data() + off, sizeof p);
+          uint32_t source;
+          if (p && sourceOf(p, &source)) e.patches.push_back({oi, off, source});
+        }
+        off += paramBytes(kind);
+      }
+    }
+    size_t sources = inputs_.size() + outputs_.size();
+    std::stable_sort(e.patches.begin(), e.patches.end(),
+                     [](const Patch &a, const Patch &b) { return a.source < b.source; });
+    e.patchStart.assign(sources + 1, 0);
+    for (const Patch &p : e.patches) ++e.patchStart[p.source + 1];
+    for (size_t i = 0; i < sources; ++i) e.patchStart[i + 1] += e.patchStart[i];
+    e.sourceValue.assign(sources, kUnknown);
+    e.fast = fast_;
+    e.outSource.assign(numOutputs_, 0);
+    for (uint32_t k = 0; k < numOutputs_; ++k)
+      if (!sourceOf(outData[k], &e.outSource[k])) e.fast = false;
+    mapValues(e);
+    e.outDims.assign(outDims, outDims + numDims_);
+    if (int32_t st = build(e)) {
+      freeOutputs();
+      return abortComm(e, st);
+    }
+  }
+  if (int32_t st = pushAndLaunch(e)) {
+    forgetSources(e);
+    freeOutputs();
+    return abortComm(e, st);
+  }
+  noteSources(e);
+  if (int32_t st = checkZeroed(e)) {
+    freeOutputs();
+    return st;
+  }
+  ++r_.stats.graph_replays;
+  return HJ_OK;
+}
+
+// Where each hj_graph_value of the call goes in the nodes. The program has
+// just computed those arguments itself: a value that does not match what it
+// computed means the caller's values are not what the program takes, and
+// replays keep running the program.
+void GraphCache::mapValues(GraphEntry &e) {
+  e.valuePatches.clear();
+  std::vector<uint32_t> kernelOps;
+  for (uint32_t i = 0; i < e.ops.size(); ++i)
+    if (e.ops[i].kind == GraphNode::Kind::Kernel) kernelOps.push_back(i);
+  for (const hj_graph_value &v : values_) {
+    if (v.launch >= kernelOps.size()) {
+      e.fast = false;
+      return;
+    }
+    const PlannedOp &op = e.ops[kernelOps[v.launch]];
+    const std::vector<int32_t> &kinds = op.table->kernels[op.kernel].params;
+    if (v.param >= kinds.size() || kinds[v.param] == HJ_PARAM_PTR || (kinds[v.param] & 0xff) == HJ_PARAM_TENSOR) {
+      e.fast = false;
+      return;
+    }
+    uint32_t off = 0;
+    for (uint32_t j = 0; j < v.param; ++j) off += paramBytes(kinds[j]);
+    uint32_t bytes = paramBytes(kinds[v.param]);
+    if (std::memcmp(op.values.data() + off, &v.bits, bytes) != 0) {
+      e.fast = false;
+      return;
+    }
+    e.valuePatches.push_back({kernelOps[v.launch], off, bytes});
+  }
+}
+
+int32_t GraphCache::fastReplay(GraphEntry &e, void *const *inputs, const hj_graph_value *values, void **outData,
+                               int64_t *outDims) {
+  hj_stats &s = r_.stats;
+  uint64_t liveBefore = s.live_bytes;
+  fastOut_.assign(e.outputAllocs.size(), nullptr);
+  auto release = [&] {
+    forgetSources(e);
+    for (void *p : fastOut_)
+      if (p)
+        if (Block *b = r_.buffers.take(p)) r_.buffers.release(b);
+  };
+  for (size_t j = 0; j < e.outputAllocs.size(); ++j) {
+    const PlannedAlloc &a = e.allocs[e.outputAllocs[j]];
+    Block *b = nullptr;
+    int32_t st = r_.injector.check("hj_alloc of %%%s", a.name.c_str());
+    const void *was = e.sourceValue[e.numInputs + j];  // where the nodes point now
+    if (st == HJ_OK)
+      st = r_.buffers.allocate(request(a.bytes, a.flags, a.dtype, a.name.c_str(), was == kUnknown ? nullptr : was), &b);
+    if (st != HJ_OK) {
+      release();
+      return st;
+    }
+    fastOut_[j] = b->ptr;
+  }
+  // Only the sources whose address changed since the nodes were last set.
+  for (uint32_t src = 0; src + 1 < e.patchStart.size(); ++src) {
+    const void *v = src < e.numInputs ? inputs[src] : fastOut_[src - e.numInputs];
+    if (v == e.sourceValue[src]) continue;
+    for (uint32_t i = e.patchStart[src]; i < e.patchStart[src + 1]; ++i) {
+      const Patch &p = e.patches[i];
+      markDirty(e, p.op, &v, p.offset, sizeof v);
+    }
+    e.sourceValue[src] = v;
+  }
+  for (size_t i = 0; i < e.valuePatches.size(); ++i) {
+    const Patch &p = e.valuePatches[i];
+    markDirty(e, p.op, &values[i].bits, p.offset, p.source);
+  }
+  if (int32_t st = pushAndLaunch(e)) {
+    release();
+    return abortComm(e, st);
+  }
+  if (int32_t st = checkZeroed(e)) {
+    release();
+    return st;
+  }
+  // Count what the program's calls would have counted.
+  s.allocs += e.fastAllocs;
+  s.memsets += e.fastMemsets;
+  s.fills += e.fastFills;
+  s.frees += e.frees;
+  s.launches += e.launches;
+  s.collectives += e.collectives;
+  s.collective_bytes += e.collectiveBytes;
+  s.peak_bytes = std::max(s.peak_bytes, liveBefore + e.peakBytes);
+  for (uint32_t k = 0; k < e.outSource.size(); ++k) {
+    uint32_t src = e.outSource[k];
+    outData[k] = src < e.numInputs ? inputs[src] : fastOut_[src - e.numInputs];
+  }
+  if (!e.outDims.empty()) std::memcpy(outDims, e.outDims.data(), e.outDims.size() * sizeof(int64_t));
+  ++s.graph_replays;
+  ++s.graph_fast;
+  fastOut_.clear();  // the caller owns them now
+  return HJ_OK;
+}
+
+}  // namespace hj

@@ -1,0 +1,279 @@
+// host_backend.cpp - the host backend: device memory is host memory and
+// kernels are host functions, registered or loaded from libraries.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <unordered_map>
+
+#include "backend/backend.h"
+#include "base/error.h"
+
+namespace hj {
+
+namespace {
+
+// dlopen'd libraries, closed when the last context or table using them goes.
+struct HostLibraries {
+  std::vector<void *> handles;
+  ~HostLibraries() {
+    for (void *h : handles) dlclose(h);
+  }
+};
+
+// A replay list: the nodes with copies of their arguments, run one at a
+// time (collectives through the communicator, now): in index order, or with
+// HOSTJIT_GRAPH_SHUFFLE=<seed> in a random order that keeps only the
+// dependencies, so that a missing edge (a missing wait) changes results here
+// as it may on a GPU.
+class HostGraph final : public Graph {
+ public:
+  explicit HostGraph(Backend &backend) : backend_(backend) {
+    if (const char *v = std::getenv("HOSTJIT_GRAPH_SHUFFLE"); v && *v) {
+      shuffle_ = true;
+      random_.seed(std::strtoull(v, nullptr, 10));
+    }
+  }
+
+  void add(const GraphNode &node) {
+    Stored &s = nodes_.emplace_back();
+    s.node = node;
+    s.deps.assign(node.deps, node.deps + node.numDeps);
+    s.node.deps = nullptr;
+    s.node.numDeps = 0;
+    if (node.kind == GraphNode::Kind::Kernel) copyParams(s, node.params);
+    if (node.kind == GraphNode::Kind::Collective) {
+      s.parts.assign(node.parts, node.parts + node.numParts);
+      s.buffers.assign(node.buffers, node.buffers + 2 * node.numParts);
+    }
+  }
+
+  int32_t update(size_t index, const GraphNode &node) override {
+    if (index >= nodes_.size()) return fail(HJ_ERR_INTERNAL, "host graph: node %zu does not exist", index);
+    Stored &s = nodes_[index];
+    if (s.node.kind == GraphNode::Kind::Kernel)
+      copyParams(s, node.params);
+    else if (s.node.kind == GraphNode::Kind::Collective)
+      s.buffers.assign(node.buffers, node.buffers + 2 * node.numParts);
+    else
+      s.node.ptr = node.ptr;
+    return HJ_OK;
+  }
+
+  int32_t launch() override {
+    if (shuffle_) shuffledOrder();
+    for (size_t at = 0; at < nodes_.size(); ++at) {
+      Stored &s = nodes_[shuffle_ ? order_[at] : at];
+      const GraphNode &n = s.node;
+      int32_t st = HJ_OK;
+      switch (n.kind) {
+        case GraphNode::Kind::Memset: st = backend_.memsetZero(n.ptr, n.bytes); break;
+        case GraphNode::Kind::Fill: st = backend_.fill(n.ptr, n.bytes, n.pattern, n.width); break;
+        case GraphNode::Kind::Kernel: st = backend_.launch(*n.kernel, n.grid, n.block, n.smem, s.ptrs.data()); break;
+        case GraphNode::Kind::Collective:
+          for (size_t i = 0; i < s.parts.size() && st == HJ_OK; ++i) {
+            const CollectivePart &c = s.parts[i];
+            st = n.comm->run(c.kind, s.buffers[2 * i], s.buffers[2 * i + 1], c.count, c.dtype, c.op, c.peer, nullptr,
+                             c.what);
+          }
+          break;
+      }
+      if (st != HJ_OK) return st;
+    }
+    return HJ_OK;
+  }
+
+ private:
+  struct Stored {
+    GraphNode node;
+    std::vector<unsigned char> values;
+    std::vector<void *> ptrs;
+    std::vector<CollectivePart> parts;  // Collective
+    std::vector<void *> buffers;
+    std::vector<uint32_t> deps;
+  };
+
+  // order_: a topological order of the nodes, each pick random among the
+  // nodes whose dependencies have run.
+  void shuffledOrder() {
+    size_t n = nodes_.size();
+    std::vector<uint32_t> waiting(n, 0);
+    std::vector<std::vector<uint32_t>> next(n);
+    for (uint32_t i = 0; i < n; ++i)
+      for (uint32_t d : nodes_[i].deps) {
+        ++waiting[i];
+        next[d].push_back(i);
+      }
+    std::vector<uint32_t> ready;
+    for (uint32_t i = 0; i < n; ++i)
+      if (!waiting[i]) ready.push_back(i);
+    order_.clear();
+    while (!ready.empty()) {
+      size_t pick = std::uniform_int_distribution<size_t>(0, ready.size() - 1)(random_);
+      uint32_t i = ready[pick];
+      ready[pick] = ready.back();
+      ready.pop_back();
+      order_.push_back(i);
+      for (uint32_t j : next[i])
+        if (--waiting[j] == 0) ready.push_back(j);
+    }
+    HJ_INVARIANT(order_.size() == n);
+  }
+
+  // Copies the argument values, as a CUDA graph does when a node is made.
+  static void copyParams(Stored &s, void **params) {
+    const std::vector<int32_t> &kinds = s.node.kernel->params;
+    size_t total = 0;
+    for (int32_t k : kinds) total += paramBytes(k);
+    s.values.resize(total);
+    s.ptrs.resize(kinds.size());
+    size_t off = 0;
+    for (size_t i = 0; i < kinds.size(); ++i) {
+      size_t n = paramBytes(kinds[i]);
+      std::memcpy(s.values.data() + off, params[i], n);
+      s.ptrs[i] = s.values.data() + off;
+      off += n;
+    }
+    s.node.params = s.ptrs.data();
+  }
+
+  Backend &backend_;
+  std::vector<Stored> nodes_;
+  bool shuffle_ = false;
+  std::mt19937_64 random_;
+  std::vector<uint32_t> order_;
+};
+
+class HostBackend final : public Backend {
+ public:
+  hj_backend_kind kind() const override { return HJ_BACKEND_HOST; }
+  int32_t dlDeviceType() const override { return 1; /* kDLCPU */ }
+  int32_t deviceId() const override { return 0; }
+
+  int32_t allocate(size_t bytes, void **out) override {
+    size_t rounded = (bytes + 255) & ~size_t{255};
+    void *p = std::aligned_alloc(256, rounded == 0 ? 256 : rounded);
+    if (!p) return fail(HJ_ERR_OUT_OF_MEMORY, "host backend: cannot allocate %zu bytes", bytes);
+    *out = p;
+    return HJ_OK;
+  }
+  void release(void *ptr) override { std::free(ptr); }
+
+  int32_t memsetZero(void *ptr, size_t bytes) override {
+    std::memset(ptr, 0, bytes);
+    return HJ_OK;
+  }
+  int32_t fill(void *ptr, size_t bytes, uint64_t pattern, unsigned width) override {
+    auto *p = static_cast<unsigned char *>(ptr);
+    for (size_t i = 0; i + width <= bytes; i += width) std::memcpy(p + i, &pattern, width);
+    return HJ_OK;
+  }
+  int32_t launch(const KernelEntry &kernel, const hj_dim3 &grid, const hj_dim3 &block, uint32_t smem,
+                 void **params) override {
+    takeHostFault();  // only what this kernel reports counts
+    kernel.host(&grid, &block, smem, params);
+    // Like a GPU, the launch itself succeeds; the fault surfaces later.
+    if (std::string f = takeHostFault(); !f.empty()) faulted("host kernel @" + kernel.name + ": " + f);
+    return HJ_OK;
+  }
+  int32_t buildGraph(const std::vector<GraphNode> &nodes, std::unique_ptr<Graph> &out) override {
+    auto g = std::make_unique<HostGraph>(*this);
+    for (const GraphNode &n : nodes) g->add(n);
+    out = std::move(g);
+    return HJ_OK;
+  }
+  int32_t copyToHost(void *dst, const void *src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+    return HJ_OK;
+  }
+  int32_t copyFromHost(void *dst, const void *src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+    return HJ_OK;
+  }
+  int32_t synchronize() override { return checkFault(); }
+
+  // Work runs when it is queued, so every stream is always idle and every
+  // event complete; streams and events keep their bookkeeping only.
+  int32_t addStream() override {
+    ++streams_;
+    return HJ_OK;
+  }
+  uint32_t numStreams() const override { return streams_; }
+  void setStream(uint32_t index) override { current_ = index; }
+  uint32_t currentStream() const override { return current_; }
+  int32_t createEvent(void **out) override {
+    *out = new HostEvent();
+    return HJ_OK;
+  }
+  void destroyEvent(void *event) override { delete static_cast<HostEvent *>(event); }
+  int32_t recordEvent(void *event) override {
+    ++static_cast<HostEvent *>(event)->records;
+    return checkFault();
+  }
+  int32_t waitEvent(void *) override { return checkFault(); }
+  int32_t eventDone(void *, bool *done) override {
+    *done = true;
+    return checkFault();
+  }
+  int32_t synchronizeStream() override { return checkFault(); }
+
+  int32_t makeComm(const hj_comm_id &id, int32_t world, int32_t rank, std::unique_ptr<Comm> &out) override {
+    return makeHostComm(id, world, rank, out);
+  }
+  int32_t onDevice(const std::function<int32_t(void *)> &f) override { return f(nullptr); }
+
+  int32_t loadKernel(const hj_kernel_desc &desc, KernelEntry &out) override {
+    if (!desc.host_symbol)
+      return fail(HJ_ERR_NOT_FOUND, "kernel @%s has no host implementation (give it `host = \"...\"`)",
+                  desc.name ? desc.name : "?");
+    std::string sym = desc.host_symbol;
+    if (auto it = registered_.find(sym); it != registered_.end()) {
+      out.host = it->second;
+      return HJ_OK;
+    }
+    for (void *h : libs_->handles) {
+      if (void *f = dlsym(h, sym.c_str())) {
+        out.host = reinterpret_cast<hj_host_kernel_fn>(f);
+        return HJ_OK;
+      }
+    }
+    return fail(HJ_ERR_NOT_FOUND,
+                "kernel @%s: host kernel '%s' is not registered and not exported by a "
+                "loaded library (--host-kernels)",
+                desc.name ? desc.name : "?", sym.c_str());
+  }
+
+  int32_t registerHostKernel(const char *name, hj_host_kernel_fn fn) override {
+    if (!name || !fn) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_register_host_kernel: name and function are required");
+    registered_[name] = fn;
+    return HJ_OK;
+  }
+
+  int32_t loadHostLibrary(const char *path) override {
+    if (!path) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_load_host_library: path is NULL");
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) return fail(HJ_ERR_NOT_FOUND, "cannot load host kernel library '%s': %s", path, dlerror());
+    libs_->handles.push_back(h);
+    // A library not linked with the runtime reports faults through its hook.
+    if (void *hook = dlsym(h, "hj_host_fault_hook"))
+      *static_cast<void (**)(const char *)>(hook) = &hj_report_host_fault;
+    return HJ_OK;
+  }
+
+  std::shared_ptr<void> keepAlive() override { return libs_; }
+
+ private:
+  struct HostEvent {
+    uint64_t records = 0;
+  };
+  std::unordered_map<std::string, hj_host_kernel_fn> registered_;
+  std::shared_ptr<HostLibraries> libs_ = std::make_shared<HostLibraries>();
+  uint32_t streams_ = 1, current_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> makeHostBackend() { return std::make_unique<HostBackend>(); }
+
+}  // namespace hj

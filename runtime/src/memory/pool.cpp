@@ -1,0 +1,75 @@
+// pool.cpp - the caching pool.
+#include "memory/pool.h"
+
+#include <utility>
+
+namespace hj {
+
+size_t Pool::roundSize(size_t bytes) {
+  constexpr size_t kSmall = 512, kLarge = size_t{128} << 10, kSmallLimit = size_t{1} << 20;
+  if (bytes == 0) return kSmall;
+  size_t unit = bytes < kSmallLimit ? kSmall : kLarge;
+  return (bytes + unit - 1) / unit * unit;
+}
+
+Block *Pool::newBlock() {
+  if (spare_.empty()) return new Block();
+  Block *b = spare_.back();
+  spare_.pop_back();
+  *b = Block{};
+  return b;
+}
+
+int32_t Pool::allocate(size_t bytes, uint32_t stream, Block **out, const void *prefer) {
+  size_t size = roundSize(bytes);
+  auto it = cached_.find(size | stream);
+  if (it != cached_.end() && !it->second.empty()) {
+    std::vector<Block *> &free = it->second;
+    if (prefer && free.back()->ptr != prefer)
+      for (Block *&c : free)
+        if (c->ptr == prefer) {
+          std::swap(c, free.back());
+          break;
+        }
+    Block *b = free.back();
+    free.pop_back();
+    ++stats_.pool_hits;
+    *out = b;
+    return HJ_OK;
+  }
+  void *p = nullptr;
+  if (int32_t st = memory_.allocate(size, &p)) return st;
+  Block *b = newBlock();
+  b->ptr = p;
+  b->capacity = size;
+  b->stream = stream;
+  *out = b;
+  return HJ_OK;
+}
+
+void Pool::release(Block *block) {
+  try {
+    block->usedOn = 0;
+    cached_[block->capacity | block->stream].push_back(block);
+  } catch (...) {  // no host memory to cache it: hand it straight back
+    memory_.release(block->ptr, block->capacity);
+    delete block;
+  }
+}
+
+void Pool::emptyCache() {
+  for (auto &[size, blocks] : cached_) {
+    for (Block *b : blocks) {
+      memory_.release(b->ptr, b->capacity);
+      spare_.push_back(b);
+    }
+    blocks.clear();
+  }
+}
+
+Pool::~Pool() {
+  emptyCache();
+  for (Block *b : spare_) delete b;
+}
+
+}  // namespace hj
