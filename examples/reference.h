@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "hostjit/exec/host_data.h"
-#include "hostjit/exec/runtime.hpp"
+#include "hostjit/exec/runtime_handles.h"
 
 namespace hostjit::examples {
 

@@ -45,14 +45,14 @@ Expected<HostTarget> makeHostTarget() {
   return t;
 }
 
-Expected<bool> prepareModule(llvm::Module &m, llvm::TargetMachine &tm) {
+Expected<void> prepareModule(llvm::Module &m, llvm::TargetMachine &tm) {
   m.setDataLayout(tm.createDataLayout());
   m.setTargetTriple(tm.getTargetTriple().str());
   std::string msg;
   llvm::raw_string_ostream os(msg);
   if (llvm::verifyModule(m, &os))
     return Error{HJ_ERR_INTERNAL, "internal error: the emitted LLVM module does not verify:\n" + os.str()};
-  return true;
+  return {};
 }
 
 void optimize(llvm::Module &m, llvm::TargetMachine &tm, OptLevel opt) {

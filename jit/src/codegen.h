@@ -24,7 +24,7 @@ Expected<HostTarget> makeHostTarget();
 
 // Sets the module's triple and data layout for tm, and verifies it (a
 // broken module is an internal error with LLVM's message).
-Expected<bool> prepareModule(llvm::Module &m, llvm::TargetMachine &tm);
+Expected<void> prepareModule(llvm::Module &m, llvm::TargetMachine &tm);
 void optimize(llvm::Module &m, llvm::TargetMachine &tm, OptLevel opt);
 // Emits an object file (asm=false) or assembly text.
 Expected<llvm::SmallVector<char, 0>> emitCode(llvm::Module &m, llvm::TargetMachine &tm, OptLevel opt, bool asmText);

@@ -367,7 +367,7 @@ Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::s
       }
       // Code generation needs no lock: this thread has its own target machine.
       static thread_local std::optional<jit::HostTarget> target;
-      Expected<bool> ok = true;
+      Expected<void> ok;
       std::pair<std::shared_ptr<void>, EntryFn> linked;
       if (!target) {
         auto t = jit::makeHostTarget();
@@ -422,11 +422,11 @@ Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::s
   return cp;
 }
 
-Expected<bool> CompiledProgram::waitNative() const {
+Expected<void> CompiledProgram::waitNative() const {
   std::unique_lock<std::mutex> l(tier_->mutex);
   tier_->ready.wait(l, [this] { return tier_->done; });
   if (tier_->error) return *tier_->error;
-  return true;
+  return {};
 }
 
 double CompiledProgram::nativeReadyMs() const {

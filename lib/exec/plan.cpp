@@ -430,7 +430,7 @@ std::string shapeText(const DLTensor &t) {
 }
 }  // namespace
 
-Expected<bool> checkArguments(const Plan &plan, const DLTensor *const *inputs, size_t numInputs,
+Expected<void> checkArguments(const Plan &plan, const DLTensor *const *inputs, size_t numInputs,
                               const ScalarArg *scalars, size_t numScalars, DLDevice device) {
   auto bad = [](std::string m) { return Error{HJ_ERR_INVALID_ARGUMENT, std::move(m)}; };
   if (numInputs != plan.inputs.size())
@@ -488,7 +488,7 @@ Expected<bool> checkArguments(const Plan &plan, const DLTensor *const *inputs, s
     if (scalars[i].type != plan.scalars[i].dtype)
       return bad("argument %" + plan.scalars[i].name + ": expected a " + dtypeName(plan.scalars[i].dtype) +
                  " scalar, got " + dtypeName(scalars[i].type));
-  return true;
+  return {};
 }
 
 }  // namespace hostjit

@@ -517,10 +517,10 @@ std::optional<Operand> foldLiterals(const SizeExpr &e, std::string *error) {
 
 namespace hostjit {
 
-Expected<bool> checkFusion(const Fusion &f) {
+Expected<void> checkFusion(const Fusion &f) {
   auto a = fusion::analyzeFusion(f);
   if (!a) return a.error();
-  return true;
+  return {};
 }
 
 }  // namespace hostjit

@@ -196,7 +196,7 @@ Expected<SegmentCall> KernelExecutor::prepare(std::span<const DLTensor *const> i
   return call;
 }
 
-Expected<bool> KernelExecutor::run(Runtime &rt, std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars,
+Expected<void> KernelExecutor::run(Runtime &rt, std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars,
                                    std::span<const DLTensor *const> outputs,
                                    std::span<const DLTensor *const> intermediates) const {
   const Segment &s = f_->segments[index_];
@@ -232,10 +232,10 @@ Expected<bool> KernelExecutor::run(Runtime &rt, std::span<const DLTensor *const>
   return launch(rt, inputs, scalars, outputs, intermediates);
 }
 
-Expected<bool> KernelExecutor::launch(Runtime &rt, std::span<const DLTensor *const> inputs,
+Expected<void> KernelExecutor::launch(Runtime &rt, std::span<const DLTensor *const> inputs,
                                       std::span<const ScalarArg> scalars, std::span<const DLTensor *const> outputs,
                                       std::span<const DLTensor *const> intermediates) const {
-  if (a_->segments[index_].kernel < 0) return true;
+  if (a_->segments[index_].kernel < 0) return {};
   // The segment program's tensors: inputs, outputs, then (supplied) intermediates.
   const Runner &r = intermediates.empty() ? fallback_ : supplied_;
   Scratch<const DLTensor *, 16> given(inputs.size() + outputs.size() + intermediates.size());
@@ -245,7 +245,7 @@ Expected<bool> KernelExecutor::launch(Runtime &rt, std::span<const DLTensor *con
   Scratch<hj_value, 16> sv(scalars.size());
   packScalars(scalars, sv.data());
   if (int32_t st = r.eval->call(rt.context(), given.data(), sv.data(), nullptr, nullptr)) return runtimeError(st);
-  return true;
+  return {};
 }
 
 Expected<FusionExecutor> FusionExecutor::create(const Fusion &f, std::shared_ptr<Runtime> rt, Options options) {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "hostjit/exec/parity.h"
-#include "hostjit/exec/runtime.hpp"
+#include "hostjit/exec/runtime_handles.h"
 
 namespace hostjit::test {
 

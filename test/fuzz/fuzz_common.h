@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "hostjit/exec/runtime.hpp"
+#include "hostjit/exec/runtime_handles.h"
 #include "hostjit/exec/plan.h"
 #include "hostjit/ir/ir.h"
 

@@ -9,7 +9,7 @@
 
 #include "hostjit/exec/graph_mode.h"
 #include "hostjit/exec/plan.h"
-#include "hostjit/exec/runtime.hpp"
+#include "hostjit/exec/runtime_handles.h"
 
 namespace hostjit {
 

@@ -10,7 +10,7 @@
 #include <dlpack/dlpack.h>
 
 #include "hostjit/exec/plan.h"
-#include "hostjit/exec/runtime.hpp"
+#include "hostjit/exec/runtime_handles.h"
 #include "hostjit/runtime.h"
 
 namespace hostjit {

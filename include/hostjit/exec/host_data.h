@@ -11,7 +11,7 @@
 #include <dlpack/dlpack.h>
 
 #include "hostjit/exec/plan.h"
-#include "hostjit/exec/runtime.hpp"
+#include "hostjit/exec/runtime_handles.h"
 
 namespace hostjit {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "hostjit/exec/runtime.hpp"
+#include "hostjit/exec/runtime_handles.h"
 
 namespace hostjit {
 

@@ -291,7 +291,7 @@ struct ScalarArg {
 
 // Checks inputs against the signature (count, rank, dtype, static dims,
 // device, data) and scalars (count, types); errors name the argument.
-Expected<bool> checkArguments(const Plan &plan, const DLTensor *const *inputs, size_t numInputs,
+Expected<void> checkArguments(const Plan &plan, const DLTensor *const *inputs, size_t numInputs,
                               const ScalarArg *scalars, size_t numScalars, DLDevice device);
 
 }  // namespace hostjit

@@ -149,6 +149,6 @@ Expected<Fusion> loadFusionJson(const std::string &path);
 // what each segment passes. Every problem is reported, one per line, each
 // with its path in the JSON schema's terms. lowerFusion and KernelExecutor
 // call it; a fusion that passes lowers to a program that verifies.
-Expected<bool> checkFusion(const Fusion &f);
+Expected<void> checkFusion(const Fusion &f);
 
 }  // namespace hostjit

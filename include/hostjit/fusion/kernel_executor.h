@@ -16,7 +16,7 @@
 
 #include "hostjit/exec/evaluator.h"
 #include "hostjit/exec/plan.h"
-#include "hostjit/exec/runtime.hpp"
+#include "hostjit/exec/runtime_handles.h"
 #include "hostjit/fusion/analysis.h"
 #include "hostjit/fusion/fusion.h"
 #include "hostjit/fusion/lowering.h"
@@ -63,7 +63,7 @@ class KernelExecutor {
   // summary and they are used as given (the caller frees them). On failure,
   // what this call allocated is freed, newest first. A segment without a
   // kernel does nothing.
-  Expected<bool> run(Runtime &rt, std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars,
+  Expected<void> run(Runtime &rt, std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars,
                      std::span<const DLTensor *const> outputs, std::span<const DLTensor *const> intermediates = {}) const;
 
   const Segment &segment() const;
@@ -85,7 +85,7 @@ class KernelExecutor {
   static Expected<Runner> makeRunner(const Fusion &f, const fusion::FusionAnalysis &a, size_t segment, bool supplied,
                                      const std::shared_ptr<Runtime> &rt, const std::shared_ptr<KernelTable> &kernels);
   // run() with the arguments checked, the call's numbers prepared for them.
-  Expected<bool> launch(Runtime &rt, std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars,
+  Expected<void> launch(Runtime &rt, std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars,
                         std::span<const DLTensor *const> outputs, std::span<const DLTensor *const> intermediates) const;
 
   std::shared_ptr<const Fusion> f_;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -37,6 +38,19 @@ class [[nodiscard]] Expected {
 
  private:
   std::variant<T, Error> v_;
+};
+
+// A call that returns nothing but may fail: converts to true on success.
+template <>
+class [[nodiscard]] Expected<void> {
+ public:
+  Expected() = default;
+  Expected(Error e) : e_(std::move(e)) {}
+  explicit operator bool() const { return !e_; }
+  const Error &error() const { return *e_; }
+
+ private:
+  std::optional<Error> e_;
 };
 
 // Aborts with file and line: broken internal invariants only.

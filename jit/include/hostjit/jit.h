@@ -111,7 +111,7 @@ class CompiledProgram final : public Executable {
   bool native() const { return entry() != nullptr; }
   // Blocks until the native code is linked; its compile error if it failed
   // (the program then keeps running on the evaluator).
-  Expected<bool> waitNative() const;
+  Expected<void> waitNative() const;
   // Milliseconds from compile()'s start until the native code was linked
   // (-1 while pending or after a failure).
   double nativeReadyMs() const;

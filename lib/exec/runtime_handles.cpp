@@ -1,10 +1,10 @@
-// runtime_cpp.cpp - C++ ownership wrappers over the C runtime.
+// runtime_handles.cpp - C++ handles that own the C runtime's objects.
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
-#include "hostjit/exec/runtime.hpp"
+#include "hostjit/exec/runtime_handles.h"
 
 namespace hostjit {
 

@@ -1,5 +1,6 @@
-// runtime.hpp - C++ ownership for the C runtime: Runtime (a context),
-// KernelTable (a program's kernels on it) and Tensor (an owning output).
+// runtime_handles.h - C++ handles that own the C runtime's objects: Runtime
+// (a context), KernelTable (a program's kernels on it) and Tensor (an owning
+// output).
 #pragma once
 
 #include <array>
