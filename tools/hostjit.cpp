@@ -166,18 +166,19 @@ bool isFusionFile(const std::string &path) { return std::filesystem::path(path).
 
 // A .hir program, or a fusion JSON lowered to one (then *fusion holds it);
 // kOk, or the exit status of the error it printed.
-int loadProgram(const std::string &path, Program *out, std::optional<Fusion> *fusion = nullptr) {
+int loadProgram(const std::string &path, Program *out, std::optional<Fusion> *fusion = nullptr,
+                ProgramComments *comments = nullptr) {
   if (isFusionFile(path)) {
     auto f = loadFusionJson(path);
     if (!f) return fromError(f.error());
-    auto p = lowerFusion(*f);
+    auto p = lowerFusion(*f, comments);
     if (!p) return fromError(p.error());
     *out = std::move(*p);
     if (fusion) *fusion = std::move(*f);
     return kOk;
   }
   Diagnostics d;
-  *out = parseFile(path, d);
+  *out = parseFile(path, d, comments);
   if (!d.empty()) {
     std::fputs(d.format(path, out->source).c_str(), stderr);
     return kUserError;
@@ -523,11 +524,12 @@ int cmdRunRanks(RunOptions o, char **argv) {
 int cmdLower(const std::string &file, const std::string &out) {
   if (!isFusionFile(file)) return userError("lower takes a fusion (.json), got " + file);
   Program p;
-  if (int rc = loadProgram(file, &p)) return rc;
-  p.funcComments.leading.insert(p.funcComments.leading.begin(),
+  ProgramComments comments;
+  if (int rc = loadProgram(file, &p, nullptr, &comments)) return rc;
+  comments.func.leading.insert(comments.func.leading.begin(),
                                 " Lowered by hostjit from " + std::filesystem::path(file).filename().string() + ".");
   if (out.empty()) {
-    std::fputs(print(p).c_str(), stdout);
+    std::fputs(print(p, &comments).c_str(), stdout);
     return kOk;
   }
   namespace fs = std::filesystem;
@@ -536,7 +538,7 @@ int cmdLower(const std::string &file, const std::string &out) {
     if (k.cuda && fs::path(*k.cuda).is_relative())
       k.cuda = (from / *k.cuda).lexically_normal().lexically_relative(to).string();
   std::ofstream f(out, std::ios::binary | std::ios::trunc);
-  f << print(p);
+  f << print(p, &comments);
   f.close();
   if (!f) return userError("cannot write " + out);
   return kOk;
@@ -570,8 +572,9 @@ int cmdCheck(const std::vector<std::string> &files) {
 
 int cmdFmt(const std::string &file) {
   Program p;
-  if (int rc = loadProgram(file, &p)) return rc;
-  std::fputs(print(p).c_str(), stdout);
+  ProgramComments comments;
+  if (int rc = loadProgram(file, &p, nullptr, &comments)) return rc;
+  std::fputs(print(p, &comments).c_str(), stdout);
   return kOk;
 }
 

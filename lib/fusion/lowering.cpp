@@ -20,7 +20,8 @@ std::string at(const std::string &field, size_t i) { return field + "[" + std::t
 
 class Lowerer {
  public:
-  Lowerer(const Fusion &f, const FusionAnalysis &a) : f_(f), a_(a), b_(f.name) {}
+  Lowerer(const Fusion &f, const FusionAnalysis &a, ProgramComments *comments = nullptr)
+      : f_(f), a_(a), b_(f.name), comments_(comments) {}
 
   // The whole fusion: one function taking its inputs, returning its outputs.
   Program run() {
@@ -219,10 +220,10 @@ class Lowerer {
     const fusion::SegmentPlan &sp = a_.segments[i];
     size_t first = b_.program().body.size();
     body(i, s, sp);
-    auto &stmts = b_.program().body;
-    if (first < stmts.size())
-      stmts[first].comments.leading.push_back(" segments[" + std::to_string(i) + "]" + (s.name.empty() ? "" : " (" + s.name + ")") +
-                                              (s.kernel ? ": kernel @" + *s.kernel : ": views only"));
+    if (comments_ && first < b_.program().body.size())
+      comments_->stmt(first).leading.push_back(" segments[" + std::to_string(i) + "]" +
+                                               (s.name.empty() ? "" : " (" + s.name + ")") +
+                                               (s.kernel ? ": kernel @" + *s.kernel : ": views only"));
   }
 
   // The launch of segment i, built; its statement's origin is `from`.
@@ -280,6 +281,7 @@ class Lowerer {
   std::map<std::string, ValueId> values_;
   std::map<std::string, ValueId> memo_;  // "op a, b" -> the value that computes it
   std::set<std::string> used_;
+  ProgramComments *comments_;
 };
 
 Error notVerified(const Fusion &f, const Program &p, const Diagnostics &d) {
@@ -289,10 +291,10 @@ Error notVerified(const Fusion &f, const Program &p, const Diagnostics &d) {
 
 }  // namespace
 
-Expected<Program> lowerFusion(const Fusion &f) {
+Expected<Program> lowerFusion(const Fusion &f, ProgramComments *comments) {
   auto a = fusion::analyzeFusion(f);
   if (!a) return a.error();
-  Program p = Lowerer(f, *a).run();
+  Program p = Lowerer(f, *a, comments).run();
   if (Diagnostics d = verify(p); !d.empty()) return notVerified(f, p, d);
   return p;
 }

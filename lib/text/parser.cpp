@@ -14,7 +14,7 @@ namespace {
 
 class Parser {
  public:
-  Parser(std::vector<Token> toks, Diagnostics &d) : t_(std::move(toks)), d_(d) {}
+  Parser(std::vector<Token> toks, Diagnostics &d, ProgramComments &c) : t_(std::move(toks)), d_(d), c_(c) {}
 
   Program run(std::vector<std::string> tail) {
     // Kernels first (in order), then the one function, so launches can name
@@ -38,8 +38,7 @@ class Parser {
       pos_ = funcs[0];
       parseFunc();
     }
-    Program &p = b_.program();
-    p.trailingComments = std::move(tail);
+    c_.trailing = std::move(tail);
     return b_.finish();
   }
 
@@ -169,7 +168,9 @@ class Parser {
       comments.trailing = next().trailingComment;
       KernelId id = b_.kernel(name, params, std::nullopt, std::nullopt, std::nullopt, kw.loc);
       Kernel &k = b_.program().kernels[id.index];
-      k.comments = comments;
+      if (c_.kernels.size() <= id.index) c_.kernels.resize(id.index + 1);
+      KernelComments &kc = c_.kernels[id.index];
+      kc.decl = comments;
       while (!isPunct("}")) {
         if (peek().kind == Tok::End) fail("'}'");
         const Token &at = peek();
@@ -182,10 +183,10 @@ class Parser {
         ac.trailing = val.trailingComment;
         std::optional<std::string> *slot = nullptr;
         Comments *cslot = nullptr;
-        if (key == "cuda") slot = &k.cuda, cslot = &k.cudaComments;
-        else if (key == "entry") slot = &k.entry, cslot = &k.entryComments;
-        else if (key == "host") slot = &k.host, cslot = &k.hostComments;
-        else if (key == "nvrtc_options") slot = &k.nvrtcOptions, cslot = &k.nvrtcOptionsComments;
+        if (key == "cuda") slot = &k.cuda, cslot = &kc.cuda;
+        else if (key == "entry") slot = &k.entry, cslot = &kc.entry;
+        else if (key == "host") slot = &k.host, cslot = &kc.host;
+        else if (key == "nvrtc_options") slot = &k.nvrtcOptions, cslot = &kc.nvrtcOptions;
         if (!slot) {
           error(at.loc, "unknown kernel attribute '" + key + "'; expected cuda, entry, host or nvrtc_options");
           continue;
@@ -194,8 +195,8 @@ class Parser {
         *slot = val.text;
         *cslot = ac;
       }
-      k.closing.leading = peek().leadingComments;
-      k.closing.trailing = next().trailingComment;
+      kc.closing.leading = peek().leadingComments;
+      kc.closing.trailing = next().trailingComment;
     } catch (Failed) {
       skipToTopLevel();
     }
@@ -227,7 +228,7 @@ class Parser {
   void parseFunc() {
     const Token &kw = next();
     Program &p = b_.program();
-    p.funcComments.leading = kw.leadingComments;
+    c_.func.leading = kw.leadingComments;
     p.funcLoc = kw.loc;
     try {
       if (peek().kind != Tok::At) fail("a function name '@name'");
@@ -266,7 +267,7 @@ class Parser {
       }
       expectPunct(")");
       if (!isPunct("{")) fail("'{'");
-      p.funcComments.trailing = next().trailingComment;
+      c_.func.trailing = next().trailingComment;
     } catch (Failed) {
       return;
     }
@@ -278,8 +279,8 @@ class Parser {
       }
       parseStmtWithComments();
     }
-    b_.program().funcClosing.leading = peek().leadingComments;
-    b_.program().funcClosing.trailing = next().trailingComment;
+    c_.funcClosing.leading = peek().leadingComments;
+    c_.funcClosing.trailing = next().trailingComment;
   }
 
   // One statement and the comments above and after it; a statement that
@@ -296,9 +297,11 @@ class Parser {
     }
     auto &body = b_.program().body;
     if (body.size() > before) {
-      Stmt &s = body[before];  // a block: its For or On, which took the comment after its '{'
-      s.comments.leading = std::move(leading);
-      if (s.kind() != StmtKind::For && s.kind() != StmtKind::On) s.comments.trailing = t_[pos_ - 1].trailingComment;
+      // A block: its For or On, which took the comment after its '{'.
+      StmtKind kind = body[before].kind();
+      Comments &c = c_.stmt(before);
+      c.leading = std::move(leading);
+      if (kind != StmtKind::For && kind != StmtKind::On) c.trailing = t_[pos_ - 1].trailingComment;
     }
   }
 
@@ -404,7 +407,7 @@ class Parser {
   // '}', which `close` adds.
   template <class Close>
   void parseBlock(const Token &kw, size_t index, const char *what, Close close) {
-    b_.program().body[index].comments.trailing = next().trailingComment;  // the '{'
+    c_.stmt(index).trailing = next().trailingComment;  // the '{'
     ++blockDepth_;
     struct Leave {
       int &depth;
@@ -421,8 +424,9 @@ class Parser {
     std::vector<std::string> leading = peek().leadingComments;
     const Token &closing = next();
     close(closing.loc);
-    b_.program().body.back().comments.leading = std::move(leading);
-    b_.program().body.back().comments.trailing = closing.trailingComment;
+    Comments &end = c_.stmt(b_.program().body.size() - 1);
+    end.leading = std::move(leading);
+    end.trailing = closing.trailingComment;
   }
 
   Operand parseOperand() {
@@ -619,6 +623,7 @@ class Parser {
   std::vector<Token> t_;
   size_t pos_ = 0;
   Diagnostics &d_;
+  ProgramComments &c_;
   ProgramBuilder b_;
   std::unordered_map<std::string, ValueId> names_;
   std::unordered_map<std::string, Loc> later_;
@@ -629,10 +634,11 @@ class Parser {
 
 }  // namespace
 
-Program parse(std::string_view text, std::string filename, Diagnostics &diags) {
+Program parse(std::string_view text, std::string filename, Diagnostics &diags, ProgramComments *comments) {
   std::vector<std::string> tail;
   auto toks = lex(text, diags, tail);
-  Parser parser(std::move(toks), diags);
+  ProgramComments dropped;
+  Parser parser(std::move(toks), diags, comments ? *comments : dropped);
   Program p = parser.run(std::move(tail));
   p.filename = std::move(filename);
   p.source = std::make_shared<const std::string>(text);
@@ -640,7 +646,7 @@ Program parse(std::string_view text, std::string filename, Diagnostics &diags) {
   return p;
 }
 
-Program parseFile(const std::string &path, Diagnostics &diags) {
+Program parseFile(const std::string &path, Diagnostics &diags, ProgramComments *comments) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     diags.error({}, "cannot open '" + path + "'");
@@ -650,7 +656,7 @@ Program parseFile(const std::string &path, Diagnostics &diags) {
   }
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse(ss.str(), path, diags);
+  return parse(ss.str(), path, diags, comments);
 }
 
 }  // namespace hostjit

@@ -133,33 +133,44 @@ std::string printStmt(const Program &p, const Stmt &s) {
       s.node);
 }
 
-std::string print(const Program &p) {
+std::string print(const Program &p, const ProgramComments *comments) {
+  static const Comments none;
+  static const KernelComments noKernel;
+  auto kernelComments = [&](size_t i) -> const KernelComments & {
+    return comments && i < comments->kernels.size() ? comments->kernels[i] : noKernel;
+  };
+  auto stmtComments = [&](size_t i) -> const Comments & {
+    return comments && i < comments->stmts.size() ? comments->stmts[i] : none;
+  };
   std::string out;
-  for (const Kernel &k : p.kernels) {
-    leading(out, k.comments, "");
+  for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
+    const Kernel &k = p.kernels[ki];
+    const KernelComments &kc = kernelComments(ki);
+    leading(out, kc.decl, "");
     out += "kernel @" + k.name + "(";
     for (size_t i = 0; i < k.params.size(); ++i) {
       if (i) out += ", ";
       out += toString(k.params[i]);
     }
     out += ") {";
-    endLine(out, k.comments);
+    endLine(out, kc.decl);
     auto attr = [&](const char *name, const std::optional<std::string> &v, const Comments &c) {
       if (!v) return;
       leading(out, c, "  ");
       out += std::string("  ") + name + " = " + quote(*v);
       endLine(out, c);
     };
-    attr("cuda", k.cuda, k.cudaComments);
-    attr("entry", k.entry, k.entryComments);
-    attr("host", k.host, k.hostComments);
-    attr("nvrtc_options", k.nvrtcOptions, k.nvrtcOptionsComments);
-    leading(out, k.closing, "  ");
+    attr("cuda", k.cuda, kc.cuda);
+    attr("entry", k.entry, kc.entry);
+    attr("host", k.host, kc.host);
+    attr("nvrtc_options", k.nvrtcOptions, kc.nvrtcOptions);
+    leading(out, kc.closing, "  ");
     out += "}";
-    endLine(out, k.closing);
+    endLine(out, kc.closing);
     out += "\n";
   }
-  leading(out, p.funcComments, "");
+  const Comments &func = comments ? comments->func : none;
+  leading(out, func, "");
   out += "func @" + p.funcName + "(";
   for (size_t i = 0; i < p.params.size(); ++i) {
     const Value &v = p.value(p.params[i]);
@@ -173,23 +184,27 @@ std::string print(const Program &p) {
     out += toString(p.results[i]);
   }
   out += ") {";
-  endLine(out, p.funcComments);
+  endLine(out, func);
   // A block's body (a loop's, an `on`'s) is indented one step more; the
   // comments above its '}' belong to the body.
   size_t depth = 1;
-  for (const Stmt &s : p.body) {
+  for (size_t i = 0; i < p.body.size(); ++i) {
+    const Stmt &s = p.body[i];
+    const Comments &c = stmtComments(i);
     bool closes = (s.kind() == StmtKind::EndFor || s.kind() == StmtKind::EndOn) && depth > 1;
     std::string indent(2 * depth, ' ');
-    leading(out, s.comments, indent.c_str());
+    leading(out, c, indent.c_str());
     if (closes) indent.resize(2 * --depth);
     out += indent + printStmt(p, s);
-    endLine(out, s.comments);
+    endLine(out, c);
     if (s.kind() == StmtKind::For || s.kind() == StmtKind::On) ++depth;
   }
-  leading(out, p.funcClosing, "  ");
+  const Comments &closing = comments ? comments->funcClosing : none;
+  leading(out, closing, "  ");
   out += "}";
-  endLine(out, p.funcClosing);
-  for (const std::string &c : p.trailingComments) out += "//" + c + "\n";
+  endLine(out, closing);
+  if (comments)
+    for (const std::string &c : comments->trailing) out += "//" + c + "\n";
   return out;
 }
 

@@ -360,7 +360,11 @@ TEST_CASE("fusion: buffers are freed after their last use, so peak memory is wha
   f.name = "copies";
   f.inputs = {{"x", true, DType::f32, {kDynamic}}};
   f.outputs = {"c"};
-  f.kernels = {{"copy", {{true, DType::f32}, {true, DType::f32}, {false, DType::i64}}, {}, {}, "copy_f32", {}}};
+  Kernel copy;
+  copy.name = "copy";
+  copy.params = {{true, DType::f32}, {true, DType::f32}, {false, DType::i64}};
+  copy.host = "copy_f32";
+  f.kernels = {copy};
   const char *names[] = {"a", "b", "c"};
   std::string from = "x";
   for (int i = 0; i < 3; ++i) {

@@ -8,22 +8,28 @@ TEST_CASE("print(parse(print(p))) == print(p) for every program in the repositor
   size_t roundTripped = 0;
   for (const std::string &file : allHirFiles()) {
     Diagnostics d;
-    Program p = parseFile(file, d);
+    ProgramComments comments;
+    Program p = parseFile(file, d, &comments);
     if (!d.empty()) continue;  // files whose point is a parse error
     INFO(file);
-    std::string once = print(p);
+    std::string once = print(p, &comments);
     Diagnostics d2;
-    Program again = parse(once, file, d2);
+    ProgramComments comments2;
+    Program again = parse(once, file, d2, &comments2);
     INFO(d2.format(file, again.source));
     REQUIRE(d2.empty());
-    CHECK(print(again) == once);
+    CHECK(print(again, &comments2) == once);
+    // Without its comments, the same program.
+    CHECK(print(again) == print(p));
     ++roundTripped;
   }
   CHECK(roundTripped >= 8);
 }
 
 TEST_CASE("comments and literals survive formatting", "[text]") {
-  Program p = parseOk(R"(// leading comment
+  Diagnostics d;
+  ProgramComments comments;
+  Program p = parse(R"(// leading comment
 kernel @k(ptr<f32>, f32, f64) {  // on the header
   // above host
   host = "copy"  // after host
@@ -37,8 +43,12 @@ func @main(%x: f32[?], %s: f32) -> () {  // signature
   // before the function's end
 }  // after the function
 // at the end
-)");
-  std::string text = print(p);
+)",
+                    "test.hir", d, &comments);
+  REQUIRE(d.empty());
+  std::string text = print(p, &comments);
+  // The comments are the text layer's: the program itself holds none.
+  CHECK(print(p).find("//") == std::string::npos);
   for (const char *want : {"// leading comment\nkernel @k(ptr<f32>, f32, f64) {  // on the header\n",
                            "  // above host\n  host = \"copy\"  // after host\n",
                            "func @main(%x: f32[?], %s: f32) -> () {  // signature\n",

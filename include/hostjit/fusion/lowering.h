@@ -8,6 +8,7 @@
 #include "hostjit/fusion/analysis.h"
 #include "hostjit/fusion/fusion.h"
 #include "hostjit/ir/ir.h"
+#include "hostjit/text/text.h"
 
 namespace hostjit {
 
@@ -23,7 +24,9 @@ namespace hostjit {
 // Every statement that computes a size says which JSON field it comes from
 // (its origin: "f.json: segments[2].summary[0].extents[0]"), so messages
 // about it name the field. The program verifies; errors are checkFusion's.
-Expected<Program> lowerFusion(const Fusion &f);
+// With `comments`, the first statement of each segment says which it is
+// ("segments[1] (reduce): kernel @row_sum_grid"), for the printed program.
+Expected<Program> lowerFusion(const Fusion &f, ProgramComments *comments = nullptr);
 
 // Segment `segment` of f as a program of its own. Its tensor inputs are,
 // in order, the segment's inputs, its outputs and, when `supplied`, its

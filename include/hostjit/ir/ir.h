@@ -34,12 +34,6 @@ struct Loc {
   bool known() const { return line != 0; }
 };
 
-// Comments kept with the item that follows them, so fmt preserves them.
-struct Comments {
-  std::vector<std::string> leading;  // whole-line comments above, without "//"
-  std::string trailing;              // a comment at the end of the item's line
-};
-
 enum class OpCode : uint8_t {
 #define HOSTJIT_OP(name, spelling, cls) name,
 #include "hostjit/ir/ir_ops.def"
@@ -140,7 +134,7 @@ struct For {
 struct Yield {
   std::vector<Operand> values;
 };
-// The closing '}' of a loop; its Stmt's comments are those above and after it.
+// The closing '}' of a loop.
 struct EndFor {
   uint32_t begin = 0;  // statement index of the For
 };
@@ -210,7 +204,6 @@ struct Stmt {
       std::monostate>;
   Node node;
   Loc loc;
-  Comments comments;
   // Where a built statement comes from ("fusion.json: segments[1] (reduce)"),
   // for messages about it at run time; not printed.
   std::string origin;
@@ -224,9 +217,6 @@ struct Kernel {
   // Extra NVRTC options for the CUDA source, split at white space.
   std::optional<std::string> nvrtcOptions;
   Loc loc;
-  Comments comments;
-  Comments cudaComments, entryComments, hostComments, nvrtcOptionsComments;
-  Comments closing;  // comments above and after the closing '}'
 };
 
 // One node of a scalar expression. Nodes are hash-consed: building the same
@@ -276,10 +266,6 @@ struct Program {
   std::string filename;  // for diagnostics; "" for built programs
   std::shared_ptr<const std::string> source;  // the parsed text, for carets
   std::vector<Kernel> kernels;
-  Comments funcComments;
-  Comments funcClosing;  // comments above and after the function's closing '}'
-
-  std::vector<std::string> trailingComments;  // after the function
   std::string funcName = "main";
   Loc funcLoc;
   std::vector<ValueId> params;  // in declared order
@@ -392,7 +378,6 @@ class ProgramBuilder {
   ValueId commQuery(std::string name, bool world, Loc loc = {});
   void collective(Collective c, Loc loc = {});
 
-  // Comments for the next statement/kernel (the parser keeps them).
   Program &program() { return p_; }
   Program finish() { return std::move(p_); }
 
