@@ -21,6 +21,7 @@ for target in text fusion parity; do
   mkdir -p "$corpus"
   if [ "$target" = fusion ]; then
     find examples test -name '*.json' -exec cp {} "$corpus/" \;
+    python3 test/lit/malformed_json/make_cases.py "$corpus"  # the malformed fusions, patched into files
   else
     find examples test -name '*.hir' -size -16k -exec cp {} "$corpus/" \;
   fi
