@@ -6,6 +6,11 @@
 
 namespace hostjit::examples {
 
+const std::vector<std::string> &exampleNames() {
+  static const std::vector<std::string> names = {"grid_sum", "splitk", "pipeline", "loop", "streams"};
+  return names;
+}
+
 std::vector<ExampleCase> exampleCases(const std::string &dir, const std::string &name) {
   std::vector<ExampleCase> cs;
   if (name == "grid_sum") {
@@ -18,6 +23,13 @@ std::vector<ExampleCase> exampleCases(const std::string &dir, const std::string 
   } else if (name == "pipeline") {
     for (auto shape : {std::vector<int64_t>{1, 1}, {5, 777}, {64, 256}, {33, 1000}})
       cs.push_back({name, dir + "/pipeline.hir", {{"x", shape}}, {ScalarArg::f32(0.75f)}});
+  } else if (name == "loop") {
+    struct L { int64_t size, n; float w; };
+    for (L l : {L{1, 0, 0.5f}, L{257, 1, -0.75f}, L{1000, 5, 0.5f}, L{4096, 12, 0.9f}})
+      cs.push_back({name, dir + "/loop.hir", {{"x", {l.size}}}, {ScalarArg::i64(l.n), ScalarArg::f32(l.w)}});
+  } else if (name == "streams") {
+    for (int64_t size : {int64_t{1}, int64_t{777}, int64_t{4096}})
+      cs.push_back({name, dir + "/streams.hir", {{"x", {size}}}, {ScalarArg::f32(2.0f), ScalarArg::f32(-0.5f)}});
   }
   return cs;
 }
@@ -47,6 +59,19 @@ std::vector<float> pipelineReference(const std::vector<float> &x, int64_t rows, 
     for (int64_t j = 0; j < cols; ++j) s += double(x[r * cols + j]) * alpha + 1.0;
     for (int64_t j = 0; j < cols; ++j) y[r * cols + j] = static_cast<float>(double(x[r * cols + j]) * alpha + 1.0 - s / cols);
   }
+  return y;
+}
+
+std::vector<float> loopReference(const std::vector<float> &x, int64_t n, float w) {
+  std::vector<double> y(x.begin(), x.end());
+  for (int64_t it = 0; it < n; ++it)
+    for (size_t i = 0; i < y.size(); ++i) y[i] = double(w) * y[i] + double(x[i]);
+  return {y.begin(), y.end()};
+}
+
+std::vector<float> streamsReference(const std::vector<float> &x, float alpha, float beta) {
+  std::vector<float> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = static_cast<float>(double(alpha) * x[i] + double(beta) * x[i]);
   return y;
 }
 
@@ -90,6 +115,22 @@ std::string checkExample(const ExampleCase &c, const InputSet &inputs, const std
       for (int64_t j = 0; j < sx[1]; ++j) s += std::fabs(double(x[r * sx[1] + j]) * alpha + 1.0);
       for (int64_t j = 0; j < sx[1]; ++j) mag[r * sx[1] + j] = s / sx[1] + std::fabs(double(x[r * sx[1] + j]) * alpha + 1.0);
     }
+  } else if (c.name == "loop") {
+    auto x = floats(inputs.hostData(0));
+    int64_t n = c.scalars[0].value.i64;
+    float w = c.scalars[1].value.f32;
+    want = loopReference(x, n, w);
+    // |x| (1 + |w| + ... + |w|^n): every term of the element.
+    double terms = 0, p = 1;
+    for (int64_t it = 0; it <= n; ++it, p *= std::fabs(w)) terms += p;
+    mag.resize(x.size());
+    for (size_t i = 0; i < x.size(); ++i) mag[i] = std::fabs(x[i]) * terms * (n + 1);
+  } else if (c.name == "streams") {
+    auto x = floats(inputs.hostData(0));
+    float alpha = c.scalars[0].value.f32, beta = c.scalars[1].value.f32;
+    want = streamsReference(x, alpha, beta);
+    mag.resize(x.size());
+    for (size_t i = 0; i < x.size(); ++i) mag[i] = std::fabs(x[i]) * (std::fabs(alpha) + std::fabs(beta));
   } else {
     return "unknown example " + c.name;
   }

@@ -12,11 +12,15 @@ namespace hostjit::examples {
 
 // One example: its program file, arguments for a given size, and a check.
 struct ExampleCase {
-  std::string name;  // grid_sum, splitk, pipeline
+  std::string name;  // one of exampleNames()
   std::string file;  // path of the .hir
   std::map<std::string, std::vector<int64_t>> shapes;
   std::vector<ScalarArg> scalars;
 };
+
+// The examples that run on one rank, by name: grid_sum, splitk, pipeline,
+// loop, streams (spmd.hir runs on several: the CLI's --ranks).
+const std::vector<std::string> &exampleNames();
 
 // The cases of an example at a few sizes (not multiples of 256 included).
 std::vector<ExampleCase> exampleCases(const std::string &examplesDir, const std::string &name);
@@ -29,5 +33,9 @@ std::vector<float> gridSumReference(const std::vector<float> &x);
 std::vector<float> splitkReference(const std::vector<float> &a, const std::vector<float> &b, int64_t m, int64_t k,
                                    int64_t n);
 std::vector<float> pipelineReference(const std::vector<float> &x, int64_t rows, int64_t cols, float alpha);
+// loop.hir: y = x, then n times y = w * y + x.
+std::vector<float> loopReference(const std::vector<float> &x, int64_t n, float w);
+// streams.hir: y = alpha * x + beta * x.
+std::vector<float> streamsReference(const std::vector<float> &x, float alpha, float beta);
 
 }  // namespace hostjit::examples

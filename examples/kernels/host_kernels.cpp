@@ -1,4 +1,6 @@
-// host_kernels.cpp - host versions of the examples' kernels (grid_sum, splitk, pipeline), written as a GPU runs them.
+// host_kernels.cpp - host versions of the examples' kernels (grid_sum,
+// splitk, pipeline, the loop, streams and SPMD examples), written as a GPU
+// runs them.
 //
 // Block by block, each block using the work buffers and semaphores exactly as
 // the CUDA versions beside this file do. Built, with the fusion examples'
@@ -117,6 +119,62 @@ void center(const hj_dim3 *grid, const hj_dim3 *block, uint32_t, void **p) {
   int64_t end = std::min<int64_t>(int64_t(grid->x) * block->x, cols);
   for (int64_t r = 0; r < std::min<int64_t>(rows, grid->y); ++r)
     for (int64_t j = 0; j < end; ++j) y[r * cols + j] = t[r * cols + j] - s[r] / float(cols);
+}
+
+// The elements one grid of `block` threads covers, at most total.
+static int64_t covered(const hj_dim3 *grid, const hj_dim3 *block, int64_t total) {
+  return std::min<int64_t>(int64_t(grid->x) * block->x, total);
+}
+
+// copy_vec(x, y, total): y = x.
+void copy_vec(const hj_dim3 *grid, const hj_dim3 *block, uint32_t, void **p) {
+  auto *x = arg<const float *>(p, 0);
+  auto *y = arg<float *>(p, 1);
+  int64_t n = covered(grid, block, arg<int64_t>(p, 2));
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i];
+}
+
+// relax_step(cur, next, x, total, w): next = w * cur + x.
+void relax_step(const hj_dim3 *grid, const hj_dim3 *block, uint32_t, void **p) {
+  auto *cur = arg<const float *>(p, 0);
+  auto *next = arg<float *>(p, 1);
+  auto *x = arg<const float *>(p, 2);
+  int64_t n = covered(grid, block, arg<int64_t>(p, 3));
+  float w = arg<float>(p, 4);
+  for (int64_t i = 0; i < n; ++i) next[i] = w * cur[i] + x[i];
+}
+
+// scale_vec(x, y, total, alpha): y = alpha * x.
+void scale_vec(const hj_dim3 *grid, const hj_dim3 *block, uint32_t, void **p) {
+  auto *x = arg<const float *>(p, 0);
+  auto *y = arg<float *>(p, 1);
+  int64_t n = covered(grid, block, arg<int64_t>(p, 2));
+  float alpha = arg<float>(p, 3);
+  for (int64_t i = 0; i < n; ++i) y[i] = alpha * x[i];
+}
+
+// add_vec(a, b, y, total): y = a + b.
+void add_vec(const hj_dim3 *grid, const hj_dim3 *block, uint32_t, void **p) {
+  auto *a = arg<const float *>(p, 0);
+  auto *b = arg<const float *>(p, 1);
+  auto *y = arg<float *>(p, 2);
+  int64_t n = covered(grid, block, arg<int64_t>(p, 3));
+  for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+}
+
+// matmul_f32(a, b, c, m, k, n): c = a b (row-major), in float as the GPU does.
+void matmul_f32(const hj_dim3 *grid, const hj_dim3 *block, uint32_t, void **p) {
+  auto *a = arg<const float *>(p, 0);
+  auto *b = arg<const float *>(p, 1);
+  auto *c = arg<float *>(p, 2);
+  int64_t m = arg<int64_t>(p, 3), k = arg<int64_t>(p, 4), n = arg<int64_t>(p, 5);
+  int64_t cells = covered(grid, block, m * n);
+  for (int64_t e = 0; e < cells; ++e) {
+    int64_t i = e / n, j = e % n;
+    float acc = 0.0f;
+    for (int64_t t = 0; t < k; ++t) acc += a[i * k + t] * b[t * n + j];
+    c[e] = acc;
+  }
 }
 
 // empty(...): does nothing; for measuring host overhead.

@@ -54,7 +54,7 @@ class Runner {
 CATCH_REGISTER_LISTENER(JitTeardown)
 
 TEST_CASE("examples match the CPU reference on the GPU, eval and jit in parity", "[cuda]") {
-  for (const char *name : {"grid_sum", "splitk", "pipeline"}) {
+  for (const std::string &name : examples::exampleNames()) {
     for (const examples::ExampleCase &c : examples::exampleCases(kExamples, name)) {
       Program p = load(c.file);
       auto rtEval = cudaRuntime(), rtJit = cudaRuntime();

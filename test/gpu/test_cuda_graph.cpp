@@ -66,7 +66,7 @@ std::shared_ptr<Runtime> cudaRuntimeWith(int32_t fillNan, int32_t checkZeroed) {
 
 TEST_CASE("graph mode on the GPU: examples match the CPU reference and eager calls, at moving addresses",
           "[cuda][graph]") {
-  for (const char *name : {"grid_sum", "splitk", "pipeline"}) {
+  for (const std::string &name : examples::exampleNames()) {
     for (const examples::ExampleCase &c : examples::exampleCases(kExamples, name)) {
       Program p = load(c.file);
       for (bool useJit : {false, true}) {
@@ -203,7 +203,7 @@ TEST_CASE("graph mode on the GPU: HOSTJIT_CHECK_ZEROED catches a kernel that lea
 
 TEST_CASE("graph mode on the GPU: a failure at every operation, while building and while replaying",
           "[cuda][graph][inject]") {
-  for (const char *name : {"grid_sum", "splitk", "pipeline"}) {
+  for (const std::string &name : examples::exampleNames()) {
     const examples::ExampleCase c = examples::exampleCases(kExamples, name).front();
     Program p = load(c.file);
     auto rt = cudaRuntime();

@@ -8,7 +8,7 @@ using namespace hostjit::test;
 
 TEST_CASE("examples match their references in eval and jit", "[examples]") {
   std::string dir = std::string(HOSTJIT_SOURCE_DIR) + "/examples";
-  for (const char *name : {"grid_sum", "splitk", "pipeline"}) {
+  for (const std::string &name : examples::exampleNames()) {
     for (const examples::ExampleCase &c : examples::exampleCases(dir, name)) {
       Diagnostics d;
       Program p = parseFile(c.file, d);
