@@ -33,19 +33,19 @@ int32_t hj_alloc(hj_context *ctx, const int64_t *sizes, const int64_t *strides, 
     if (int32_t st = hj::bufferBytes(sizes, strides, rank, esize, name, &c.bytes)) return st;
     if ((flags & HJ_ALLOC_OUTPUT) && (flags & HJ_ALLOC_RESETS_TO_ZERO))
       return fail(HJ_ERR_INVALID_ARGUMENT, "buffer %%%s: an output cannot be resets_to_zero", name);
-    return ctx->path->alloc(c, out);
+    return hj::eagerPath(ctx) ? ctx->eager.alloc(c, out) : ctx->path->alloc(c, out);
   });
 }
 
 int32_t hj_free(hj_context *ctx, void *ptr) {
   return guarded([&]() -> int32_t {
     if (int32_t st = checkContext(ctx, "hj_free")) return st;
-    return ctx->path->free(ptr, false);
+    return hj::eagerPath(ctx) ? ctx->eager.free(ptr, false) : ctx->path->free(ptr, false);
   });
 }
 
 void hj_free_on_error(hj_context *ctx, void *ptr) {
-  guarded([&]() -> int32_t { return ctx->path->free(ptr, true); });
+  guarded([&]() -> int32_t { return hj::eagerPath(ctx) ? ctx->eager.free(ptr, true) : ctx->path->free(ptr, true); });
 }
 
 void hj_free_all_on_error(hj_context *ctx, void *const *buffers, uint32_t count) {

@@ -51,7 +51,7 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
     c.dims = dims;
     c.params = params;
     c.site = site ? site : "";
-    return ctx->path->launch(c);
+    return hj::eagerPath(ctx) ? ctx->eager.launch(c) : ctx->path->launch(c);
   });
 }
 

@@ -6,6 +6,7 @@
 // with the last error set on failure.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -159,8 +160,14 @@ class Backend {
 
 // Host kernels report a device fault through hj_report_host_fault (or the
 // hook a host-kernel library can declare, see hj_load_host_library); the
-// host backend picks it up after the kernel returns.
+// host backend picks it up after the kernel returns. takeHostFault gives
+// (and clears) the calling thread's report. hostFaultReports counts the
+// reports of every thread: a launch takes the report only when the count
+// moved, so launches without a fault touch no thread-local storage (which
+// costs a call of __tls_get_addr each in position-independent code).
 std::string takeHostFault();
+extern std::atomic<uint64_t> gHostFaultReports;
+inline uint64_t hostFaultReports() { return gHostFaultReports.load(std::memory_order_relaxed); }
 
 std::unique_ptr<Backend> makeHostBackend();
 // Creates the CUDA backend; HJ_ERR_NO_DRIVER when libcuda.so.1 is missing.

@@ -8,8 +8,9 @@ namespace hj {
 
 namespace {
 thread_local std::string pendingHostFault;
-thread_local bool hostFaultPending = false;  // pendingHostFault is not empty
 }  // namespace
+
+std::atomic<uint64_t> gHostFaultReports{0};
 
 int32_t Backend::faultError() const {
   return fail(HJ_ERR_BACKEND,
@@ -27,9 +28,7 @@ int32_t Backend::faulted(const std::string &cause) {
 
 std::string takeHostFault() {
   std::string f;
-  if (!hostFaultPending) return f;
   f.swap(pendingHostFault);
-  hostFaultPending = false;
   return f;
 }
 
@@ -38,7 +37,7 @@ std::string takeHostFault() {
 extern "C" void hj_report_host_fault(const char *message) {
   try {
     if (hj::pendingHostFault.empty()) hj::pendingHostFault = message && *message ? message : "a host kernel failed";
-    hj::hostFaultPending = true;
+    hj::gHostFaultReports.fetch_add(1, std::memory_order_relaxed);
   } catch (...) {
   }
 }

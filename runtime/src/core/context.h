@@ -50,6 +50,9 @@ struct hj_context {
 
 namespace hj {
 
+// The context's call path is eager: the entry points then call it directly.
+inline bool eagerPath(const hj_context *ctx) { return ctx->path == &ctx->eager; }
+
 // HJ_OK for a live context; else HJ_ERR_INVALID_ARGUMENT naming the entry
 // point `fn` (NULL, destroyed, or not a context: see hj_context::magic).
 int32_t notAContext(const hj_context *ctx, const char *fn);

@@ -5,49 +5,18 @@
 
 namespace hj {
 
-int32_t EagerPath::alloc(const AllocCall &c, void **out) {
-  if (int32_t st = r_.backend.checkFault()) return st;
-  if (int32_t st = r_.injector.check("hj_alloc of %%%s", c.name)) return st;
-  BufferRequest req;
-  req.bytes = c.bytes;
-  req.flags = c.flags;
-  req.dtype = c.dtype;
-  req.name = c.name;
-  req.recordStream = r_.record.on() ? stream() : 0;
-  Block *b = nullptr;
-  if (int32_t st = r_.buffers.allocate(req, &b)) return st;
-  *out = b->ptr;
-  return HJ_OK;
-}
-
-int32_t EagerPath::free(void *ptr, bool onError) {
-  return r_.buffers.free(ptr, onError, r_.record.on() ? stream() : 0);
-}
-
 void EagerPath::afterError() {
   r_.backend.setStream(0);
   if (r_.comm) r_.comm->closeGroups();  // a failed step inside a send/receive group
 }
 
-int32_t EagerPath::launch(const LaunchCall &c) {
-  const KernelEntry &k = c.table->kernels[c.kernel];
-  const char *site = *c.site ? c.site : "no site given";
-  if (int32_t st = r_.backend.checkFault()) return st;
-  if (int32_t st = r_.injector.check("launch of @%s (%s)", k.name.c_str(), site)) return st;
-  r_.buffers.noteLaunch(k, c.kernel, c.dims, c.params, r_.record.on() ? stream() : 0);
-  const int64_t *d = c.dims;
-  hj_dim3 grid{uint32_t(d[0]), uint32_t(d[1]), uint32_t(d[2])};
-  hj_dim3 block{uint32_t(d[3]), uint32_t(d[4]), uint32_t(d[5])};
-  if (int32_t st = r_.backend.launch(k, grid, block, uint32_t(d[6]), c.params)) return st;
-  ++r_.stats.launches;
-  if (r_.settings.sync && r_.backend.synchronize() != HJ_OK) {
-    if (r_.backend.fault().empty()) return HJ_ERR_BACKEND;  // the synchronisation's own error is set
-    return fail(HJ_ERR_BACKEND,
-                "kernel @%s (%s) failed on the device: %s; this context can no longer be used: destroy it, and "
-                "the programs and kernel tables made on it, and create a new one",
-                k.name.c_str(), site, r_.backend.fault().c_str());
-  }
-  return HJ_OK;
+int32_t EagerPath::syncAfterLaunch(const KernelEntry &k, const char *site) {
+  if (r_.backend.synchronize() == HJ_OK) return HJ_OK;
+  if (r_.backend.fault().empty()) return HJ_ERR_BACKEND;  // the synchronisation's own error is set
+  return fail(HJ_ERR_BACKEND,
+              "kernel @%s (%s) failed on the device: %s; this context can no longer be used: destroy it, and "
+              "the programs and kernel tables made on it, and create a new one",
+              k.name.c_str(), *site ? site : "no site given", r_.backend.fault().c_str());
 }
 
 int32_t EagerPath::setStream(uint32_t s) {

@@ -171,10 +171,14 @@ class HostBackend final : public Backend {
   }
   int32_t launch(const KernelEntry &kernel, const hj_dim3 &grid, const hj_dim3 &block, uint32_t smem,
                  void **params) override {
-    takeHostFault();  // only what this kernel reports counts
+    if (hostFaultReports() != faultReportsSeen_) takeHostFault();  // only what this kernel reports counts
+    faultReportsSeen_ = hostFaultReports();
     kernel.host(&grid, &block, smem, params);
     // Like a GPU, the launch itself succeeds; the fault surfaces later.
-    if (std::string f = takeHostFault(); !f.empty()) faulted("host kernel @" + kernel.name + ": " + f);
+    if (hostFaultReports() != faultReportsSeen_) {
+      faultReportsSeen_ = hostFaultReports();
+      if (std::string f = takeHostFault(); !f.empty()) faulted("host kernel @" + kernel.name + ": " + f);
+    }
     return HJ_OK;
   }
   int32_t buildGraph(const std::vector<GraphNode> &nodes, std::unique_ptr<Graph> &out) override {
@@ -264,6 +268,7 @@ class HostBackend final : public Backend {
   std::shared_ptr<void> keepAlive() override { return libs_; }
 
  private:
+  uint64_t faultReportsSeen_ = 0;  // hostFaultReports() when this backend last looked
   struct HostEvent {
     uint64_t records = 0;
   };

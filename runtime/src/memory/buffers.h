@@ -119,7 +119,7 @@ class Buffers {
   hj_stats &stats_;
   FaultInjector &injector_;
   CallRecord &record_;
-  const Settings &settings_;
+  const Settings settings_;  // a copy: read on every call
   DeviceMemory memory_;
   Pool pool_;
   Arenas arenas_;
