@@ -165,9 +165,11 @@ int fromError(const Error &e, const std::string &context = "") {
 bool isFusionFile(const std::string &path) { return std::filesystem::path(path).extension() == ".json"; }
 
 // A .hir program, or a fusion JSON lowered to one (then *fusion holds it);
-// kOk, or the exit status of the error it printed.
+// kOk, or the exit status of the error it printed. `verified`: a .hir
+// program must also verify, and the verifier's messages are printed as
+// `check` prints them (with the source line and a caret).
 int loadProgram(const std::string &path, Program *out, std::optional<Fusion> *fusion = nullptr,
-                ProgramComments *comments = nullptr) {
+                ProgramComments *comments = nullptr, bool verified = false) {
   if (isFusionFile(path)) {
     auto f = loadFusionJson(path);
     if (!f) return fromError(f.error());
@@ -179,6 +181,7 @@ int loadProgram(const std::string &path, Program *out, std::optional<Fusion> *fu
   }
   Diagnostics d;
   *out = parseFile(path, d, comments);
+  if (d.empty() && verified) d = verify(*out);
   if (!d.empty()) {
     std::fputs(d.format(path, out->source).c_str(), stderr);
     return kUserError;
@@ -358,7 +361,7 @@ Expected<std::shared_ptr<Runtime>> makeRuntime(const RunOptions &o, int modeInde
 int cmdRun(const RunOptions &o) {
   Program p;
   std::optional<Fusion> fusion;
-  if (int rc = loadProgram(o.file, &p, &fusion)) return rc;
+  if (int rc = loadProgram(o.file, &p, &fusion, nullptr, true)) return rc;
   auto plan = makePlan(p);
   if (!plan) return fromError(plan.error());
   auto scalars = parseScalars(*plan, o.scalars);
@@ -580,7 +583,7 @@ int cmdFmt(const std::string &file) {
 
 int cmdPlan(const std::string &file) {
   Program p;
-  if (int rc = loadProgram(file, &p)) return rc;
+  if (int rc = loadProgram(file, &p, nullptr, nullptr, true)) return rc;
   auto plan = makePlan(p);
   if (!plan) return fromError(plan.error());
   std::fputs(printPlan(*plan).c_str(), stdout);
@@ -589,7 +592,7 @@ int cmdPlan(const std::string &file) {
 
 int cmdCompile(const std::string &file, bool llvm, bool asmText, bool optimized, OptLevel opt) {
   Program p;
-  if (int rc = loadProgram(file, &p)) return rc;
+  if (int rc = loadProgram(file, &p, nullptr, nullptr, true)) return rc;
   auto text = asmText ? Jit::emitAsm(p, opt) : Jit::emitLLVM(p, opt, optimized);
   if (!text) return fromError(text.error());
   std::fputs(text->c_str(), stdout);

@@ -12,6 +12,12 @@ namespace hostjit {
 
 namespace {
 
+// A dtype's name with its article, as it is read: "an i64", "an f32", "a bf16".
+std::string aType(DType t) {
+  std::string n = dtypeName(t);
+  return (n[0] == 'i' || n[0] == 'f' ? "an " : "a ") + n;
+}
+
 class Verifier {
  public:
   explicit Verifier(const Program &p)
@@ -399,9 +405,9 @@ class Verifier {
       std::string what = "argument " + std::to_string(i + 1) + " of @" + k.name;
       OperandType t = operandType(p_, a);
       if (pt.isTensor()) {
-        if (!t.isTensor) error(a.loc, what + " must be a " + dtypeName(pt.dtype) + " tensor (" + toString(pt) + ")");
+        if (!t.isTensor) error(a.loc, what + " must be " + aType(pt.dtype) + " tensor (" + toString(pt) + ")");
         else if (t.dtype != pt.dtype)
-          error(a.loc, what + " must be a " + dtypeName(pt.dtype) + " tensor (" + toString(pt) + "); " +
+          error(a.loc, what + " must be " + aType(pt.dtype) + " tensor (" + toString(pt) + "); " +
                            name(a.value) + " is " + dtypeName(t.dtype));
         else if (pt.isStruct && p_.value(a.value).rank != pt.rank)
           error(a.loc, what + " must have rank " + std::to_string(pt.rank) + " (" + toString(pt) + "); " +
@@ -409,7 +415,7 @@ class Verifier {
         continue;
       }
       if (t.isTensor) {
-        error(a.loc, what + " must be a " + dtypeName(pt.dtype) + " scalar; " + name(a.value) + " is a tensor");
+        error(a.loc, what + " must be " + aType(pt.dtype) + " scalar; " + name(a.value) + " is a tensor");
         continue;
       }
       if (a.kind == Operand::Kind::Value) {

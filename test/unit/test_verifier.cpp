@@ -64,9 +64,9 @@ TEST_CASE("verifier: launch argument count and types", "[verifier]") {
       "  free %i\n  return\n");
   REQUIRE(v.size() == 6);
   CHECK(v[1] == "9:3: launch of @use passes 1 arguments; the kernel declares 2");
-  CHECK(v[2] == "10:53: argument 1 of @use must be a f32 tensor (ptr<f32>); %i is i32");
-  CHECK(v[3] == "10:57: argument 2 of @use must be a i64 scalar; %x is a tensor");
-  CHECK(v[4] == "11:53: argument 1 of @use must be a f32 tensor (ptr<f32>)");
+  CHECK(v[2] == "10:53: argument 1 of @use must be an f32 tensor (ptr<f32>); %i is i32");
+  CHECK(v[3] == "10:57: argument 2 of @use must be an i64 scalar; %x is a tensor");
+  CHECK(v[4] == "11:53: argument 1 of @use must be an f32 tensor (ptr<f32>)");
   CHECK(v[5] == "11:57: argument 2 of @use must be i64, not a float literal");
 }
 
