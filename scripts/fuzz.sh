@@ -26,6 +26,8 @@ for target in text fusion parity; do
     find examples test -name '*.hir' -size -16k -exec cp {} "$corpus/" \;
   fi
   echo "fuzz.sh: $target for $seconds s"
-  ASAN_OPTIONS=detect_leaks=1 build-fuzz/bin/hostjit_fuzz_$target "$corpus" -max_total_time="$seconds" \
+  dict=test/fuzz/hir.dict
+  [ "$target" = fusion ] && dict=test/fuzz/fusion.dict
+  ASAN_OPTIONS=detect_leaks=1 build-fuzz/bin/hostjit_fuzz_$target "$corpus" -dict="$dict" -max_total_time="$seconds" \
     -artifact_prefix=test/fuzz/crashes/$target- -print_final_stats=1 2>&1 | tail -15
 done

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "abi_types.h"
+#include "scalar_ops.h"
 #include "hostjit/ir/error.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Intrinsics.h"
@@ -57,8 +58,7 @@ class Emitter {
     std::vector<bool> used(plan_.exprs.size(), false);
     for (const PlanLoop &l : plan_.loops) {
       used[l.lo.index] = used[l.hi.index] = true;
-      for (ExprRef e : l.exprs)
-        if (const Expr &x = plan_.exprs[e.index]; x.kind == Expr::Kind::Binary) used[x.a.index] = used[x.b.index] = true;
+      for (ExprRef e : l.exprs) forEachOperand(plan_.exprs[e.index], [&](ExprId o) { used[o.index] = true; });
     }
     for (const Step &s : plan_.steps) forEachRef<ExprRef>(s, [&](ExprRef e) { used[e.index] = true; });
     valsTy_ = llvm::ArrayType::get(i64_, std::max<size_t>(plan_.exprs.size(), 1));
@@ -245,7 +245,13 @@ class Emitter {
       case Expr::Kind::LoopIndex: return b_.CreateLoad(i64_, loopIndex_.at(e.input), "index");
       case Expr::Kind::Rank: return b_.CreateCall(rt_.hj_comm_rank, {ctx_}, "rank");
       case Expr::Kind::World: return b_.CreateCall(rt_.hj_comm_world, {ctx_}, "world");
-      case Expr::Kind::Binary: return binary(i, e);
+      case Expr::Kind::Op: {
+        Value *ops[3] = {};
+        unsigned n = 0;
+        forEachOperand(e, [&](ExprId o) { ops[n++] = val(o.index); });
+        return emitScalarOp(b_, plan_, i, std::span<Value *const>(ops, n),
+                            [&](Value *cond, const std::string &msg) { failIf(cond, HJ_ERR_INVALID_ARGUMENT, msg); });
+      }
     }
     return nullptr;
   }
@@ -388,85 +394,6 @@ class Emitter {
     }
   }
 
-  Value *binary(size_t i, const Expr &e) {
-    DType t = plan_.exprs[e.a.index].type;
-    Value *a = val(e.a.index), *b = val(e.b.index);
-    if (isFloat(t)) {
-      switch (e.op) {
-        case OpCode::Add: return b_.CreateFAdd(a, b);
-        case OpCode::Sub: return b_.CreateFSub(a, b);
-        case OpCode::Mul: return b_.CreateFMul(a, b);
-        case OpCode::Div: return b_.CreateFDiv(a, b);
-        case OpCode::Min: return b_.CreateSelect(b_.CreateFCmpOLT(b, a), b, a);
-        case OpCode::Max: return b_.CreateSelect(b_.CreateFCmpOLT(a, b), b, a);
-        case OpCode::Eq: return b_.CreateZExt(b_.CreateFCmpOEQ(a, b), i64_);
-        case OpCode::Ne: return b_.CreateZExt(b_.CreateFCmpUNE(a, b), i64_);
-        case OpCode::Lt: return b_.CreateZExt(b_.CreateFCmpOLT(a, b), i64_);
-        case OpCode::Le: return b_.CreateZExt(b_.CreateFCmpOLE(a, b), i64_);
-        case OpCode::Gt: return b_.CreateZExt(b_.CreateFCmpOGT(a, b), i64_);
-        case OpCode::Ge: return b_.CreateZExt(b_.CreateFCmpOGE(a, b), i64_);
-        default: HOSTJIT_INVARIANT(!"integer-only op on floats");
-      }
-    }
-    Value *r = nullptr;
-    switch (e.op) {
-      case OpCode::Add:
-      case OpCode::Sub:
-      case OpCode::Mul: {
-        // Checked, as scalar_semantics.h says: a size that wrapped would
-        // allocate less than the program meant.
-        llvm::Intrinsic::ID id = e.op == OpCode::Add   ? llvm::Intrinsic::sadd_with_overflow
-                                 : e.op == OpCode::Sub ? llvm::Intrinsic::ssub_with_overflow
-                                                       : llvm::Intrinsic::smul_with_overflow;
-        Value *pair = b_.CreateBinaryIntrinsic(id, a, b);
-        r = b_.CreateExtractValue(pair, 0);
-        Value *over = b_.CreateExtractValue(pair, 1);
-        if (t == DType::i32) over = b_.CreateOr(over, b_.CreateICmpNE(b_.CreateSExt(b_.CreateTrunc(r, i32_), i64_), r));
-        failIf(over, HJ_ERR_INVALID_ARGUMENT, "integer overflow computing " + plan_.exprNames[i]);
-        return r;
-      }
-      case OpCode::Div:
-      case OpCode::Mod:
-      case OpCode::CeilDiv: {
-        // A constant divisor other than 0 and -1 needs neither check.
-        const std::string &what = plan_.exprNames[i];
-        const Expr &divisor = plan_.exprs[e.b.index];
-        bool constant = divisor.kind == Expr::Kind::Const;
-        if (!constant || divisor.i == 0)
-          failIf(b_.CreateICmpEQ(b, b_.getInt64(0)), HJ_ERR_INVALID_ARGUMENT, "division by zero computing " + what);
-        int64_t minv = t == DType::i32 ? INT32_MIN : INT64_MIN;
-        if (!constant || divisor.i == -1)
-          failIf(b_.CreateAnd(b_.CreateICmpEQ(a, b_.getInt64(minv)), b_.CreateICmpEQ(b, b_.getInt64(-1))),
-                 HJ_ERR_INVALID_ARGUMENT, "integer overflow in division computing " + what);
-        Value *q = b_.CreateSDiv(a, b);
-        if (e.op == OpCode::Div) {
-          r = q;
-        } else {
-          Value *rem = b_.CreateSRem(a, b);
-          if (e.op == OpCode::Mod) {
-            r = rem;
-          } else {
-            Value *sameSign = b_.CreateICmpEQ(b_.CreateICmpSLT(a, b_.getInt64(0)), b_.CreateICmpSLT(b, b_.getInt64(0)));
-            Value *adj = b_.CreateAnd(b_.CreateICmpNE(rem, b_.getInt64(0)), sameSign);
-            r = b_.CreateAdd(q, b_.CreateZExt(adj, i64_));
-          }
-        }
-        break;
-      }
-      case OpCode::Min: return b_.CreateSelect(b_.CreateICmpSLT(b, a), b, a);
-      case OpCode::Max: return b_.CreateSelect(b_.CreateICmpSLT(a, b), b, a);
-      case OpCode::Eq: return b_.CreateZExt(b_.CreateICmpEQ(a, b), i64_);
-      case OpCode::Ne: return b_.CreateZExt(b_.CreateICmpNE(a, b), i64_);
-      case OpCode::Lt: return b_.CreateZExt(b_.CreateICmpSLT(a, b), i64_);
-      case OpCode::Le: return b_.CreateZExt(b_.CreateICmpSLE(a, b), i64_);
-      case OpCode::Gt: return b_.CreateZExt(b_.CreateICmpSGT(a, b), i64_);
-      case OpCode::Ge: return b_.CreateZExt(b_.CreateICmpSGE(a, b), i64_);
-      default: HOSTJIT_INVARIANT(!"query op in a plan");
-    }
-    if (t == DType::i32) r = b_.CreateSExt(b_.CreateTrunc(r, i32_), i64_);
-    return r;
-  }
-
   // The one error path: frees the live buffers, newest first, and returns
   // the status stored before the branch.
   BasicBlock *cleanup() {
@@ -594,7 +521,10 @@ class Emitter {
 
 }  // namespace
 
-const char *emitterBuildId() { return "hostjit-emitter " __DATE__ " " __TIME__; }
+const char *emitterBuildId() {
+  static const std::string id = std::string("hostjit-emitter ") + __DATE__ " " __TIME__ " " + scalarOpsBuildId();
+  return id.c_str();
+}
 
 std::unique_ptr<llvm::Module> emitModule(const Plan &plan, llvm::LLVMContext &ctx, const llvm::DataLayout &layout) {
   auto m = std::make_unique<llvm::Module>("hostjit." + plan.funcName, ctx);

@@ -21,11 +21,7 @@ void markFrom(const Plan &plan, uint32_t e, std::vector<char> &marked) {
     work.pop_back();
     if (marked[i]) continue;
     marked[i] = 1;
-    const Expr &x = plan.exprs[i];
-    if (x.kind == Expr::Kind::Binary) {
-      work.push_back(x.a.index);
-      work.push_back(x.b.index);
-    }
+    forEachOperand(plan.exprs[i], [&](ExprId o) { work.push_back(o.index); });
   }
 }
 
@@ -100,8 +96,8 @@ std::shared_ptr<const GraphSignature> GraphSignature::of(const Plan &plan, std::
     const Expr &x = plan.exprs[i];
     if (x.kind == Expr::Kind::ScalarInput)
       dynamic[i] = !std::binary_search(sig->keyScalars.begin(), sig->keyScalars.end(), x.input);
-    else if (x.kind == Expr::Kind::Binary)
-      dynamic[i] = dynamic[x.a.index] || dynamic[x.b.index];
+    else
+      forEachOperand(x, [&](ExprId o) { dynamic[i] = dynamic[i] || dynamic[o.index]; });
   }
   uint32_t launch = 0;
   for (const Step &st : plan.steps) {

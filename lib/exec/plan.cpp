@@ -53,20 +53,21 @@ class Planner {
     HOSTJIT_INVARIANT(e.valid());
     if (auto it = map_.find(e.index); it != map_.end()) return ExprRef{it->second};
     Expr x = table_[e];
-    if (x.kind == Expr::Kind::Binary) {
-      x.a = ExprId{use(x.a).index};
-      x.b = ExprId{use(x.b).index};
+    LoopRef loop;  // the deepest loop among the operands'
+    if (x.kind == Expr::Kind::Op) {
+      ExprId *ops[3] = {&x.a, &x.b, &x.c};
+      for (unsigned k = 0; k < opArity(x.op); ++k) {
+        *ops[k] = ExprId{use(*ops[k]).index};
+        LoopRef l = plan_.exprLoop[ops[k]->index];
+        if (l.valid() && (!loop.valid() || depth(l) > depth(loop))) loop = l;
+      }
     }
     uint32_t idx = static_cast<uint32_t>(plan_.exprs.size());
-    // The loop that computes it: its own for an index, else the deeper of
-    // its operands' (they are nested: both enclose the step that uses it).
-    LoopRef loop;
+    // The loop that computes it: its own for an index, else the deepest of
+    // its operands' (they are nested: all enclose the step that uses it).
     if (x.kind == Expr::Kind::LoopIndex) {
       loop = loopOf_.at(x.input);
       x.input = loop.index;  // plan loops from here on
-    } else if (x.kind == Expr::Kind::Binary) {
-      LoopRef la = plan_.exprLoop[x.a.index], lb = plan_.exprLoop[x.b.index];
-      loop = !la.valid() ? lb : !lb.valid() ? la : depth(la) >= depth(lb) ? la : lb;
     }
     plan_.exprs.push_back(x);
     plan_.exprLoop.push_back(loop);

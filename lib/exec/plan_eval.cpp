@@ -48,15 +48,27 @@ int32_t evaluateOne(const Plan &plan, size_t i, hj_context *ctx, const DLTensor 
     case Expr::Kind::LoopIndex: r.i = indices[e.input]; break;
     case Expr::Kind::Rank: r.i = hj_comm_rank(ctx); break;
     case Expr::Kind::World: r.i = hj_comm_world(ctx); break;
-    case Expr::Kind::Binary: {
+    case Expr::Kind::Op: {
       DType t = plan.exprs[e.a.index].type;
-      if (t == DType::f32) {
+      if (e.op == OpCode::Select) {
+        r = regs[e.a.index].i ? regs[e.b.index] : regs[e.c.index];
+      } else if (opArity(e.op) == 1) {
+        const PlanReg &x = regs[e.a.index];
+        int64_t in = isFloat(t) ? 0 : x.i;
+        double fin = t == DType::f32 ? static_cast<double>(x.f32) : t == DType::f64 ? x.f : 0.0, out = 0;
+        if (ScalarError err = evalUnaryOp(e.op, t, in, fin, &r.i, &out); err != ScalarError::None) {
+          std::string msg = scalarErrorText(err, e.type) + " computing " + plan.exprNames[i];
+          return hj_fail(ctx, HJ_ERR_INVALID_ARGUMENT, msg.c_str());
+        }
+        if (e.type == DType::f32) r.f32 = static_cast<float>(out);
+        else if (e.type == DType::f64) r.f = out;
+      } else if (t == DType::f32) {
         evalF32Op(e.op, regs[e.a.index].f32, regs[e.b.index].f32, &r.f32, &r.i);
       } else if (isFloat(t)) {
         evalFloatOp(e.op, t, regs[e.a.index].f, regs[e.b.index].f, &r.f, &r.i);
       } else if (ScalarError err = evalIntOp(e.op, t, regs[e.a.index].i, regs[e.b.index].i, &r.i);
                  err != ScalarError::None) {
-        std::string msg = std::string(scalarErrorText(err)) + " computing " + plan.exprNames[i];
+        std::string msg = scalarErrorText(err, e.type) + " computing " + plan.exprNames[i];
         return hj_fail(ctx, HJ_ERR_INVALID_ARGUMENT, msg.c_str());
       }
       break;

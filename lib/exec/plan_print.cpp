@@ -140,9 +140,15 @@ std::string exprText(const Plan &plan, size_t i) {
     case Expr::Kind::InputSize: s = "size in" + std::to_string(e.input) + ", " + std::to_string(e.dim); break;
     case Expr::Kind::InputStride: s = "stride in" + std::to_string(e.input) + ", " + std::to_string(e.dim); break;
     case Expr::Kind::ScalarInput: s = "scalar sc" + std::to_string(e.input); break;
-    case Expr::Kind::Binary:
-      s = std::string(opName(e.op)) + " e" + std::to_string(e.a.index) + ", e" + std::to_string(e.b.index);
+    case Expr::Kind::Op: {
+      s = opName(e.op);
+      const char *sep = " e";
+      forEachOperand(e, [&](ExprId o) {
+        s += sep + std::to_string(o.index);
+        sep = ", e";
+      });
       break;
+    }
     case Expr::Kind::LoopIndex: s = "index loop" + std::to_string(e.input); break;
     case Expr::Kind::Rank: s = "rank"; break;
     case Expr::Kind::World: s = "world"; break;

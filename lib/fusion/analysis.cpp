@@ -149,33 +149,33 @@ class Analyzer {
         }
         return ExprType{DType::i64, false};
       }
-      case SizeExpr::Kind::Binary: {
-        auto ta = type(seg, e.lhs(), path, visible), tb = type(seg, e.rhs(), path, visible);
-        if (!ta || !tb) return std::nullopt;
+      case SizeExpr::Kind::Op: {
+        const std::vector<SizeExpr> &x = e.operands();
+        std::vector<OperandType> in;
+        bool allLiteral = true;
+        for (const SizeExpr &o : x) {
+          auto t = type(seg, o, path, visible);
+          if (!t) return std::nullopt;
+          in.push_back(OperandType{false, t->isLiteral, t->dtype});
+          allLiteral = allLiteral && t->isLiteral;
+        }
         if (e.op() == OpCode::Div || e.op() == OpCode::Mod || e.op() == OpCode::CeilDiv)
-          if (auto d = foldLiterals(e.rhs()); d && d->kind == Operand::Kind::Int && d->i == 0) {
+          if (auto d = foldLiterals(x[1]); d && d->kind == Operand::Kind::Int && d->i == 0) {
             error(path, "division by zero in '" + e.str() + "'");
             return std::nullopt;
           }
-        if (ta->isLiteral && tb->isLiteral) {
-          std::string why;
-          if (!foldLiterals(e, &why)) {
-            error(path, why + " in '" + e.str() + "'");
-            return std::nullopt;
-          }
-        }
-        // The IR's typing rule (binaryType), in this format's words.
-        BinaryType bt = binaryType(e.op(), OperandType{false, ta->isLiteral, ta->dtype},
-                                   OperandType{false, tb->isLiteral, tb->dtype});
-        const ExprType &val = ta->isLiteral ? *tb : *ta;
-        switch (bt.rule) {
+        // The IR's typing rule (opType), in this format's words.
+        OpType ot = opType(e.op(), in);
+        const OperandType &culprit = in[static_cast<size_t>(ot.culprit)];
+        size_t first = in.size() == 3 ? 1 : 0;
+        switch (ot.rule) {
           case TypeRule::Ok: break;
           case TypeRule::FloatLiteralInInteger:
-            error(path, "a float literal meets an integer (" + std::string(dtypeName(val.dtype)) + ") in '" + e.str() + "'");
+            error(path, "a float literal meets an integer (" + std::string(dtypeName(ot.operands)) + ") in '" + e.str() + "'");
             return std::nullopt;
           case TypeRule::MixedTypes:
-            error(path, std::string("operands of different types (") + dtypeName(ta->dtype) + " and " +
-                            dtypeName(tb->dtype) + ") in '" + e.str() + "'");
+            error(path, std::string("operands of different types (") + dtypeName(in[first].dtype) + " and " +
+                            dtypeName(in[first + 1].dtype) + ") in '" + e.str() + "'");
             return std::nullopt;
           case TypeRule::BoolArithmetic:
           case TypeRule::BoolOrder:
@@ -184,9 +184,26 @@ class Analyzer {
           case TypeRule::IntegerOnly:
             error(path, std::string(opName(e.op())) + " takes integers, not floats, in '" + e.str() + "'");
             return std::nullopt;
+          case TypeRule::FloatOnly:
+            error(path, std::string(opName(e.op())) + " takes a float, not " + dtypeName(culprit.dtype) + ", in '" +
+                            e.str() + "'");
+            return std::nullopt;
+          case TypeRule::ConditionNotBool:
+            error(path, std::string("the condition of select must be a comparison, not ") +
+                            (culprit.isLiteral ? "a literal" : dtypeName(culprit.dtype)) + ", in '" + e.str() + "'");
+            return std::nullopt;
         }
-        ExprType r{bt.type, ta->isLiteral && tb->isLiteral};
-        return r;
+        // Arithmetic on literals alone folds to a literal; any other
+        // operation is computed by the program, with its type.
+        bool folds = allLiteral && (opClass(e.op()) == OpClass::Arith || opClass(e.op()) == OpClass::IntArith);
+        if (folds) {
+          std::string why;
+          if (!foldLiterals(e, &why)) {
+            error(path, why + " in '" + e.str() + "'");
+            return std::nullopt;
+          }
+        }
+        return ExprType{ot.type, folds};
       }
     }
     return std::nullopt;
@@ -491,8 +508,10 @@ std::optional<Operand> foldLiterals(const SizeExpr &e, std::string *error) {
   switch (e.kind()) {
     case SizeExpr::Kind::Int: return Operand::integer(e.intValue());
     case SizeExpr::Kind::Float: return Operand::floating(e.floatValue());
-    case SizeExpr::Kind::Binary: {
-      auto a = foldLiterals(e.lhs(), error), b = foldLiterals(e.rhs(), error);
+    case SizeExpr::Kind::Op: {
+      // Arithmetic only: other operations are typed values of the program.
+      if (opClass(e.op()) != OpClass::Arith && opClass(e.op()) != OpClass::IntArith) return std::nullopt;
+      auto a = foldLiterals(e.operands()[0], error), b = foldLiterals(e.operands()[1], error);
       if (!a || !b) return std::nullopt;
       if (a->kind == Operand::Kind::Int && b->kind == Operand::Kind::Int) {
         int64_t r = 0;

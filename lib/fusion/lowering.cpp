@@ -180,20 +180,27 @@ class Lowerer {
                       tn + (size ? "_size" : "_stride") + std::to_string(e.dim()), path,
                       size ? OpCode::Size : OpCode::Stride, Operand::of(t), Operand::integer(e.dim()));
       }
-      case SizeExpr::Kind::Binary: {
-        Operand a = expr(seg, e.lhs(), name + "_a", path), b = expr(seg, e.rhs(), name + "_b", path);
-        const Program &p = b_.program();
-        return memoOp(std::string(opName(e.op())) + " " + printOperand(p, a) + ", " + printOperand(p, b), name, path,
-                      e.op(), a, b);
+      case SizeExpr::Kind::Op: {
+        const std::vector<SizeExpr> &x = e.operands();
+        Operand ops[3] = {Operand::integer(0), Operand::integer(0), Operand::integer(0)};
+        std::string key = opName(e.op());
+        for (size_t k = 0; k < x.size(); ++k) {
+          ops[k] = expr(seg, x[k], name + "_" + std::string(1, static_cast<char>('a' + k)), path);
+          key += (k ? ", " : " ") + printOperand(b_.program(), ops[k]);
+        }
+        return memoOp(key, name, path, e.op(), ops[0], ops[1], ops[2]);
       }
       default: return Operand::integer(0);  // literals were folded
     }
   }
 
   Operand memoOp(const std::string &key, const std::string &name, const std::string &path, OpCode op, Operand a,
-                 Operand b) {
+                 Operand b, Operand c = Operand::integer(0)) {
     if (auto it = memo_.find(key); it != memo_.end()) return Operand::of(it->second);
-    ValueId v = b_.op(fresh(name), op, a, b);
+    unsigned arity = opArity(op);
+    ValueId v = arity == 1   ? b_.unary(fresh(name), op, a)
+                : arity == 3 ? b_.select(fresh(name), a, b, c)
+                             : b_.op(fresh(name), op, a, b);
     b_.program().body.back().origin = (f_.file.empty() ? std::string() : f_.file + ": ") + path;
     memo_[key] = v;
     return Operand::of(v);

@@ -47,15 +47,18 @@ SizeExpr SizeExpr::stride(std::string tensor, uint32_t dim) {
   return SizeExpr(std::move(n));
 }
 
-SizeExpr SizeExpr::binary(OpCode op, SizeExpr a, SizeExpr b) {
-  if (opClass(op) != OpClass::Arith && opClass(op) != OpClass::IntArith)
-    throw ApiMisuse(std::string("SizeExpr::binary: '") + opName(op) + "' is not an arithmetic operation");
-  if (!a.valid() || !b.valid()) throw ApiMisuse("SizeExpr::binary: an operand is empty");
+SizeExpr SizeExpr::op(OpCode op, std::vector<SizeExpr> operands) {
+  if (opClass(op) == OpClass::Query)
+    throw ApiMisuse(std::string("SizeExpr::op: '") + opName(op) + "' is written SizeExpr::size or SizeExpr::stride");
+  if (operands.size() != opArity(op))
+    throw ApiMisuse(std::string("SizeExpr::op: '") + opName(op) + "' takes " + std::to_string(opArity(op)) +
+                    " operands, not " + std::to_string(operands.size()));
+  for (const SizeExpr &x : operands)
+    if (!x.valid()) throw ApiMisuse("SizeExpr::op: an operand is empty");
   auto n = std::make_shared<Node>();
-  n->kind = Kind::Binary;
+  n->kind = Kind::Op;
   n->op = op;
-  n->a = std::move(a);
-  n->b = std::move(b);
+  n->operands = std::move(operands);
   return SizeExpr(std::move(n));
 }
 
@@ -233,23 +236,21 @@ class Parser {
       expect(')');
       return fn == "size" ? SizeExpr::size(tensor, dim) : SizeExpr::stride(tensor, dim);
     }
-    OpCode op;
-    if (fn == "ceildiv") op = OpCode::CeilDiv;
-    else if (fn == "min") op = OpCode::Min;
-    else if (fn == "max") op = OpCode::Max;
-    else if (fn == "div") op = OpCode::Div;
-    else if (fn == "mod") op = OpCode::Mod;
-    else {
+    auto op = parseOp(fn);
+    if (!op) {
       pos_ = start;
-      fail("unknown function '" + fn + "' (expected size, stride, ceildiv, min, max, div or mod)");
+      fail("unknown function '" + fn + "' (expected size, stride or a Host IR scalar operation: add, ceildiv, min, "
+           "to_i32, select, ...)");
       return bad;
     }
-    SizeExpr a = expr();
-    expect(',');
-    SizeExpr b = expr();
+    std::vector<SizeExpr> args{expr()};
+    for (unsigned k = 1; k < opArity(*op) && error_.empty(); ++k) {
+      expect(',');
+      args.push_back(expr());
+    }
     expect(')');
     if (!error_.empty()) return bad;
-    return SizeExpr::binary(op, a, b);
+    return SizeExpr::op(*op, std::move(args));
   }
 
   std::string_view s_;
@@ -270,12 +271,17 @@ std::string print(const SizeExpr &e, int outer) {
     case SizeExpr::Kind::Scalar: return e.name();
     case SizeExpr::Kind::Size: return "size(" + e.name() + ", " + std::to_string(e.dim()) + ")";
     case SizeExpr::Kind::Stride: return "stride(" + e.name() + ", " + std::to_string(e.dim()) + ")";
-    case SizeExpr::Kind::Binary: {
+    case SizeExpr::Kind::Op: {
       const char *infix = infixOf(e.op());
-      if (!infix) return std::string(opName(e.op())) + "(" + print(e.lhs(), 0) + ", " + print(e.rhs(), 0) + ")";
+      const std::vector<SizeExpr> &x = e.operands();
+      if (!infix) {
+        std::string s = std::string(opName(e.op())) + "(";
+        for (size_t k = 0; k < x.size(); ++k) s += (k ? ", " : "") + print(x[k], 0);
+        return s + ")";
+      }
       int p = precedence(e.op());
       // Left-associative: the right operand needs parentheses at equal precedence.
-      std::string s = print(e.lhs(), p) + " " + infix + " " + print(e.rhs(), p + 1);
+      std::string s = print(x[0], p) + " " + infix + " " + print(x[1], p + 1);
       return p < outer ? "(" + s + ")" : s;
     }
   }

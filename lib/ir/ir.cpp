@@ -32,13 +32,29 @@ std::optional<OpCode> parseOp(std::string_view s) {
     if (s == kOps[i].name) return static_cast<OpCode>(i);
   return std::nullopt;
 }
+unsigned opArity(OpCode op) {
+  switch (opClass(op)) {
+    case OpClass::Convert:
+    case OpClass::Math: return 1;
+    case OpClass::Select: return 3;
+    default: return 2;
+  }
+}
+DType convertTarget(OpCode op) {
+  switch (op) {
+    case OpCode::ToI32: return DType::i32;
+    case OpCode::ToF32: return DType::f32;
+    case OpCode::ToF64: return DType::f64;
+    default: return DType::i64;
+  }
+}
 
 size_t ExprTable::Hash::operator()(const Expr &e) const {
   uint64_t bits;
   std::memcpy(&bits, &e.f, sizeof bits);
   uint64_t h = static_cast<uint64_t>(e.kind) * 0x9E3779B97F4A7C15ULL;
   for (uint64_t x : {uint64_t(e.type), uint64_t(e.op), uint64_t(e.i), bits, uint64_t(e.input), uint64_t(e.dim),
-                     uint64_t(e.a.index), uint64_t(e.b.index)})
+                     uint64_t(e.a.index), uint64_t(e.b.index), uint64_t(e.c.index)})
     h = (h ^ x) * 0x100000001B3ULL + (h >> 29);
   return static_cast<size_t>(h);
 }
@@ -160,11 +176,46 @@ ExprId ExprTable::binary(OpCode op, ExprId a, ExprId b, std::string *error) {
   }
   if (isCommutative(op) && b.index < a.index) std::swap(a, b);
   Expr e;
-  e.kind = Expr::Kind::Binary;
+  e.kind = Expr::Kind::Op;
   e.type = resultType;
   e.op = op;
   e.a = a;
   e.b = b;
+  return intern(e);
+}
+
+ExprId ExprTable::unary(OpCode op, ExprId a, std::string *error) {
+  const Expr ea = (*this)[a];
+  DType type = opClass(op) == OpClass::Convert ? convertTarget(op) : ea.type;
+  if (type == ea.type && opClass(op) == OpClass::Convert) return a;
+  if (ea.kind == Expr::Kind::Const) {
+    int64_t i = 0;
+    double f = 0;
+    if (ScalarError err = evalUnaryOp(op, ea.type, ea.i, ea.f, &i, &f); err != ScalarError::None) {
+      if (error) *error = scalarErrorText(err, type);
+      return ExprId{};
+    }
+    return isFloat(type) ? constFloat(f, type) : constInt(i, type);
+  }
+  Expr e;
+  e.kind = Expr::Kind::Op;
+  e.type = type;
+  e.op = op;
+  e.a = a;
+  return intern(e);
+}
+
+ExprId ExprTable::select(ExprId cond, ExprId a, ExprId b) {
+  const Expr &ec = (*this)[cond];
+  if (ec.kind == Expr::Kind::Const) return ec.i ? a : b;
+  if (a == b) return a;
+  Expr e;
+  e.kind = Expr::Kind::Op;
+  e.type = (*this)[a].type;
+  e.op = OpCode::Select;
+  e.a = cond;
+  e.b = a;
+  e.c = b;
   return intern(e);
 }
 
@@ -224,8 +275,10 @@ OperandType operandType(const Program &p, const Operand &o) {
   return {};
 }
 
-ScalarOpType inferScalarOp(const Program &p, OpCode op, const Operand &a, const Operand &b) {
+ScalarOpType inferScalarOp(const Program &p, const ScalarOp &n) {
   ScalarOpType r;
+  OpCode op = n.op;
+  const Operand &a = n.a, &b = n.b;
   if (opClass(op) == OpClass::Query) {
     if (!a.isValue() || !p.value(a.value).isTensor) {
       r.error = std::string("'") + opName(op) + "' expects a tensor as its first operand";
@@ -247,58 +300,75 @@ ScalarOpType inferScalarOp(const Program &p, OpCode op, const Operand &a, const 
     r.type = DType::i64;
     return r;
   }
-  OperandType ta = operandType(p, a), tb = operandType(p, b);
-  for (auto [t, o] : {std::pair{ta, &a}, std::pair{tb, &b}}) {
-    if (t.isTensor) {
-      r.error = std::string("'") + opName(op) + "' expects scalar operands; %" + p.value(o->value).name +
+  const Operand *ops[3] = {&n.a, &n.b, &n.c};
+  unsigned arity = opArity(op);
+  OperandType types[3];
+  for (unsigned k = 0; k < arity; ++k) {
+    types[k] = operandType(p, *ops[k]);
+    if (types[k].isTensor) {
+      r.error = std::string("'") + opName(op) + "' expects scalar operands; %" + p.value(ops[k]->value).name +
                 " is a tensor";
-      r.where = o->loc;
+      r.where = ops[k]->loc;
       return r;
     }
   }
-  BinaryType t = binaryType(op, ta, tb);
+  OpType t = opType(op, std::span<const OperandType>(types, arity));
+  const Operand &culprit = *ops[t.culprit];
+  // The two operands that meet: a binary op's, or select's choices.
+  const OperandType &first = types[arity == 3 ? 1 : 0], &second = types[arity == 3 ? 2 : 1];
   switch (t.rule) {
     case TypeRule::Ok: r.type = t.type; break;
     case TypeRule::MixedTypes:
-      r.error = std::string("operands of '") + opName(op) + "' have different types " + dtypeName(ta.dtype) + " and " +
-                dtypeName(tb.dtype);
-      r.where = b.loc;
+      r.error = std::string("operands of '") + opName(op) + "' have different types " + dtypeName(first.dtype) +
+                " and " + dtypeName(second.dtype);
       break;
     case TypeRule::FloatLiteralInInteger:
       r.error = std::string("float literal where ") + dtypeName(t.operands) + " is expected";
-      r.where = t.culprit == 0 ? a.loc : b.loc;
       break;
-    case TypeRule::BoolArithmetic:
-      r.error = std::string("'") + opName(op) + "' does not apply to bool";
-      r.where = a.loc;
-      break;
+    case TypeRule::BoolArithmetic: r.error = std::string("'") + opName(op) + "' does not apply to bool"; break;
     case TypeRule::IntegerOnly:
       r.error = std::string("'") + opName(op) + "' expects integer operands, not " + dtypeName(t.operands);
-      r.where = a.loc;
       break;
-    case TypeRule::BoolOrder:
-      r.error = std::string("'") + opName(op) + "' does not order bool values";
-      r.where = a.loc;
+    case TypeRule::BoolOrder: r.error = std::string("'") + opName(op) + "' does not order bool values"; break;
+    case TypeRule::FloatOnly:
+      r.error = std::string("'") + opName(op) + "' expects a float operand (f32 or f64), not " + dtypeName(t.operands);
+      break;
+    case TypeRule::ConditionNotBool:
+      r.error = std::string("the condition of 'select' must be a bool value, not ") +
+                (types[0].isLiteral ? "a literal" : dtypeName(types[0].dtype));
       break;
   }
+  if (!r.type) r.where = culprit.loc;
   return r;
 }
 
-BinaryType binaryType(OpCode op, OperandType a, OperandType b) {
-  BinaryType t;
-  if (!a.isLiteral) t.operands = a.dtype;
-  else if (!b.isLiteral) t.operands = b.dtype;
-  else t.operands = isFloat(a.dtype) || isFloat(b.dtype) ? DType::f64 : DType::i64;
+OpType opType(OpCode op, std::span<const OperandType> in) {
+  OpType t;
   OpClass cls = opClass(op);
-  t.type = cls == OpClass::Compare ? DType::Bool : t.operands;
   auto broken = [&](TypeRule rule, int culprit = 0) {
     t.rule = rule;
     t.culprit = culprit;
     return t;
   };
-  if (!a.isLiteral && !b.isLiteral && a.dtype != b.dtype) return broken(TypeRule::MixedTypes, 1);
-  if (a.isLiteral && isFloat(a.dtype) && !isFloat(t.operands)) return broken(TypeRule::FloatLiteralInInteger, 0);
-  if (b.isLiteral && isFloat(b.dtype) && !isFloat(t.operands)) return broken(TypeRule::FloatLiteralInInteger, 1);
+  if (cls == OpClass::Convert || cls == OpClass::Math) {
+    t.operands = in[0].dtype;
+    t.type = cls == OpClass::Convert ? convertTarget(op) : in[0].dtype;
+    if (cls == OpClass::Math && !isFloat(in[0].dtype)) return broken(TypeRule::FloatOnly);
+    return t;
+  }
+  // The operands that meet, and where they sit.
+  int first = cls == OpClass::Select ? 1 : 0;
+  const OperandType &a = in[first], &b = in[first + 1];
+  if (!a.isLiteral) t.operands = a.dtype;
+  else if (!b.isLiteral) t.operands = b.dtype;
+  else t.operands = isFloat(a.dtype) || isFloat(b.dtype) ? DType::f64 : DType::i64;
+  t.type = cls == OpClass::Compare ? DType::Bool : t.operands;
+  if (cls == OpClass::Select && (in[0].isLiteral || in[0].dtype != DType::Bool)) return broken(TypeRule::ConditionNotBool);
+  if (!a.isLiteral && !b.isLiteral && a.dtype != b.dtype) return broken(TypeRule::MixedTypes, first + 1);
+  if (a.isLiteral && isFloat(a.dtype) && !isFloat(t.operands)) return broken(TypeRule::FloatLiteralInInteger, first);
+  if (b.isLiteral && isFloat(b.dtype) && !isFloat(t.operands))
+    return broken(TypeRule::FloatLiteralInInteger, first + 1);
+  if (cls == OpClass::Select) return t;
   if (t.operands == DType::Bool && cls != OpClass::Compare) return broken(TypeRule::BoolArithmetic);
   if (cls == OpClass::IntArith && isFloat(t.operands)) return broken(TypeRule::IntegerOnly);
   if (cls == OpClass::Compare && t.operands == DType::Bool && op != OpCode::Eq && op != OpCode::Ne)
@@ -374,10 +444,28 @@ ExprId ProgramBuilder::exprOf(const Operand &o, DType want) {
 }
 
 ValueId ProgramBuilder::op(std::string name, OpCode op, Operand a, Operand b, Loc loc) {
+  if (opArity(op) != 2)
+    throw ApiMisuse(std::string("ProgramBuilder::op: '") + opName(op) + "' does not take two operands");
+  return scalarOp(std::move(name), op, a, b, Operand::integer(0), loc);
+}
+
+ValueId ProgramBuilder::unary(std::string name, OpCode op, Operand a, Loc loc) {
+  if (opArity(op) != 1)
+    throw ApiMisuse(std::string("ProgramBuilder::unary: '") + opName(op) + "' does not take one operand");
+  return scalarOp(std::move(name), op, a, Operand::integer(0), Operand::integer(0), loc);
+}
+
+ValueId ProgramBuilder::select(std::string name, Operand cond, Operand a, Operand b, Loc loc) {
+  return scalarOp(std::move(name), OpCode::Select, cond, a, b, loc);
+}
+
+ValueId ProgramBuilder::scalarOp(std::string name, OpCode op, Operand a, Operand b, Operand c, Loc loc) {
   checkOperand(a);
   checkOperand(b);
+  checkOperand(c);
   uint32_t stmtIndex = static_cast<uint32_t>(p_.body.size());
-  ScalarOpType t = inferScalarOp(p_, op, a, b);
+  ScalarOp node{ValueId{}, op, a, b, c};
+  ScalarOpType t = inferScalarOp(p_, node);
   ValueId id = newValue(std::move(name), false, t.type.value_or(DType::i64), 0, Value::Def::Stmt, stmtIndex, loc);
   if (t.type) {
     ExprId e;
@@ -407,20 +495,24 @@ ValueId ProgramBuilder::op(std::string name, OpCode op, Operand a, Operand b, Lo
         }
       }
     } else {
-      OperandType ta = operandType(p_, a), tb = operandType(p_, b);
-      DType operandT = !ta.isLiteral ? ta.dtype : !tb.isLiteral ? tb.dtype : *t.type;
-      if (opClass(op) == OpClass::Compare && ta.isLiteral && tb.isLiteral)
-        operandT = (a.kind == Operand::Kind::Float || b.kind == Operand::Kind::Float) ? DType::f64 : DType::i64;
-      ExprId ea = exprOf(a, operandT), eb = exprOf(b, operandT);
-      if (ea.valid() && eb.valid()) {
-        std::string err;
+      OperandType types[3] = {operandType(p_, a), operandType(p_, b), operandType(p_, c)};
+      unsigned arity = opArity(op);
+      DType operandT = opType(op, std::span<const OperandType>(types, arity)).operands;
+      std::string err;
+      if (arity == 1) {
+        if (ExprId ea = exprOf(a, operandT); ea.valid()) e = p_.exprs.unary(op, ea, &err);
+      } else if (arity == 3) {
+        ExprId ec = exprOf(a, DType::Bool), ea = exprOf(b, operandT), eb = exprOf(c, operandT);
+        if (ec.valid() && ea.valid() && eb.valid()) e = p_.exprs.select(ec, ea, eb);
+      } else if (ExprId ea = exprOf(a, operandT), eb = exprOf(b, operandT); ea.valid() && eb.valid()) {
         e = p_.exprs.binary(op, ea, eb, &err);
       }
     }
     p_.values[id.index].expr = e;
   }
+  node.result = id;
   Stmt s;
-  s.node = ScalarOp{id, op, a, b};
+  s.node = node;
   s.loc = loc;
   p_.body.push_back(std::move(s));
   return id;

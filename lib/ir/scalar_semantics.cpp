@@ -1,6 +1,7 @@
 // scalar_semantics.cpp - the one definition of scalar arithmetic (see the header).
 #include "hostjit/ir/scalar_semantics.h"
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -46,8 +47,7 @@ ScalarError evalIntOp(OpCode op, DType type, int64_t a, int64_t b, int64_t *out)
     case OpCode::Le: *out = a <= b; return ScalarError::None;
     case OpCode::Gt: *out = a > b; return ScalarError::None;
     case OpCode::Ge: *out = a >= b; return ScalarError::None;
-    case OpCode::Size:
-    case OpCode::Stride: break;
+    default: break;  // not a binary integer operation
   }
   return ScalarError::None;
 }
@@ -80,11 +80,44 @@ void evalFloatOp(OpCode op, DType type, double a, double b, double *f, int64_t *
 
 void evalF32Op(OpCode op, float a, float b, float *f, int64_t *i) { floatOp<float, float>(op, a, b, f, i); }
 
-const char *scalarErrorText(ScalarError e) {
+ScalarError evalUnaryOp(OpCode op, DType from, int64_t i, double f, int64_t *outI, double *outF) {
+  if (opClass(op) == OpClass::Math) {
+    if (from == DType::f32) {
+      float r = std::sqrt(static_cast<float>(f));
+      *outF = op == OpCode::Rsqrt ? 1.0f / r : r;
+    } else {
+      double r = std::sqrt(f);
+      *outF = op == OpCode::Rsqrt ? 1.0 / r : r;
+    }
+    return ScalarError::None;
+  }
+  DType to = convertTarget(op);
+  if (isFloat(to)) {
+    if (to == DType::f64) *outF = isFloat(from) ? f : static_cast<double>(i);
+    else *outF = isFloat(from) ? static_cast<float>(f) : static_cast<float>(i);
+    return ScalarError::None;
+  }
+  if (isFloat(from)) {
+    if (std::isnan(f)) return ScalarError::NotANumber;
+    // Bounds that hold exactly in double: the truncation fits when f lies
+    // strictly between the type's minimum minus one and its maximum plus one.
+    bool fits = to == DType::i32 ? f > -2147483649.0 && f < 2147483648.0 : f >= -0x1p63 && f < 0x1p63;
+    if (!fits) return ScalarError::OutOfRange;
+    *outI = static_cast<int64_t>(f);
+    return ScalarError::None;
+  }
+  if (to == DType::i32 && wrapTo(DType::i32, i) != i) return ScalarError::OutOfRange;
+  *outI = i;
+  return ScalarError::None;
+}
+
+std::string scalarErrorText(ScalarError e, DType result) {
   switch (e) {
     case ScalarError::DivisionByZero: return "division by zero";
     case ScalarError::DivisionOverflow: return "integer overflow in division";
     case ScalarError::Overflow: return "integer overflow";
+    case ScalarError::OutOfRange: return std::string("value does not fit ") + dtypeName(result);
+    case ScalarError::NotANumber: return std::string("NaN does not convert to ") + dtypeName(result);
     case ScalarError::None: break;
   }
   return "no error";

@@ -545,9 +545,24 @@ class Parser {
         error(opTok.loc, "unknown operation '" + word + "'");
         throw Failed{};
       }
+      if (peek().loc.line != opTok.loc.line) {
+        error(Loc{opTok.loc.line, opTok.loc.col + static_cast<uint32_t>(word.size())},
+              "expected an operand after '" + word + "'");
+        throw Failed{};
+      }
       Operand a = parseOperand();
+      if (opArity(*op) == 1) {
+        define(name, b_.unary(name.text, *op, a, name.loc));
+        return;
+      }
       expectPunct(",");
       Operand b = parseOperand();
+      if (opArity(*op) == 3) {
+        expectPunct(",");
+        Operand c = parseOperand();
+        define(name, b_.select(name.text, a, b, c, name.loc));
+        return;
+      }
       define(name, b_.op(name.text, *op, a, b, name.loc));
       return;
     }

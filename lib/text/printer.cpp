@@ -69,8 +69,10 @@ std::string printStmt(const Program &p, const Stmt &s) {
       [&](const auto &n) -> std::string {
         using T = std::decay_t<decltype(n)>;
         if constexpr (std::is_same_v<T, ScalarOp>) {
-          return "%" + p.value(n.result).name + " = " + opName(n.op) + " " + printOperand(p, n.a) + ", " +
-                 printOperand(p, n.b);
+          std::string r = "%" + p.value(n.result).name + " = " + opName(n.op) + " " + printOperand(p, n.a);
+          if (opArity(n.op) > 1) r += ", " + printOperand(p, n.b);
+          if (opArity(n.op) > 2) r += ", " + printOperand(p, n.c);
+          return r;
         } else if constexpr (std::is_same_v<T, Alloc>) {
           std::string r = "%" + p.value(n.result).name + " = alloc " + dtypeName(n.dtype) + "[" + list(p, n.extents) + "]";
           if (!n.strides.empty()) r += " strides[" + list(p, n.strides) + "]";

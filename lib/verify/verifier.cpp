@@ -206,28 +206,50 @@ class Verifier {
 
   void check(const ScalarOp &n) {
     bool meta = opClass(n.op) == OpClass::Query;
-    bool ok = use(n.a, meta) & use(n.b);
+    const Operand *ops[3] = {&n.a, &n.b, &n.c};
+    unsigned arity = opArity(n.op);
+    bool ok = true, allConstant = true;
+    for (unsigned k = 0; k < arity; ++k) {
+      ok = use(*ops[k], meta && k == 0) && ok;
+      allConstant = allConstant && constant(*ops[k]);
+    }
     if (ok) {
-      ScalarOpType t = inferScalarOp(p_, n.op, n.a, n.b);
+      ScalarOpType t = inferScalarOp(p_, n);
       if (!t.type) error(t.where, t.error);
       else if (!meta && !literalsFit(n))
         ;
       else if ((n.op == OpCode::Div || n.op == OpCode::Mod || n.op == OpCode::CeilDiv) &&
                n.b.kind == Operand::Kind::Int && n.b.i == 0)
         error(n.b.loc, std::string("division by zero: the divisor of '") + opName(n.op) + "' is 0");
-      else if (!meta && !p_.value(n.result).expr.valid() && constant(n.a) && constant(n.b))
+      else if (!meta && !p_.value(n.result).expr.valid() && allConstant)
         error(stmt_->loc, "cannot evaluate " + name(n.result) + ": " + foldError(n, *t.type) + " in a constant expression");
     }
     define(n.result);
   }
 
-  // Why two constant operands do not fold (division by zero, overflow).
+  // Why constant operands do not fold (division by zero, overflow, a
+  // conversion out of range).
   std::string foldError(const ScalarOp &n, DType resultType) const {
-    OperandType ta = operandType(p_, n.a), tb = operandType(p_, n.b);
-    DType t = !ta.isLiteral ? ta.dtype : !tb.isLiteral ? tb.dtype : resultType;
-    int64_t r = 0;
-    ScalarError e = evalIntOp(n.op, t, value(n.a), value(n.b), &r);
-    return e == ScalarError::None ? "no constant result" : scalarErrorText(e);
+    ScalarError e = ScalarError::None;
+    if (opArity(n.op) == 1) {
+      OperandType ta = operandType(p_, n.a);
+      int64_t i = 0;
+      double f = 0;
+      e = evalUnaryOp(n.op, ta.dtype, isFloat(ta.dtype) ? 0 : value(n.a), isFloat(ta.dtype) ? floatValue(n.a) : 0.0,
+                      &i, &f);
+    } else {
+      OperandType ta = operandType(p_, n.a), tb = operandType(p_, n.b);
+      DType t = !ta.isLiteral ? ta.dtype : !tb.isLiteral ? tb.dtype : resultType;
+      int64_t r = 0;
+      e = evalIntOp(n.op, t, value(n.a), value(n.b), &r);
+    }
+    return e == ScalarError::None ? "no constant result" : scalarErrorText(e, resultType);
+  }
+
+  // A constant float operand's value (constant(o) holds).
+  double floatValue(const Operand &o) const {
+    if (o.isValue()) return p_.exprs[p_.value(o.value).expr].f;
+    return o.kind == Operand::Kind::Float ? o.f : static_cast<double>(o.i);
   }
 
   // Whether an operand folded to a constant (a literal, or a value that did).
@@ -237,12 +259,16 @@ class Verifier {
     return e.valid() && p_.exprs[e].kind == Expr::Kind::Const;
   }
 
-  // Integer literals must fit the type of the value they meet (i32, bool).
+  // Integer literals must fit the type of the value they meet (i32, bool):
+  // a binary op's operands, or select's choices.
   bool literalsFit(const ScalarOp &n) {
-    OperandType ta = operandType(p_, n.a), tb = operandType(p_, n.b);
+    unsigned arity = opArity(n.op);
+    if (arity == 1) return true;
+    const Operand &x = arity == 3 ? n.b : n.a, &y = arity == 3 ? n.c : n.b;
+    OperandType ta = operandType(p_, x), tb = operandType(p_, y);
     DType t = !ta.isLiteral ? ta.dtype : tb.dtype;
     if (ta.isLiteral && tb.isLiteral) return true;
-    for (const Operand *o : {&n.a, &n.b}) {
+    for (const Operand *o : {&x, &y}) {
       if (o->kind != Operand::Kind::Int) continue;
       bool fits = t != DType::i32 && t != DType::Bool;
       if (t == DType::i32) fits = o->i >= INT32_MIN && o->i <= INT32_MAX;
@@ -596,7 +622,9 @@ class Verifier {
     if (!e.valid()) return false;
     const Expr &x = p_.exprs[e];
     if (x.kind == Expr::Kind::LoopIndex) return true;
-    return x.kind == Expr::Kind::Binary && (usesLoopIndex(x.a) || usesLoopIndex(x.b));
+    bool uses = false;
+    forEachOperand(x, [&](ExprId o) { uses = uses || usesLoopIndex(o); });
+    return uses;
   }
 
   std::string stridesText(const Alloc &a) const {

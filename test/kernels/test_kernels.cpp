@@ -66,6 +66,13 @@ void record_scalars(const hj_dim3 *g, const hj_dim3 *b, uint32_t smem, void **p)
   out[5] = g->x, out[6] = g->y, out[7] = g->z, out[8] = b->x, out[9] = b->y, out[10] = b->z, out[11] = smem;
 }
 
+// record_scalars_after(ptr<f64> in, ptr<f64> out, i64, i32, f32, f64, bool):
+// record_scalars with an input first (a fusion segment passes its inputs
+// before its outputs); the input is not read.
+void record_scalars_after(const hj_dim3 *g, const hj_dim3 *b, uint32_t smem, void **p) {
+  record_scalars(g, b, smem, p + 1);
+}
+
 // strided_fill(ptr<f32> out, i64 rows, i64 cols, i64 rs, i64 cs): out[r*rs + c*cs] = r * 1000 + c + 1.
 void strided_fill(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
   float *out = arg<float *>(p, 0);

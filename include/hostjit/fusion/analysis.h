@@ -68,9 +68,11 @@ struct ExprType {
   bool isLiteral = false;
 };
 
-// Folds an expression made of literals alone, with Host IR's semantics
-// (integers i64, floats f64): an Int or Float operand, or nullopt when e
-// uses a value. A division by zero sets *error (when given) and gives nullopt.
+// Folds arithmetic on literals alone, with Host IR's semantics (integers
+// i64, floats f64): an Int or Float operand, or nullopt when e uses a value
+// or an operation other than arithmetic (a conversion, a comparison, select:
+// the program computes those, with their types). A division by zero sets
+// *error (when given) and gives nullopt.
 std::optional<Operand> foldLiterals(const SizeExpr &e, std::string *error = nullptr);
 
 }  // namespace hostjit::fusion

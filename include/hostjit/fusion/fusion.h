@@ -22,10 +22,12 @@ namespace hostjit {
 // scalar inputs: "ceildiv(size(x, 0) * size(x, 1), 256)". Integer
 // arithmetic is i64 with Host IR's semantics (scalar_semantics.h); a float
 // literal or f32/f64 scalar input makes a float expression (kernel scalar
-// arguments only). Immutable; copies share their nodes.
+// arguments only); every other Host IR scalar operation is a function of
+// the same name ("to_i32(n)", "select(lt(n, 64), 1, 2)") with the IR's
+// typing. Immutable; copies share their nodes.
 class SizeExpr {
  public:
-  enum class Kind : uint8_t { Int, Float, Scalar, Size, Stride, Binary };
+  enum class Kind : uint8_t { Int, Float, Scalar, Size, Stride, Op };
 
   SizeExpr() = default;
   SizeExpr(int64_t v) : SizeExpr(integer(v)) {}  // NOLINT: literals read naturally
@@ -34,8 +36,10 @@ class SizeExpr {
   static SizeExpr scalar(std::string name);
   static SizeExpr size(std::string tensor, uint32_t dim);
   static SizeExpr stride(std::string tensor, uint32_t dim);
-  // op: Add, Sub, Mul, Div, CeilDiv, Mod, Min or Max.
-  static SizeExpr binary(OpCode op, SizeExpr a, SizeExpr b);
+  // Any scalar operation but size and stride, with opArity(op) operands.
+  // Throws ApiMisuse for size, stride, a wrong count or an empty operand.
+  static SizeExpr op(OpCode op, std::vector<SizeExpr> operands);
+  static SizeExpr binary(OpCode op, SizeExpr a, SizeExpr b) { return SizeExpr::op(op, {std::move(a), std::move(b)}); }
 
   // Parses the text form; on error the message gives the column (1-based).
   static Expected<SizeExpr> parse(std::string_view text);
@@ -49,8 +53,7 @@ class SizeExpr {
   const std::string &name() const;  // Scalar: the input; Size/Stride: the tensor
   uint32_t dim() const;
   OpCode op() const;
-  const SizeExpr &lhs() const;
-  const SizeExpr &rhs() const;
+  const std::vector<SizeExpr> &operands() const;  // Op: opArity(op()) of them
 
  private:
   struct Node;
@@ -65,7 +68,7 @@ struct SizeExpr::Node {
   std::string name;
   uint32_t dim = 0;
   OpCode op = OpCode::Add;
-  SizeExpr a, b;
+  std::vector<SizeExpr> operands;
 };
 
 inline SizeExpr::Kind SizeExpr::kind() const { return node_->kind; }
@@ -74,8 +77,7 @@ inline double SizeExpr::floatValue() const { return node_->f; }
 inline const std::string &SizeExpr::name() const { return node_->name; }
 inline uint32_t SizeExpr::dim() const { return node_->dim; }
 inline OpCode SizeExpr::op() const { return node_->op; }
-inline const SizeExpr &SizeExpr::lhs() const { return node_->a; }
-inline const SizeExpr &SizeExpr::rhs() const { return node_->b; }
+inline const std::vector<SizeExpr> &SizeExpr::operands() const { return node_->operands; }
 
 SizeExpr operator+(SizeExpr a, SizeExpr b);
 SizeExpr operator-(SizeExpr a, SizeExpr b);

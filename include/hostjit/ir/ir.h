@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -39,10 +40,14 @@ enum class OpCode : uint8_t {
 #include "hostjit/ir/ir_ops.def"
 #undef HOSTJIT_OP
 };
-enum class OpClass : uint8_t { Query, Arith, IntArith, Compare };
+enum class OpClass : uint8_t { Query, Arith, IntArith, Compare, Convert, Math, Select };
 const char *opName(OpCode op);
 OpClass opClass(OpCode op);
 std::optional<OpCode> parseOp(std::string_view s);
+// How many operands op takes: 1 (Convert, Math), 3 (Select), else 2.
+unsigned opArity(OpCode op);
+// The type a conversion gives (an op of class Convert).
+DType convertTarget(OpCode op);
 
 // An operand as written: a value, or an integer or float literal.
 struct Operand {
@@ -76,10 +81,13 @@ struct Value {
   Handle handle = Handle::None;
 };
 
+// `%r = OP a, b` (or `OP a`, or `select a, b, c`): the first opArity(op)
+// operands are used. size/stride: a is the tensor, b the dim (an integer);
+// select: a is the condition, b and c the choices.
 struct ScalarOp {
   ValueId result;
   OpCode op = OpCode::Add;
-  Operand a, b;  // size/stride: a is the tensor, b the dim (an integer)
+  Operand a, b, c;
 };
 struct Alloc {
   ValueId result;
@@ -227,14 +235,25 @@ struct Expr {
   // numbered in order of their For statements); an expression built from it
   // is computed anew on each iteration.
   // Rank, World: the context's place in its communicator (CommQuery).
-  enum class Kind : uint8_t { Const, InputSize, InputStride, ScalarInput, Binary, LoopIndex, Rank, World };
-  // op: Binary. i: Const (integers and bool); f: Const (floats). input:
+  // Op: the scalar operation op (not size or stride) of its operands.
+  enum class Kind : uint8_t { Const, InputSize, InputStride, ScalarInput, Op, LoopIndex, Rank, World };
+  // op: Op. i: Const (integers and bool); f: Const (floats). input:
   // InputSize/InputStride the tensor input, ScalarInput the scalar input,
-  // LoopIndex the loop. a, b: Binary's operands.
+  // LoopIndex the loop. a, b, c: Op's operands, the first opArity(op).
   HOSTJIT_FIELDS((Kind, kind, Kind::Const), (DType, type, DType::i64), (OpCode, op, OpCode::Add), (int64_t, i),
-                 (double, f), (uint32_t, input), (uint32_t, dim), (ExprId, a), (ExprId, b))
+                 (double, f), (uint32_t, input), (uint32_t, dim), (ExprId, a), (ExprId, b), (ExprId, c))
   bool operator==(const Expr &) const = default;
 };
+
+// Calls f(operand) for each operand of e, in order (none unless e is an Op).
+template <class F>
+void forEachOperand(const Expr &e, F &&f) {
+  if (e.kind != Expr::Kind::Op) return;
+  unsigned n = opArity(e.op);
+  f(e.a);
+  if (n > 1) f(e.b);
+  if (n > 2) f(e.c);
+}
 
 class ExprTable {
  public:
@@ -248,6 +267,13 @@ class ExprTable {
   // Folds constants, simplifies (x+0, x*1, x*0, x/1, ...) and hash-conses.
   // Returns an invalid id and sets *error for a constant division by zero.
   ExprId binary(OpCode op, ExprId a, ExprId b, std::string *error);
+  // A conversion or a float function (class Convert or Math) of a. Folds a
+  // constant; returns an invalid id and sets *error when a constant does
+  // not convert (out of range, NaN to an integer).
+  ExprId unary(OpCode op, ExprId a, std::string *error);
+  // select cond, a, b (a and b of one type): folds a constant condition,
+  // and two equal choices.
+  ExprId select(ExprId cond, ExprId a, ExprId b);
 
   const Expr &operator[](ExprId id) const { return nodes_[id.index]; }
   size_t size() const { return nodes_.size(); }
@@ -300,21 +326,33 @@ struct OperandType {
 };
 OperandType operandType(const Program &p, const Operand &o);
 
-// The typing rule of a binary arithmetic or comparison op, shared by the IR
+// The typing rule of every scalar op but size and stride, shared by the IR
 // (inferScalarOp) and the fusion analysis, which word their messages each
-// their own way: a literal takes the other operand's type; two literals are
-// f64 when either is a float, else i64. `operands` is the type both are
-// taken as, `type` the result's (bool for a comparison); `rule` says which
-// rule the operands break, and `culprit` which operand (0 or 1) is at fault
-// for FloatLiteralInInteger.
-enum class TypeRule : uint8_t { Ok, MixedTypes, FloatLiteralInInteger, BoolArithmetic, IntegerOnly, BoolOrder };
-struct BinaryType {
+// their own way. `operands` holds opArity(op) types. Two operands that meet
+// (those of a binary op, the choices of a select): a literal takes the
+// other's type; two literals are f64 when either is a float, else i64. A
+// conversion takes any scalar, literals included; sqrt and rsqrt take a
+// float; select's condition is a bool value. `operands` of the result is the
+// type the meeting operands are taken as (a conversion's or a math op's
+// source type), `type` the result's (bool for a comparison); `rule` says
+// which rule the operands break and `culprit` which operand is at fault.
+enum class TypeRule : uint8_t {
+  Ok,
+  MixedTypes,
+  FloatLiteralInInteger,
+  BoolArithmetic,
+  IntegerOnly,
+  BoolOrder,
+  FloatOnly,
+  ConditionNotBool
+};
+struct OpType {
   DType operands = DType::i64;
   DType type = DType::i64;
   TypeRule rule = TypeRule::Ok;
   int culprit = 0;
 };
-BinaryType binaryType(OpCode op, OperandType a, OperandType b);
+OpType opType(OpCode op, std::span<const OperandType> operands);
 
 // Builds programs. Structural misuse (an id from another program) throws
 // ApiMisuse; semantic problems (types, frees, leaks) are the verifier's:
@@ -330,8 +368,13 @@ class ProgramBuilder {
   ValueId scalarInput(std::string name, DType dtype, Loc loc = {});
   void result(TensorType t) { p_.results.push_back(std::move(t)); }
 
-  // `%name = op a, b`. For size/stride, a is a tensor and b an integer dim.
+  // `%name = op a, b`, for an op of two operands. For size/stride, a is a
+  // tensor and b an integer dim. Throws ApiMisuse for another op.
   ValueId op(std::string name, OpCode op, Operand a, Operand b, Loc loc = {});
+  // `%name = op a`, for a conversion, sqrt or rsqrt (ApiMisuse otherwise).
+  ValueId unary(std::string name, OpCode op, Operand a, Loc loc = {});
+  // `%name = select cond, a, b`.
+  ValueId select(std::string name, Operand cond, Operand a, Operand b, Loc loc = {});
   ValueId alloc(std::string name, DType dtype, std::vector<Operand> extents, std::vector<Operand> strides = {},
                 bool zeroInit = false, bool resetsToZero = false, Loc loc = {});
   // `%name = view base[extents] strides[...]`: the dtype is the base's.
@@ -383,6 +426,7 @@ class ProgramBuilder {
 
  private:
   void checkOperand(const Operand &o) const;
+  ValueId scalarOp(std::string name, OpCode op, Operand a, Operand b, Operand c, Loc loc);
   ExprId exprOf(const Operand &o, DType want);
   ValueId newValue(std::string name, bool tensor, DType dtype, uint32_t rank, Value::Def def, uint32_t index, Loc loc);
   Program p_;
@@ -397,6 +441,6 @@ struct ScalarOpType {
   std::string error;
   Loc where;
 };
-ScalarOpType inferScalarOp(const Program &p, OpCode op, const Operand &a, const Operand &b);
+ScalarOpType inferScalarOp(const Program &p, const ScalarOp &n);
 
 }  // namespace hostjit
