@@ -18,12 +18,15 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <functional>
+#include <map>
 #include <optional>
 
 #include "hostjit/exec/evaluator.h"
 #include "hostjit/exec/host_data.h"
 #include "hostjit/jit.h"
 #include "hostjit/text/text.h"
+#include "interleave.h"
 #include "programs.h"
 
 using namespace hostjit;
@@ -64,19 +67,33 @@ std::string sourceDir() {
   return d && *d ? d : HOSTJIT_SOURCE_DIR;
 }
 
-// One program of K launches, compiled, with inputs of 64 x 256 floats.
+constexpr int kModelLayers = 12;
+
+// One program, compiled and prepared for the evaluator, with kFresh sets of
+// inputs: the launch-bound program of K launches (inputs of 64 x 256
+// floats), or the model-sized one.
 struct Setup {
-  int k = 0;
+  int k = 0;  // launches of the launch-bound program; 0 for the model
   std::shared_ptr<Runtime> rt;
   Program p;
   std::optional<Evaluator> ev;
   std::unique_ptr<CompiledProgram> cp;
   std::vector<InputSet> inputs;  // kFresh copies
+  std::vector<hj_value> scalars;
   void *outData[1] = {};
-  int64_t outDims[2] = {};
+  int64_t outDims[3] = {};
   std::string error;
 
-  explicit Setup(int launches) : k(launches) {
+  explicit Setup(int launches)
+      : Setup(bench::launchProgram(launches, sourceDir() + "/bench/kernels/steps.cu"), {{"x", {64, 256}}}, {}) {
+    k = launches;
+  }
+  static Setup model() {
+    return Setup(bench::modelProgram(kModelLayers, sourceDir() + "/bench/kernels/model.cu"),
+                 bench::modelShapes(kModelLayers), {ScalarArg::i64(4)});
+  }
+  Setup(const std::string &text, const std::map<std::string, std::vector<int64_t>> &shapes,
+        std::vector<ScalarArg> scalarArgs) {
     hj_options o;
     hj_options_init(&o);
     o.backend = HJ_BACKEND_CUDA;
@@ -88,9 +105,9 @@ struct Setup {
     }
     rt = *r;
     Diagnostics d;
-    p = parse(bench::launchProgram(k, sourceDir() + "/bench/kernels/steps.cu"), "launches.hir", d);
+    p = parse(text, "bench.hir", d);
     if (!d.empty()) {
-      error = d.format("launches.hir", p.source);
+      error = d.format("bench.hir", p.source);
       return;
     }
     auto e = Evaluator::create(p, rt);
@@ -107,9 +124,19 @@ struct Setup {
       return;
     }
     cp = std::move(*c);
-    for (int i = 0; i < kFresh; ++i) inputs.push_back(std::move(*InputSet::random(rt, ev->plan(), {{"x", {64, 256}}}, i + 1)));
+    for (int i = 0; i < kFresh; ++i) {
+      auto in = InputSet::random(rt, ev->plan(), shapes, static_cast<uint64_t>(i + 1));
+      if (!in) {
+        error = in.error().message;
+        return;
+      }
+      inputs.push_back(std::move(*in));
+    }
+    scalars.resize(scalarArgs.size());
+    packScalars(scalarArgs, scalars.data());
   }
   const DLTensor *const *in(int i = 0) const { return inputs[static_cast<size_t>(i)].pointers().data(); }
+  const hj_value *sc() const { return scalars.empty() ? nullptr : scalars.data(); }
 };
 
 template <class Fn>
@@ -175,16 +202,16 @@ void BM_Call(benchmark::State &state, Mode mode) {
   auto issue = [&] {
     int32_t st = HJ_OK;
     switch (mode) {
-      case kEval: st = s.ev->call(ctx, s.in(), nullptr, s.outData, s.outDims); break;
-      case kJit: st = s.cp->call(ctx, s.in(), nullptr, s.outData, s.outDims); break;
+      case kEval: st = s.ev->call(ctx, s.in(), s.sc(), s.outData, s.outDims); break;
+      case kJit: st = s.cp->call(ctx, s.in(), s.sc(), s.outData, s.outDims); break;
       case kHand: st = handWritten(ctx, s.cp->kernels(), s.in()[0], s.k, s.outData, s.outDims); break;
-      case kGraphSame: st = s.cp->callGraph(ctx, s.in(), nullptr, s.outData, s.outDims); break;
+      case kGraphSame: st = s.cp->callGraph(ctx, s.in(), s.sc(), s.outData, s.outDims); break;
       case kGraphFresh: {
         // A new input address every call, and the outputs of the last
         // kFresh calls still held by the caller.
         int slot = call++ % kFresh;
         if (kept[slot]) hj_free(ctx, kept[slot]);
-        st = s.cp->callGraph(ctx, s.in(slot), nullptr, s.outData, s.outDims);
+        st = s.cp->callGraph(ctx, s.in(slot), s.sc(), s.outData, s.outDims);
         kept[slot] = st ? nullptr : s.outData[0];
         return st;
       }
@@ -208,31 +235,61 @@ void BM_Call(benchmark::State &state, Mode mode) {
 // graph that is replayed.
 enum DriverMode { kBare, kCaptured, kNodes };
 
+// The launch-bound program's K kernels on buffers allocated once, launched
+// one by one with cuLaunchKernel: no hostjit code between the launches.
+struct BareLaunches {
+  const Setup &s;
+  Driver &d;
+  int64_t total = 0, blocks = 0;
+  std::vector<void *> work, sems;
+  void *fn[2] = {};
+  CUstream stream = nullptr;
+  void *xdata = nullptr;
+  BareLaunches(const Setup &setup, Driver &driver) : s(setup), d(driver) {
+    hj_context *ctx = s.rt->context();
+    const DLTensor *x = s.in()[0];
+    total = x->shape[0] * x->shape[1], blocks = (total + 255) / 256;
+    work.resize(static_cast<size_t>(s.k));
+    sems.resize(static_cast<size_t>(s.k));
+    for (int i = 0; i < s.k; ++i) {
+      hj_alloc(ctx, &blocks, nullptr, 1, HJ_DTYPE_f32, 0, "w", &work[i]);
+      hj_alloc(ctx, &blocks, nullptr, 1, HJ_DTYPE_i32, HJ_ALLOC_ZERO_INIT, "s", &sems[i]);
+    }
+    hj_kernel_table_native(s.cp->kernels(), 0, &fn[0]);
+    hj_kernel_table_native(s.cp->kernels(), 1, &fn[1]);
+    stream = static_cast<CUstream>(hj_context_native_stream(ctx));
+    xdata = x->data;
+  }
+  ~BareLaunches() {
+    for (int i = 0; i < s.k; ++i) {
+      hj_free(s.rt->context(), work[i]);
+      hj_free(s.rt->context(), sems[i]);
+    }
+  }
+  void *const *params(int i, void **withSem, void **plain) {
+    withSem[0] = plain[0] = &xdata;
+    withSem[1] = plain[1] = &work[i];
+    withSem[2] = &sems[i];
+    withSem[3] = plain[2] = &total;
+    return i % 4 == 0 ? withSem : plain;
+  }
+  void launchAll() {
+    for (int i = 0; i < s.k; ++i) {
+      void *withSem[4], *plain[3];
+      d.cuLaunchKernel(static_cast<CUfunction>(fn[i % 4 == 0]), unsigned(blocks), 1, 1, 256, 1, 1, 0, stream,
+                       const_cast<void **>(params(i, withSem, plain)), nullptr);
+    }
+  }
+};
+
 void BM_Driver(benchmark::State &state, DriverMode mode) {
   Setup s(static_cast<int>(state.range(0)));  // loads the driver
   if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
   static Driver d;
   if (!d.ok) return state.SkipWithError("the CUDA driver's functions were not found");
   hj_context *ctx = s.rt->context();
-  const DLTensor *x = s.in()[0];
-  int64_t total = x->shape[0] * x->shape[1], blocks = (total + 255) / 256;
-  std::vector<void *> work(static_cast<size_t>(s.k)), sems(static_cast<size_t>(s.k));
-  for (int i = 0; i < s.k; ++i) {
-    hj_alloc(ctx, &blocks, nullptr, 1, HJ_DTYPE_f32, 0, "w", &work[i]);
-    hj_alloc(ctx, &blocks, nullptr, 1, HJ_DTYPE_i32, HJ_ALLOC_ZERO_INIT, "s", &sems[i]);
-  }
-  void *fn[2] = {};
-  hj_kernel_table_native(s.cp->kernels(), 0, &fn[0]);
-  hj_kernel_table_native(s.cp->kernels(), 1, &fn[1]);
-  auto stream = static_cast<CUstream>(hj_context_native_stream(ctx));
-  void *xdata = x->data;
-  auto launchAll = [&] {
-    for (int i = 0; i < s.k; ++i) {
-      void *withSem[4] = {&xdata, &work[i], &sems[i], &total}, *plain[3] = {&xdata, &work[i], &total};
-      d.cuLaunchKernel(static_cast<CUfunction>(fn[i % 4 == 0]), unsigned(blocks), 1, 1, 256, 1, 1, 0, stream,
-                       i % 4 == 0 ? withSem : plain, nullptr);
-    }
-  };
+  BareLaunches bare(s, d);
+  auto launchAll = [&] { bare.launchAll(); };
   hj_synchronize(ctx);
   if (mode == kBare) {
     timeBatches(state, s, launchAll);
@@ -240,23 +297,23 @@ void BM_Driver(benchmark::State &state, DriverMode mode) {
     CUgraph g = nullptr;
     CUgraphExec exec = nullptr;
     if (mode == kCaptured) {
-      if (d.cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
+      if (d.cuStreamBeginCapture_v2(bare.stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
         return state.SkipWithError("cuStreamBeginCapture failed");
       launchAll();
-      if (d.cuStreamEndCapture(stream, &g) != CUDA_SUCCESS) return state.SkipWithError("capturing the graph failed");
+      if (d.cuStreamEndCapture(bare.stream, &g) != CUDA_SUCCESS) return state.SkipWithError("capturing the graph failed");
     } else {
       // The same chain made node by node, as graph mode builds its graphs.
       d.cuGraphCreate(&g, 0);
       CUgraphNode prev = nullptr;
       for (int i = 0; i < s.k; ++i) {
-        void *withSem[4] = {&xdata, &work[i], &sems[i], &total}, *plain[3] = {&xdata, &work[i], &total};
+        void *withSem[4], *plain[3];
         CUDA_KERNEL_NODE_PARAMS p{};
-        p.func = static_cast<CUfunction>(fn[i % 4 == 0]);
-        p.gridDimX = unsigned(blocks);
+        p.func = static_cast<CUfunction>(bare.fn[i % 4 == 0]);
+        p.gridDimX = unsigned(bare.blocks);
         p.gridDimY = p.gridDimZ = 1;
         p.blockDimX = 256;
         p.blockDimY = p.blockDimZ = 1;
-        p.kernelParams = i % 4 == 0 ? withSem : plain;
+        p.kernelParams = const_cast<void **>(bare.params(i, withSem, plain));
         CUgraphNode node = nullptr;
         if (d.cuGraphAddKernelNode_v2(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, &p) != CUDA_SUCCESS)
           return state.SkipWithError("cuGraphAddKernelNode failed");
@@ -265,15 +322,48 @@ void BM_Driver(benchmark::State &state, DriverMode mode) {
     }
     if (d.cuGraphInstantiateWithFlags(&exec, g, 0) != CUDA_SUCCESS)
       return state.SkipWithError("cuGraphInstantiate failed");
-    timeBatches(state, s, [&] { d.cuGraphLaunch(exec, stream); });
+    timeBatches(state, s, [&] { d.cuGraphLaunch(exec, bare.stream); });
     hj_synchronize(ctx);
     d.cuGraphExecDestroy(exec);
     d.cuGraphDestroy(g);
   }
-  for (int i = 0; i < s.k; ++i) {
-    hj_free(ctx, work[i]);
-    hj_free(ctx, sems[i]);
+}
+
+// The launch-bound program of K launches: the driver alone, the same
+// runtime calls written by hand, the evaluator, the JIT.
+void BM_Interleaved(benchmark::State &state) {
+  Setup s(static_cast<int>(state.range(0)));
+  if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
+  static Driver d;
+  if (!d.ok) return state.SkipWithError("the CUDA driver's functions were not found");
+  hj_context *ctx = s.rt->context();
+  auto freeOut = [&](int32_t st) { return st ? st : hj_free(ctx, s.outData[0]); };
+  {
+    BareLaunches bare(s, d);  // its buffers freed before finish() looks for leaks
+    bench::interleave(state, ctx, kBatch,
+                      {{"bare", [&] {
+                          bare.launchAll();
+                          return HJ_OK;
+                        }},
+                       {"hand", [&] { return freeOut(handWritten(ctx, s.cp->kernels(), s.in()[0], s.k, s.outData, s.outDims)); }},
+                       {"eval", [&] { return freeOut(s.ev->call(ctx, s.in(), s.sc(), s.outData, s.outDims)); }},
+                       {"jit", [&] { return freeOut(s.cp->call(ctx, s.in(), s.sc(), s.outData, s.outDims)); }}});
   }
+  finish(state, s);
+}
+
+// The model-sized program (bench/model.cpp, 12 blocks: 171 launches, 243
+// allocations): the evaluator, the JIT, and graph mode's replay.
+void BM_InterleavedModel(benchmark::State &state) {
+  Setup s = Setup::model();
+  if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
+  hj_context *ctx = s.rt->context();
+  auto freeOut = [&](int32_t st) { return st ? st : hj_free(ctx, s.outData[0]); };
+  bench::interleave(state, ctx, kBatch,
+                    {{"eval", [&] { return freeOut(s.ev->call(ctx, s.in(), s.sc(), s.outData, s.outDims)); }},
+                     {"jit", [&] { return freeOut(s.cp->call(ctx, s.in(), s.sc(), s.outData, s.outDims)); }},
+                     {"graph", [&] { return freeOut(s.cp->callGraph(ctx, s.in(), s.sc(), s.outData, s.outDims)); }}});
+  finish(state, s);
 }
 
 // The first call of a new signature in graph mode: the graphs are dropped
@@ -312,6 +402,8 @@ BENCHMARK_CAPTURE(BM_Driver, hand_graph_nodes, kNodes)->Apply(launches);
 BENCHMARK_CAPTURE(BM_Call, graph_same_addresses, kGraphSame)->Apply(launches);
 BENCHMARK_CAPTURE(BM_Call, graph_fresh_addresses, kGraphFresh)->Apply(launches);
 BENCHMARK(BM_GraphFirstCall)->Apply(launches)->Iterations(50);
+BENCHMARK(BM_Interleaved)->ArgNames({"K"})->Arg(16)->Arg(64)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_InterleavedModel)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 int main(int argc, char **argv) {
   benchmark::Initialize(&argc, argv);

@@ -11,6 +11,7 @@
 #include "hostjit/exec/host_data.h"
 #include "hostjit/jit.h"
 #include "hostjit/text/text.h"
+#include "interleave.h"
 #include "programs.h"
 
 using namespace hostjit;
@@ -146,6 +147,34 @@ void BM_CallLaunches(benchmark::State &state) {
   if (rt->stats().live_bytes != 0) state.SkipWithError("leaked");
 }
 
+// The model-sized program (bench/model.cpp, 12 blocks: 171 launches) on the
+// host backend with the empty kernel: the evaluator and the JIT (O2),
+// interleaved in one run (bench/interleave.h).
+void BM_InterleavedModel(benchmark::State &state) {
+  Diagnostics d;
+  Program p = parse(bench::modelProgram(12), "model.hir", d);
+  if (!d.empty()) return state.SkipWithError(d.format("model.hir", p.source).c_str());
+  auto rt = runtime();
+  auto ev = Evaluator::create(p, rt);
+  CompileOptions co;
+  co.useCache = false;
+  co.tiered = false;
+  auto cp = gJit->compile(p, rt, co);
+  if (!ev || !cp) return state.SkipWithError("cannot prepare the program");
+  auto inputs = InputSet::random(rt, ev->plan(), bench::modelShapes(12), 1);
+  if (!inputs) return state.SkipWithError(inputs.error().message.c_str());
+  hj_value nh;
+  nh.i64 = 4;
+  hj_context *ctx = rt->context();
+  void *outData[1];
+  int64_t outDims[3];
+  auto freeOut = [&](int32_t st) { return st ? st : hj_free(ctx, outData[0]); };
+  bench::interleave(state, ctx, 16,
+                    {{"eval", [&] { return freeOut(ev->call(ctx, inputs->pointers().data(), &nh, outData, outDims)); }},
+                     {"jit", [&] { return freeOut((*cp)->call(ctx, inputs->pointers().data(), &nh, outData, outDims)); }}});
+  if (rt->stats().live_bytes != 0) state.SkipWithError("leaked");
+}
+
 // Shared state of the call benchmarks: a runtime, inputs, the program.
 struct CallSetup {
   Program p;
@@ -272,6 +301,7 @@ BENCHMARK(BM_CompileLaunches)
     ->ArgsProduct({{16, 64, 256, 1000}, {kO0, kLight, kO2, kTiered, kCached}})
     ->ArgNames({"launches", "mode"})
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_InterleavedModel)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CallLaunches)->ArgsProduct({{16, 64, 256, 1000}, {0, 1}})->ArgNames({"launches", "eval"});
 
 int main(int argc, char **argv) {

@@ -2,7 +2,10 @@
 // intermediate, a zeroed semaphore and a launch of the empty host kernel.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace hostjit::bench {
 
@@ -21,5 +24,20 @@ namespace hostjit::bench {
 // With cudaSource (a path to bench/kernels/steps.cu), the kernels have CUDA
 // implementations too.
 std::string launchProgram(int launches, const std::string &cudaSource = "");
+
+}  // namespace hostjit::bench
+
+namespace hostjit::bench {
+
+// Text of a GPT-2-shaped forward pass of `layers` blocks written with plain
+// kernels (bench/kernels/model.cu: int sizes made with to_i32, the attention
+// scale with rsqrt): 14 launches and 20 allocations a block, 3 launches
+// around them; inputs %tokens: i32[B, T], %wte: f32[V, C], %wpe, 12 weights
+// a block, the final layer norm's and %nh: i64 heads. Kernels are the empty
+// host kernel, and with cudaSource (a path to model.cu) the empty CUDA ones.
+std::string modelProgram(int layers, const std::string &cudaSource = "");
+// Input shapes for it: GPT-2 small's structure at a small width (B 4, T 64,
+// C 128, V 512; pass %nh = 4); the host's cost does not depend on sizes.
+std::map<std::string, std::vector<int64_t>> modelShapes(int layers);
 
 }  // namespace hostjit::bench
