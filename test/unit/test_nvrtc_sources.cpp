@@ -7,6 +7,9 @@
 #include <fstream>
 
 #include "cuda/cuda_sources.h"
+#include "cuda/nvrtc_compiler.h"
+#include "cuda/nvrtc_headers.h"
+#include "hostjit/runtime.h"
 
 namespace fs = std::filesystem;
 
@@ -89,4 +92,77 @@ TEST_CASE("nvrtc sources: every included file is in the dependencies, with its c
   // Without the -I, deep.h is found only from local.h ("sub/deep.h" next to it fails) and is unresolved.
   k.options.clear();
   CHECK_THAT(k.inputs().dependencies, Catch::Contains("unresolved sub/deep.h"));
+}
+
+// Device code that includes every library header hostjit gives NVRTC and
+// uses what each defines; static_asserts check the integer limits and the
+// float characteristics against the host's. Compiled for sm_90 by NVRTC
+// (no GPU needed); skipped where NVRTC cannot be loaded.
+TEST_CASE("nvrtc sources: the library headers device code includes compile under NVRTC", "[nvrtc]") {
+  std::string source = R"SRC(
+#include <stdint.h>
+#include <cstdint>
+#include <float.h>
+#include <cfloat>
+#include <limits.h>
+#include <climits>
+#include <stddef.h>
+#include <cstddef>
+#include <math.h>
+#include <cmath>
+#include <assert.h>
+#include <cassert>
+static_assert(INT_MAX == 2147483647 && INT_MIN == -INT_MAX - 1 && CHAR_BIT == 8, "limits.h");
+static_assert(LLONG_MAX == 9223372036854775807LL && UINT_MAX == 4294967295U, "limits.h");
+static_assert(SIZE_MAX == 18446744073709551615UL && INT64_C(5) == 5L, "stdint.h");
+static_assert(sizeof(std::size_t) == 8 && sizeof(ptrdiff_t) == 8 && sizeof(std::byte) == 1, "stddef.h");
+static_assert(FLT_MANT_DIG == 24 && DBL_MANT_DIG == 53 && FLT_MAX > 3.4e38f && DBL_EPSILON < 3e-16, "float.h");
+struct Pair { int a; double b; };
+extern "C" __global__ void uses_all(float *out, double *d, std::int64_t *n) {
+  assert(out != nullptr);
+  out[0] = FLT_MAX;
+  out[1] = std::sqrt(out[2]) + std::fabs(out[3]) + static_cast<float>(M_PI);
+  out[4] = INFINITY;
+  out[5] = NAN;
+  d[0] = DBL_EPSILON + M_SQRT2 + HUGE_VAL + std::exp(d[1]);
+  n[0] = INT_MAX + static_cast<std::int64_t>(offsetof(Pair, b)) + (std::isnan(out[5]) ? 1 : 0);
+}
+)SRC";
+  hj_kernel_desc d{};
+  d.name = "uses_all";
+  d.cuda_source = source.c_str();
+  d.cuda_path = "uses_all.cu";
+  d.cuda_entry = "uses_all";
+  hj::CudaImage image;
+  int32_t st = hj::compileCudaKernel(d, 9, 0, true, image);
+  if (st == HJ_ERR_NOT_FOUND) {
+    WARN("NVRTC cannot be loaded here: " << hj_last_error());
+    return;
+  }
+  INFO(hj_last_error());
+  REQUIRE(st == HJ_OK);
+  REQUIRE(image.data);
+  CHECK(!image.data->empty());
+  // Each header on its own, too (each must be self-contained).
+  for (const auto &[name, text] : hj::nvrtcHeaders()) {
+    std::string one = "#include <" + name + ">\nextern \"C\" __global__ void k(int *p) { p[0] = 1; }\n";
+    hj_kernel_desc e = d;
+    e.cuda_source = one.c_str();
+    INFO(name);
+    hj::CudaImage im;
+    CHECK(hj::compileCudaKernel(e, 9, 0, true, im) == HJ_OK);
+  }
+  // Without the include, NVRTC knows no FLT_MAX: the header is what gives it.
+  std::string bare = "extern \"C\" __global__ void k(float *p) { p[0] = FLT_MAX; }\n";
+  hj_kernel_desc b = d;
+  b.cuda_source = bare.c_str();
+  hj::CudaImage none;
+  CHECK(hj::compileCudaKernel(b, 9, 0, true, none) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK_THAT(hj_last_error(), Catch::Contains("FLT_MAX"));
+  // NDEBUG turns assert off (a false assert then compiles to nothing).
+  std::string off = "#define NDEBUG\n#include <cassert>\nextern \"C\" __global__ void k(int *p) { assert(0 && p); }\n";
+  hj_kernel_desc f = d;
+  f.cuda_source = off.c_str();
+  hj::CudaImage im;
+  CHECK(hj::compileCudaKernel(f, 9, 0, true, im) == HJ_OK);
 }

@@ -1,6 +1,8 @@
 // cuda_sources.cpp - include directories, built-in headers, extra options and the include scan for NVRTC.
 #include "cuda/cuda_sources.h"
 
+#include "cuda/nvrtc_headers.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -12,44 +14,6 @@ namespace hj {
 namespace fs = std::filesystem;
 
 namespace {
-
-const char *kStdint = R"(// stdint.h - fixed-width integer types for NVRTC, given by hostjit.
-#pragma once
-typedef signed char int8_t;
-typedef short int16_t;
-typedef int int32_t;
-typedef long int64_t;
-typedef unsigned char uint8_t;
-typedef unsigned short uint16_t;
-typedef unsigned int uint32_t;
-typedef unsigned long uint64_t;
-typedef long intptr_t;
-typedef unsigned long uintptr_t;
-typedef long intmax_t;
-typedef unsigned long uintmax_t;
-#define INT8_MIN (-128)
-#define INT16_MIN (-32768)
-#define INT32_MIN (-2147483647 - 1)
-#define INT64_MIN (-9223372036854775807L - 1)
-#define INT8_MAX 127
-#define INT16_MAX 32767
-#define INT32_MAX 2147483647
-#define INT64_MAX 9223372036854775807L
-#define UINT8_MAX 255
-#define UINT16_MAX 65535
-#define UINT32_MAX 4294967295U
-#define UINT64_MAX 18446744073709551615UL
-)";
-
-const char *kCstdint = R"(// cstdint - fixed-width integer types for NVRTC, given by hostjit.
-#pragma once
-#include <stdint.h>
-namespace std {
-using ::int8_t; using ::int16_t; using ::int32_t; using ::int64_t;
-using ::uint8_t; using ::uint16_t; using ::uint32_t; using ::uint64_t;
-using ::intptr_t; using ::uintptr_t; using ::intmax_t; using ::uintmax_t;
-}
-)";
 
 bool isDir(const fs::path &p) {
   std::error_code ec;
@@ -160,7 +124,7 @@ CudaCompileInputs cudaCompileInputs(const hj_kernel_desc &desc, const std::strin
   in.options.push_back("-I" + absDir.string());
   for (const fs::path &t : toolkitDirs) in.options.push_back("-I" + t.string());
   for (std::string &o : user) in.options.push_back(std::move(o));
-  in.headers = {{"stdint.h", kStdint}, {"cstdint", kCstdint}};
+  in.headers = nvrtcHeaders();
 
   // Walk the includes. Local files are hashed with their contents; toolkit
   // headers by path (they change with the toolkit, whose NVRTC version is in
@@ -172,7 +136,7 @@ CudaCompileInputs cudaCompileInputs(const hj_kernel_desc &desc, const std::strin
     auto [from, text] = std::move(work.back());
     work.pop_back();
     for (const auto &[name, local] : includesOf(text)) {
-      if (name == "stdint.h" || name == "cstdint") continue;
+      if (isNvrtcHeader(name)) continue;
       std::vector<fs::path> candidates;
       if (local) candidates.push_back(from / name);
       for (const fs::path &d : searchDirs) candidates.push_back(d / name);

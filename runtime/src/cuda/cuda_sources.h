@@ -17,8 +17,8 @@ struct CudaCompileInputs {
   // HOSTJIT_NVRTC_OPTIONS. A relative -I in the options is taken relative to
   // the kernel file's directory.
   std::vector<std::string> options;
-  // Headers given to NVRTC from memory (name, text): <stdint.h> and
-  // <cstdint>, which NVRTC does not ship, as fixed-width typedefs.
+  // Headers given to NVRTC from memory (name, text): the C and C++ library
+  // headers of nvrtc_headers.h, which NVRTC does not ship.
   std::vector<std::pair<std::string, std::string>> headers;
   // Every file the source includes, transitively, that could be found in the
   // kernel's directory or an include directory (path and contents; toolkit
