@@ -23,6 +23,7 @@
 #include "hostjit/exec/parity.h"
 #include "hostjit/text/text.h"
 #include "hostjit/verify/verifier.h"
+#include "data_files.h"
 #include "output.h"
 #include "ranks.h"
 
@@ -52,9 +53,15 @@ struct Help {
 const Help kHelp[] = {
     {"run", R"(usage: hostjit run FILE.hir|FUSION.json [options]
 Runs a program (a .hir file, or a fusion .json lowered to Host IR) on random
-non-zero inputs and prints each output's shape, sum and first values.
+non-zero inputs (or data from .npy files) and prints each output's shape, sum
+and first values.
 
   --input NAME=DTYPE[D0,D1,...]  shape of a tensor input (needed for dynamic dims; dtype must match)
+  --input NAME=@FILE.npy         a tensor input's data from a NumPy .npy file (dtype and shape from
+                                 its header, checked against the program's signature)
+  --save-inputs DIR              write each tensor input (generated or read) as DIR/NAME.npy
+  --save-outputs DIR             write each output of the first call as DIR/NAME.npy (NAME: the
+                                 returned value's name); with several modes, DIR/MODE/NAME.npy
   --scalar NAME=VALUE            value of a scalar input
   --seed N                       seed of the random inputs (default 1)
   --backend host|cuda|auto       (default host; auto: CUDA when a driver and device exist)
@@ -135,8 +142,10 @@ example:
 // Whether a known option belongs to a command (unknown ones are reported later).
 bool optionApplies(const std::string &command, const std::string &option) {
   static const char *compileOnly[] = {"--emit-llvm", "--emit-asm", "--optimized"};
-  static const char *runOnly[] = {"--input", "--scalar", "--seed", "--backend", "--mode", "--repeat", "--check-parity",
-                                  "--stats", "--host-kernels", "--no-cache", "--no-tier", "--print-record", "--graph", "--ranks"};
+  static const char *runOnly[] = {"--input",        "--scalar",       "--seed",         "--backend",      "--mode",
+                                  "--repeat",       "--check-parity", "--stats",        "--host-kernels", "--no-cache",
+                                  "--no-tier",      "--print-record", "--graph",        "--ranks",        "--save-inputs",
+                                  "--save-outputs"};
   auto in = [&](const auto &list) { return std::find(std::begin(list), std::end(list), option) != std::end(list); };
   if (in(compileOnly)) return command == "compile";
   if (in(runOnly)) return command == "run";
@@ -193,6 +202,8 @@ struct RunOptions {
   std::string file;
   std::map<std::string, std::vector<int64_t>> shapes;
   std::map<std::string, DType> inputTypes;  // the dtype each --input gave
+  std::map<std::string, std::string> inputFiles;  // --input NAME=@FILE
+  std::string saveInputs, saveOutputs;
   std::map<std::string, std::string> scalars;
   uint64_t seed = 1;
   int32_t backend = HJ_BACKEND_HOST;
@@ -379,9 +390,16 @@ int cmdRun(const RunOptions &o) {
   auto rtEval = makeRuntime(o);
   if (!rtEval) return fromError(rtEval.error());
   say("backend: %s\n", hj_context_backend((*rtEval)->context()) == HJ_BACKEND_CUDA ? "cuda" : "host");
+  for (const auto &[name, path] : o.inputFiles)
+    if (o.inputTypes.count(name)) return userError("--input " + name + " is given both as a shape and as a file");
+  std::map<std::string, std::vector<int64_t>> shapes = o.shapes;
+  auto given = cli::loadInputFiles(*plan, o.inputFiles, &shapes);
+  if (!given) return fromError(given.error());
   // Each rank its own data: seed + rank.
-  auto inputs = InputSet::random(*rtEval, *plan, o.shapes, o.seed + static_cast<uint64_t>(std::max(o.rank, 0)));
+  auto inputs = InputSet::random(*rtEval, *plan, shapes, o.seed + static_cast<uint64_t>(std::max(o.rank, 0)), *given);
   if (!inputs) return fromError(inputs.error());
+  if (!o.saveInputs.empty())
+    if (auto ok = cli::saveInputs(o.saveInputs, *plan, *inputs); !ok) return fromError(ok.error());
 
   struct ModeResult {
     const char *name;
@@ -456,6 +474,16 @@ int cmdRun(const RunOptions &o) {
     auto fe = FusionExecutor::create(*fusion, *rtExec);
     if (!fe) return fromError(fe.error());
     if (int rc = mode("executor", *rtExec, [&] { return fe->run(inputs->span(), *scalars); })) return rc;
+  }
+  // Each mode's first outputs as .npy files: DIR/NAME.npy, or with several
+  // modes DIR/MODE/NAME.npy; one rank of an SPMD run writes under rankR/.
+  if (!o.saveOutputs.empty()) {
+    std::vector<std::string> names = cli::outputNames(p);
+    std::filesystem::path base(o.saveOutputs);
+    if (o.rank >= 0) base /= "rank" + std::to_string(o.rank);
+    for (const ModeResult &r : results)
+      if (auto ok = cli::saveOutputs((results.size() > 1 ? base / r.name : base).string(), names, r.out); !ok)
+        return fromError(ok.error());
   }
   // Each mode's record, labelled when there are several.
   if (o.printRecord)
@@ -634,10 +662,18 @@ int realMain(int argc, char **argv) {
       DType d;
       std::vector<int64_t> dims;
       std::string err;
-      if (eq == std::string::npos) return userError("--input " + v + ": expected NAME=DTYPE[dims]");
+      if (eq == std::string::npos) return userError("--input " + v + ": expected NAME=DTYPE[dims] or NAME=@FILE.npy");
+      if (v.compare(eq + 1, 1, "@") == 0) {
+        if (eq + 2 >= v.size()) return userError("--input " + v + ": expected a file after '@'");
+        o.inputFiles[v.substr(0, eq)] = v.substr(eq + 2);
+        continue;
+      }
       if (!parseShapeSpec(v.substr(eq + 1), &d, &dims, &err)) return userError("--input " + v + ": " + err);
       o.shapes[v.substr(0, eq)] = dims;
       o.inputTypes[v.substr(0, eq)] = d;
+    } else if (a == "--save-inputs" || a == "--save-outputs") {
+      if (!value(&v) || v.empty()) return userError(a + " needs a directory");
+      (a == "--save-inputs" ? o.saveInputs : o.saveOutputs) = v;
     } else if (a == "--scalar") {
       if (!value(&v) || v.find('=') == std::string::npos) return userError("--scalar needs NAME=VALUE");
       o.scalars[v.substr(0, v.find('='))] = v.substr(v.find('=') + 1);

@@ -150,7 +150,8 @@ Expected<InputSet> InputSet::fromHost(const std::shared_ptr<Runtime> &rt, const 
 }
 
 Expected<InputSet> InputSet::random(const std::shared_ptr<Runtime> &rt, const Plan &plan,
-                                    const std::map<std::string, std::vector<int64_t>> &shapes, uint64_t seed) {
+                                    const std::map<std::string, std::vector<int64_t>> &shapes, uint64_t seed,
+                                    const std::map<std::string, std::vector<unsigned char>> &given) {
   std::mt19937_64 rng(seed);
   std::vector<std::vector<int64_t>> dims;
   std::vector<std::vector<unsigned char>> data;
@@ -183,6 +184,12 @@ Expected<InputSet> InputSet::random(const std::shared_ptr<Runtime> &rt, const Pl
       return Error{HJ_ERR_INVALID_ARGUMENT, "input %" + in.name + ": the shape is too large to generate (over 64 GiB)"};
     std::vector<unsigned char> bytes(total);
     fillRandom(in.dtype, bytes.data(), n, rng);
+    if (auto g = given.find(in.name); g != given.end()) {
+      if (g->second.size() != total)
+        return Error{HJ_ERR_INVALID_ARGUMENT, "input %" + in.name + ": " + std::to_string(g->second.size()) +
+                                                  " bytes of data for " + std::to_string(total) + " bytes of shape"};
+      bytes = g->second;
+    }
     dims.push_back(std::move(shape));
     data.push_back(std::move(bytes));
   }

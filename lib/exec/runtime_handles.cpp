@@ -98,10 +98,41 @@ Tensor::Tensor(std::shared_ptr<Runtime> rt, void *data, DType dtype, uint32_t ra
   }
 }
 
+Expected<Tensor> Tensor::fromHost(const std::shared_ptr<Runtime> &rt, DType dtype, std::vector<int64_t> sizes,
+                                  const void *data, size_t bytes) {
+  std::string shape = toString(TensorType{dtype, sizes});
+  if (sizes.size() > kMaxRank)
+    return Error{HJ_ERR_INVALID_ARGUMENT, "Tensor::fromHost: " + shape + " has rank " + std::to_string(sizes.size()) +
+                                              "; the limit is 8"};
+  uint64_t want = dtypeBytes(dtype);
+  for (int64_t s : sizes) {
+    if (s < 0) return Error{HJ_ERR_INVALID_ARGUMENT, "Tensor::fromHost: " + shape + " has a negative size"};
+    if (__builtin_mul_overflow(want, static_cast<uint64_t>(s), &want) || want > HJ_MAX_BUFFER_BYTES)
+      return Error{HJ_ERR_INVALID_ARGUMENT, "Tensor::fromHost: " + shape + " is too large"};
+  }
+  if (bytes != want)
+    return Error{HJ_ERR_INVALID_ARGUMENT, "Tensor::fromHost: " + std::to_string(bytes) + " bytes of data for " + shape +
+                                              ", which holds " + std::to_string(want)};
+  void *buf = nullptr;
+  if (int32_t st = hj_buffer_alloc(rt->context(), want ? want : 1, &buf)) return runtimeError(st);
+  if (want)
+    if (int32_t st = hj_copy_from_host(rt->context(), buf, data, want)) {
+      Error e = runtimeError(st);
+      hj_buffer_free(rt->context(), buf);
+      return e;
+    }
+  Tensor t(rt, buf, dtype, static_cast<uint32_t>(sizes.size()), sizes.data(), nullptr);
+  t.pooled_ = false;
+  return t;
+}
+
 Tensor::~Tensor() { reset(); }
 
 void Tensor::reset() {
-  if (data_ && rt_) hj_free(rt_->context(), data_);
+  if (data_ && rt_) {
+    if (pooled_) hj_free(rt_->context(), data_);
+    else hj_buffer_free(rt_->context(), data_);
+  }
   data_ = nullptr;
   rt_.reset();
 }
@@ -117,6 +148,7 @@ Tensor &Tensor::operator=(Tensor &&o) noexcept {
     rank_ = o.rank_;
     sizes_ = o.sizes_;
     strides_ = o.strides_;
+    pooled_ = o.pooled_;
     o.data_ = nullptr;
   }
   return *this;
@@ -147,11 +179,12 @@ struct ManagedContext {
   std::shared_ptr<Runtime> rt;
   void *data;
   std::array<int64_t, kMaxRank> sizes, strides;
+  bool pooled;
 };
 }  // namespace
 
 DLManagedTensor *Tensor::release() {
-  auto *mc = new ManagedContext{rt_, data_, sizes_, strides_};
+  auto *mc = new ManagedContext{rt_, data_, sizes_, strides_, pooled_};
   auto *m = new DLManagedTensor{};
   m->dl_tensor = dl();
   m->dl_tensor.shape = mc->sizes.data();
@@ -159,7 +192,8 @@ DLManagedTensor *Tensor::release() {
   m->manager_ctx = mc;
   m->deleter = [](DLManagedTensor *self) {
     auto *c = static_cast<ManagedContext *>(self->manager_ctx);
-    if (c->data) hj_free(c->rt->context(), c->data);
+    if (c->data && c->pooled) hj_free(c->rt->context(), c->data);
+    else if (c->data) hj_buffer_free(c->rt->context(), c->data);
     delete c;
     delete self;
   };

@@ -27,8 +27,13 @@ class InputSet {
   // inputs whose dims are all static may be left out), filled with random
   // non-zero values from `seed`: floats in +-[0.25, 1.25), integers in
   // [1, 100], bool true. Errors name the input.
+  // `given` holds the data of some inputs by name (row-major bytes of their
+  // shape in `shapes`), used instead of random values; the random stream is
+  // drawn as if they were generated, so the other inputs' values do not
+  // depend on which inputs are given.
   static Expected<InputSet> random(const std::shared_ptr<Runtime> &rt, const Plan &plan,
-                                   const std::map<std::string, std::vector<int64_t>> &shapes, uint64_t seed);
+                                   const std::map<std::string, std::vector<int64_t>> &shapes, uint64_t seed,
+                                   const std::map<std::string, std::vector<unsigned char>> &given = {});
   // Copies host data (one vector per input, element bytes) in.
   static Expected<InputSet> fromHost(const std::shared_ptr<Runtime> &rt, const Plan &plan,
                                      const std::vector<std::vector<int64_t>> &shapes,

@@ -6,6 +6,7 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <dlpack/dlpack.h>
@@ -51,13 +52,26 @@ class KernelTable {
   hj_kernel_table *table_;
 };
 
-// An output buffer owned by the caller; returned to its runtime's pool when
-// dropped (or when the DLManagedTensor made from it is deleted).
+// A tensor in a runtime's memory, owned by the caller: a program's output,
+// returned to the runtime's pool when dropped (or when the DLManagedTensor
+// made from it is deleted), or an input made with fromHost.
 class Tensor {
  public:
   Tensor() = default;
   Tensor(std::shared_ptr<Runtime> rt, void *data, DType dtype, uint32_t rank, const int64_t *sizes,
          const int64_t *strides);
+  // An input made from host data, on whatever backend the runtime has (host
+  // or CUDA memory): `bytes` of row-major `data` copied into a buffer of its
+  // own (not the pool's, so the runtime's stats do not count it), freed with
+  // the Tensor. Errors: a rank over 8, a negative size, `bytes` other than
+  // the shape's, or the allocation or copy failing.
+  static Expected<Tensor> fromHost(const std::shared_ptr<Runtime> &rt, DType dtype, std::vector<int64_t> sizes,
+                                   const void *data, size_t bytes);
+  // The same for a vector of elements, its DType taken from T (float f32,
+  // double f64, int32_t i32, int64_t i64, uint8_t u8, ...).
+  template <class T>
+  static Expected<Tensor> fromHost(const std::shared_ptr<Runtime> &rt, std::vector<int64_t> sizes,
+                                   const std::vector<T> &data);
   ~Tensor();
   Tensor(Tensor &&o) noexcept;
   Tensor &operator=(Tensor &&o) noexcept;
@@ -87,7 +101,30 @@ class Tensor {
   DType dtype_ = DType::f32;
   uint32_t rank_ = 0;
   std::array<int64_t, kMaxRank> sizes_{}, strides_{};
+  bool pooled_ = true;  // from the pool (hj_free), else hj_buffer_alloc (hj_buffer_free)
 };
+
+namespace detail {
+template <class T>
+constexpr DType dtypeOf() {
+  if constexpr (std::is_same_v<T, float>) return DType::f32;
+  else if constexpr (std::is_same_v<T, double>) return DType::f64;
+  else if constexpr (std::is_same_v<T, int8_t>) return DType::i8;
+  else if constexpr (std::is_same_v<T, int16_t>) return DType::i16;
+  else if constexpr (std::is_same_v<T, int32_t>) return DType::i32;
+  else if constexpr (std::is_same_v<T, int64_t>) return DType::i64;
+  else if constexpr (std::is_same_v<T, uint8_t>) return DType::u8;
+  else if constexpr (std::is_same_v<T, uint32_t>) return DType::u32;
+  else if constexpr (std::is_same_v<T, uint64_t>) return DType::u64;
+  else static_assert(sizeof(T) == 0, "Tensor::fromHost: no DType for this element type");
+}
+}  // namespace detail
+
+template <class T>
+Expected<Tensor> Tensor::fromHost(const std::shared_ptr<Runtime> &rt, std::vector<int64_t> sizes,
+                                  const std::vector<T> &data) {
+  return fromHost(rt, detail::dtypeOf<T>(), std::move(sizes), data.data(), data.size() * sizeof(T));
+}
 
 // Builds the output Tensors of a call from the buffers and sizes a program
 // wrote (out_dims: each output's sizes, then its explicit strides if any).
