@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -205,6 +207,40 @@ TEST_CASE("tensor-struct arguments reach a CUDA kernel with their sizes and stri
     std::memcpy(&last, inputs->hostData(0).data() + 23 * 4, 4);
     CHECK(values(0) == std::vector<int64_t>{1, 6, 4, 4, 1, static_cast<int64_t>(1000 * last)});
     CHECK(values(1) == std::vector<int64_t>{1, 4, 6, 1, 4, 0});
+  }
+}
+
+TEST_CASE("a kernel that includes the C library headers runs, with int and float scalars made by the program", "[cuda]") {
+  Program p = load(sourceDir() + "/test/gpu/programs/library_headers.hir");
+  for (bool useJit : {false, true}) {
+    auto rt = cudaRuntime();
+    Runner runner(p, rt, useJit);
+    auto plan = makePlan(p);
+    REQUIRE(plan);
+    auto inputs = InputSet::random(rt, *plan, {{"x", {37}}}, 4);
+    REQUIRE(inputs);
+    auto out = runner.run(inputs->span());
+    REQUIRE(out);
+    auto h = (*out)[0].toHost();
+    REQUIRE(h);
+    std::vector<double> v(10);
+    std::memcpy(v.data(), h->data(), 80);
+    float m = -3.4e38f;
+    for (int i = 0; i < 37; ++i) {
+      float xi;
+      std::memcpy(&xi, inputs->hostData(0).data() + 4 * i, 4);
+      m = std::max(m, xi);
+    }
+    CHECK(v[0] == m);
+    CHECK(v[1] == std::sqrt(37.0));
+    CHECK(v[2] == static_cast<double>(1.0f / std::sqrt(37.0f)));
+    CHECK(v[3] == 3.14159265358979323846);
+    CHECK(v[4] == 2147483647.0);
+    CHECK(v[5] == 8.0);
+    CHECK(v[6] == 1.0);
+    CHECK(v[7] == 1.0);
+    CHECK(v[8] == 2.220446049250313e-16);
+    CHECK(v[9] == 9223372036854775807.0);
   }
 }
 
