@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "hostjit/exec/evaluator.h"
 #include "hostjit/exec/host_data.h"
@@ -242,6 +243,45 @@ TEST_CASE("a kernel that includes the C library headers runs, with int and float
     CHECK(v[8] == 2.220446049250313e-16);
     CHECK(v[9] == 9223372036854775807.0);
   }
+}
+
+TEST_CASE("Tensor::fromHost puts host data in GPU memory; a program reads it there", "[cuda]") {
+  Program p = load(kExamples + "/streams.hir");
+  auto rt = cudaRuntime();
+  std::vector<float> xs(1000);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.25f + static_cast<float>(i % 97) / 8;
+  auto x = Tensor::fromHost(rt, {1000}, xs);
+  REQUIRE(x);
+  DLTensor xd = x->dl();
+  CHECK(xd.device.device_type == kDLCUDA);
+  const DLTensor *inputs[] = {&xd};
+  ScalarArg scalars[] = {ScalarArg::f32(2.0f), ScalarArg::f32(-0.5f)};
+  for (bool useJit : {false, true}) {
+    std::unique_ptr<CompiledProgram> cp;
+    std::optional<Evaluator> ev;
+    if (useJit) {
+      CompileOptions co;
+      co.useCache = false;
+      co.tiered = false;
+      auto c = jit().compile(p, rt, co);
+      REQUIRE(c);
+      cp = std::move(*c);
+    } else {
+      auto e = Evaluator::create(p, rt);
+      REQUIRE(e);
+      ev.emplace(std::move(*e));
+    }
+    auto out = cp ? cp->run(inputs, scalars) : ev->run(inputs, scalars);
+    REQUIRE(out);
+    auto h = (*out)[0].toHost();
+    REQUIRE(h);
+    std::vector<float> y(1000);
+    std::memcpy(y.data(), h->data(), 4000);
+    for (size_t i = 0; i < xs.size(); ++i) CHECK(y[i] == 2.0f * xs[i] + -0.5f * xs[i]);
+  }
+  uint64_t before = rt->stats().live_bytes;
+  x = Error{};  // frees the input's GPU memory
+  CHECK(rt->stats().live_bytes == before);
 }
 
 TEST_CASE("the caller's CUDA context stays current, and a foreign stream is refused", "[cuda]") {
