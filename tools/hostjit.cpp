@@ -456,8 +456,8 @@ int cmdRun(const RunOptions &o) {
     say("jit: ready in %.3f ms (%s, %s)\n", std::chrono::duration<double, std::milli>(t1 - t0).count(),
                 optLevelName(o.opt),
                 compiled->fromCache() ? "from the object cache"
-                : compiled->native()  ? "codegen"
-                                      : "tiered: the evaluator serves calls until the native code is ready");
+                : compiled->tiered()   ? "tiered: the evaluator serves calls until the native code is ready"
+                                      : "codegen");
     int onEvaluator = 0, calls = 0;
     if (int rc = mode("jit", *rtJit, [&] {
           onEvaluator += !compiled->native(), ++calls;

@@ -353,6 +353,7 @@ Expected<std::unique_ptr<CompiledProgram>> Jit::compile(const Program &p, std::s
   if (!object && options.tiered && !wantCode) {
     // The evaluator serves the calls until the background compile links.
     lock.unlock();
+    cp->tiered_ = true;
     timer.report(options.opt, "tiered: the evaluator until the native code is ready");
     std::shared_ptr<CompiledProgram::Tier> tier = cp->tier_;
     OptLevel opt = options.opt;

@@ -116,6 +116,9 @@ class CompiledProgram final : public Executable {
   // (-1 while pending or after a failure).
   double nativeReadyMs() const;
   bool fromCache() const { return fromCache_; }
+  // True when compile() returned before the native code was built (a cold,
+  // tiered compile), however soon the background compile then linked it.
+  bool tiered() const { return tiered_; }
 
   // What a program shares with its background compile.
   struct Tier {
@@ -137,6 +140,7 @@ class CompiledProgram final : public Executable {
   std::shared_ptr<Tier> tier_;
   std::shared_ptr<const Evaluator> fallback_;
   bool fromCache_ = false;
+  bool tiered_ = false;
 };
 
 // The one JIT of a process: create it once, destroy it explicitly (before
