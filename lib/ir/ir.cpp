@@ -19,9 +19,12 @@ const OpInfo kOps[] = {
 #undef HOSTJIT_OP
 };
 
-bool isCommutative(OpCode op) {
-  return op == OpCode::Add || op == OpCode::Mul || op == OpCode::Min || op == OpCode::Max || op == OpCode::Eq ||
-         op == OpCode::Ne;
+// Whether a op b == b op a for every pair of values of type t: min and max
+// of floats are not (with a NaN they give the first operand), so their
+// operands keep the order written.
+bool isCommutative(OpCode op, DType t) {
+  if (op == OpCode::Min || op == OpCode::Max) return !isFloat(t);
+  return op == OpCode::Add || op == OpCode::Mul || op == OpCode::Eq || op == OpCode::Ne;
 }
 }  // namespace
 
@@ -174,7 +177,7 @@ ExprId ExprTable::binary(OpCode op, ExprId a, ExprId b, std::string *error) {
       default: break;
     }
   }
-  if (isCommutative(op) && b.index < a.index) std::swap(a, b);
+  if (isCommutative(op, t) && b.index < a.index) std::swap(a, b);
   Expr e;
   e.kind = Expr::Kind::Op;
   e.type = resultType;

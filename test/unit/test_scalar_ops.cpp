@@ -372,3 +372,24 @@ TEST_CASE("fuzz dictionaries hold every operation and every dtype", "[scalar][fu
     }
   }
 }
+
+TEST_CASE("scalar ops: float min and max give the first operand written when either is a NaN", "[scalar]") {
+  // %g is a NaN and %one, defined after it, is 1. The expression builder
+  // once put the operands of min and max in definition order, which turned
+  // `min %one, %g` into `min %g, %one`: a NaN instead of 1.
+  const std::string body =
+      "  %one = to_f32 1\n  %mg = min %g, %one\n  %mo = min %one, %g\n  %xg = max %g, %one\n"
+      "  %xo = max %one, %g\n  %mod = to_f64 %mo\n  %xod = to_f64 %xo\n";
+  Scalars s;
+  s.g = std::numeric_limits<float>::quiet_NaN();
+  Seen mins = runAll(program(body, "%n, %k, %mg, %mod, %c"), s);
+  INFO(mins.error);
+  REQUIRE(mins.values.size() == 5);
+  CHECK(std::isnan(mins.values[2]));
+  CHECK(mins.values[3] == 1.0);
+  Seen maxes = runAll(program(body, "%n, %k, %xg, %xod, %c"), s);
+  INFO(maxes.error);
+  REQUIRE(maxes.values.size() == 5);
+  CHECK(std::isnan(maxes.values[2]));
+  CHECK(maxes.values[3] == 1.0);
+}
