@@ -43,8 +43,9 @@ class Runner {
       ev_.emplace(std::move(*e));
     }
   }
-  Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> inputs = {}) {
-    return cp_ ? cp_->run(inputs) : ev_->run(inputs);
+  Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> inputs = {},
+                                    std::span<const ScalarArg> scalars = {}) {
+    return cp_ ? cp_->run(inputs, scalars) : ev_->run(inputs, scalars);
   }
 
  private:
@@ -257,21 +258,8 @@ TEST_CASE("Tensor::fromHost puts host data in GPU memory; a program reads it the
   const DLTensor *inputs[] = {&xd};
   ScalarArg scalars[] = {ScalarArg::f32(2.0f), ScalarArg::f32(-0.5f)};
   for (bool useJit : {false, true}) {
-    std::unique_ptr<CompiledProgram> cp;
-    std::optional<Evaluator> ev;
-    if (useJit) {
-      CompileOptions co;
-      co.useCache = false;
-      co.tiered = false;
-      auto c = jit().compile(p, rt, co);
-      REQUIRE(c);
-      cp = std::move(*c);
-    } else {
-      auto e = Evaluator::create(p, rt);
-      REQUIRE(e);
-      ev.emplace(std::move(*e));
-    }
-    auto out = cp ? cp->run(inputs, scalars) : ev->run(inputs, scalars);
+    Runner runner(p, rt, useJit);
+    auto out = runner.run(inputs, scalars);
     REQUIRE(out);
     auto h = (*out)[0].toHost();
     REQUIRE(h);
