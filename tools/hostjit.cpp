@@ -266,19 +266,13 @@ Expected<std::vector<ScalarArg>> parseScalars(const Plan &plan, const std::map<s
   return out;
 }
 
+// Every counter of stats.def, by name.
 nlohmann::json statsJson(const hj_stats &s) {
-  return {{"allocs", s.allocs},           {"frees", s.frees},
-          {"memsets", s.memsets},         {"fills", s.fills},
-          {"launches", s.launches},       {"backend_allocs", s.backend_allocs},
-          {"backend_frees", s.backend_frees}, {"arena_growths", s.arena_growths},
-          {"pool_hits", s.pool_hits},     {"live_bytes", s.live_bytes},
-          {"peak_bytes", s.peak_bytes},   {"reserved_bytes", s.reserved_bytes},
-          {"arena_bytes", s.arena_bytes},   {"fallible_ops", s.fallible_ops},
-          {"graph_builds", s.graph_builds}, {"graph_replays", s.graph_replays},
-          {"graph_fast", s.graph_fast},     {"graph_updates", s.graph_updates},
-          {"graph_fallbacks", s.graph_fallbacks}, {"graph_evictions", s.graph_evictions},
-          {"graph_bytes", s.graph_bytes},   {"event_records", s.event_records},
-          {"event_waits", s.event_waits},   {"deferred_frees", s.deferred_frees}};
+  nlohmann::json j = nlohmann::json::object();
+#define HJ_STAT(name, meaning) j[#name] = s.name;
+#include "hostjit/stats.def"
+#undef HJ_STAT
+  return j;
 }
 
 // Prints each output; kOk, or the exit status of an output that cannot be read.
@@ -768,6 +762,9 @@ int realMain(int argc, char **argv) {
 }  // namespace
 
 int main(int argc, char **argv) {
+  // Line by line, so that output and errors sent to one pipe (2>&1) keep
+  // the order a terminal shows.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   try {
     return realMain(argc, argv);
   } catch (const std::exception &e) {

@@ -145,35 +145,11 @@ typedef enum hj_collective_kind {
 
 typedef enum hj_reduce_op { HJ_REDUCE_SUM = 0, HJ_REDUCE_PROD = 1, HJ_REDUCE_MAX = 2, HJ_REDUCE_MIN = 3 } hj_reduce_op;
 
+/* The runtime's counters (hj_get_stats); stats.def says what each counts. */
 typedef struct hj_stats {
-  uint64_t allocs;         /* hj_alloc calls that succeeded */
-  uint64_t frees;          /* buffers returned (hj_free, hj_free_on_error) */
-  uint64_t memsets;        /* async zero fills: zero_init buffers and arena growth */
-  uint64_t fills;          /* HOSTJIT_FILL_NAN pattern fills */
-  uint64_t launches;
-  uint64_t backend_allocs; /* allocations the backend itself made */
-  uint64_t backend_frees;
-  uint64_t arena_growths;
-  uint64_t pool_hits;      /* hj_alloc served from cached blocks */
-  uint64_t live_bytes;     /* bytes in buffers not yet freed */
-  uint64_t peak_bytes;     /* maximum of live_bytes */
-  uint64_t reserved_bytes; /* bytes held from the backend (pool + arena) */
-  uint64_t arena_bytes;    /* bytes held by zeroed arena regions */
-  uint64_t fallible_ops;   /* operations that can fail and so can be made to (hj_inject_failure) */
-  /* Graph mode (hj_graph_call). */
-  uint64_t graph_builds;   /* executable graphs built (one per new signature) */
-  uint64_t graph_replays;  /* calls that launched a graph (the building call included) */
-  uint64_t graph_fast;     /* of those, replays that did not run the program */
-  uint64_t graph_updates;  /* graph nodes given new arguments or destinations before a launch */
-  uint64_t graph_fallbacks; /* graph-mode calls that ran eagerly (hj_graph_reason says why) */
-  uint64_t graph_evictions; /* graphs dropped to stay within hj_options.graph_cache */
-  uint64_t graph_bytes;    /* bytes held by the memory plans of cached graphs */
-  /* Streams and events (hj_set_stream). */
-  uint64_t event_records;  /* hj_event_record calls that succeeded */
-  uint64_t event_waits;    /* hj_event_wait calls that succeeded */
-  uint64_t deferred_frees; /* buffers freed while work on another stream used them: held until it passed */
-  uint64_t collectives;    /* hj_collective calls that succeeded (group brackets excluded) */
-  uint64_t collective_bytes; /* bytes those calls sent from this rank (a receive counts what it received) */
+#define HJ_STAT(name, meaning) uint64_t name;
+#include "hostjit/stats.def"
+#undef HJ_STAT
 } hj_stats;
 
 typedef enum hj_record_kind {
