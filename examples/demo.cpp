@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "hostjit/exec/evaluator.h"
@@ -43,6 +44,13 @@ int fail(const std::string &what) {
   return 1;
 }
 
+// The example's file as the reader finds it: under the repository's
+// examples/ folder, or where --examples pointed.
+std::string shownPath(const std::string &file, bool defaultDir) {
+  if (!defaultDir) return file;
+  return (std::filesystem::path("examples") / std::filesystem::path(file).filename()).string();
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -64,7 +72,7 @@ int main(int argc, char **argv) {
     } else if (a == "grid_sum" || a == "splitk" || a == "pipeline") {
       name = a;
     } else {
-      return fail("usage: hostjit-demo [grid_sum|splitk|pipeline] [--backend host|cuda|auto] [--repeat N] [--host-kernels LIB.so]");
+      return fail("usage: hostjit-demo [grid_sum|splitk|pipeline] [--backend host|cuda|auto] [--repeat N] [--examples DIR] [--host-kernels LIB.so]");
     }
   }
   auto cases = examples::exampleCases(dir, name);
@@ -85,7 +93,8 @@ int main(int argc, char **argv) {
   if (!cuda)
     for (auto *rt : {&*rtEval, &*rtJit})
       if (hj_load_host_library((*rt)->context(), kernelLib.c_str()) != HJ_OK) return fail(hj_last_error());
-  std::printf("hostjit demo: example %s (%s), backend %s\n", name.c_str(), c.file.c_str(), cuda ? "cuda" : "host");
+  std::printf("hostjit demo: example %s (%s), backend %s\n", name.c_str(), shownPath(c.file, dir == HOSTJIT_EXAMPLES_DIR).c_str(),
+              cuda ? "cuda" : "host");
 
   auto jit = Jit::create();
   if (!jit) return fail(jit.error().message);
@@ -96,7 +105,9 @@ int main(int argc, char **argv) {
   auto t1 = std::chrono::steady_clock::now();
   if (!cp) return fail(cp.error().message);
   std::printf("jit: ready in %.3f ms (%s)\n", std::chrono::duration<double, std::milli>(t1 - t0).count(),
-              (*cp)->fromCache() ? "object cache" : (*cp)->native() ? "codegen" : "the evaluator serves calls until the native code is compiled");
+              (*cp)->fromCache() ? "object cache"
+              : (*cp)->tiered()  ? "the evaluator serves calls until the native code is compiled"
+                                 : "codegen");
   if (auto ok = (*cp)->waitNative(); !ok) return fail(ok.error().message);
   std::printf("jit: native code ready %.3f ms after compile() began\n", (*cp)->nativeReadyMs());
 
