@@ -1,7 +1,7 @@
 """plot_spmd.py - bus bandwidth of all-reduce, all-gather and reduce-scatter on
 two GPUs, through a hostjit program (eager and graph mode) and with NCCL
 called directly, from hostjit_spmd_bench's JSON (one panel per collective
-the run measured).
+the run measured). Needs matplotlib (Debian: python3-matplotlib).
 
     /usr/bin/python3 bench/plot_spmd.py bench/results/spmd_run4.json bench/results/spmd_allreduce.png
 """

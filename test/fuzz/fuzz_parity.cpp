@@ -3,7 +3,8 @@
 // mode; all must return the same status and message (graph mode may run out
 // of memory where eager calls do not, and the other way round: its memory
 // plan is laid out differently), make the same runtime calls when they
-// succeed, and a graph built must replay.
+// succeed, and a graph built must replay. Float min and max must keep their
+// operands in the order written (with a NaN they give the first).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -19,6 +20,19 @@
 using namespace hostjit;
 
 namespace {
+// Traps when a float min or max was built with its operands swapped: both
+// paths would then agree on the wrong NaN, so parity cannot see it.
+void checkMinMaxOrder(const Program &p) {
+  for (const Stmt &s : p.body) {
+    const auto *op = std::get_if<ScalarOp>(&s.node);
+    if (!op || (op->op != OpCode::Min && op->op != OpCode::Max) || !op->a.isValue()) continue;
+    const Value &r = p.value(op->result);
+    if (!r.expr.valid() || !isFloat(r.dtype)) continue;
+    const Expr &e = p.exprs[r.expr];
+    if (e.kind == Expr::Kind::Op && !(e.a == p.value(op->a.value).expr)) __builtin_trap();
+  }
+}
+
 // The process's one Jit, kept until the fuzzer exits (never destroyed by a
 // static destructor).
 Jit &jit() {
@@ -32,6 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Diagnostics d;
   Program p = parse(std::string(reinterpret_cast<const char *>(data), size), "fuzz.hir", d);
   if (!d.empty()) return 0;
+  checkMinMaxOrder(p);
   auto plan = makePlan(p);
   if (!plan || !fuzz::boundedLoops(*plan)) return 0;
   auto shapes = fuzz::fixedShapes(*plan);

@@ -88,7 +88,7 @@ TEST_CASE("fusion: JSON errors name the field's path and what was expected", "[f
        "zero_init, resets_to_zero, alias_of)"},
       {[](auto &j) { j["inputs"][0]["dtype"] = "f33"; }, "f.json: inputs[0].dtype: unknown dtype 'f33'"},
       {[](auto &j) { j["segments"][0]["launch"]["grid"][0] = "ceildiv(size(x, 0)"; },
-       "f.json: segments[0].launch.grid[0]: in 'ceildiv(size(x, 0)': column 19: expected ','"},
+       "f.json: segments[0].launch.grid[0]: in 'ceildiv(size(x, 0)': column 19: expected ',' before the end"},
       {[](auto &j) { j["segments"][2]["summary"][0]["extents"][0] = "size(q, 0)"; },
        "f.json: segments[2].summary[0].extents[0]: unknown tensor 'q'"},
       {[](auto &j) { j["segments"][1]["summary"][1]["extents"][0] = "size(x, 0)"; },

@@ -223,3 +223,20 @@ TEST_CASE("verifier: a built loop that is never closed", "[verifier][loops]") {
   CHECK(all.find("the loop is not closed") != std::string::npos);
   CHECK_THROWS_AS(ProgramBuilder().forEnd(), ApiMisuse);
 }
+
+TEST_CASE("verifier: a built signature or kernel the parser would refuse", "[verifier]") {
+  // The parser stops these at their first token; a program built in C++
+  // reaches the verifier, which names them.
+  ProgramBuilder b;
+  ParamType u8;
+  u8.dtype = DType::u8;
+  b.kernel("k", {u8}, std::nullopt, std::nullopt, std::string("empty"));
+  b.tensorInput("x", DType::f32, std::vector<int64_t>(9, 2));
+  b.scalarInput("s", DType::u8);
+  b.ret({});
+  Diagnostics d = verify(b.finish());
+  std::vector<std::string> got;
+  for (const auto &e : d.list()) got.push_back(e.message);
+  CHECK(got == V{"kernel @k: parameter type u8 is not a scalar type", "%x has rank 9; the limit is 8",
+                 "%s: u8 is not a scalar type"});
+}
