@@ -35,13 +35,14 @@ RUNTIME_ROOMS = [
     ("backend", ["comm", "base"]),
     ("host", ["backend", "comm", "base"]),
     ("cache", ["base"]),
-    ("cuda", ["backend", "comm", "cache", "base"]),
+    ("image", ["base"]),
+    ("cuda", ["backend", "comm", "cache", "image", "base"]),
     ("record", ["comm", "base"]),
     ("memory", ["record", "backend", "comm", "base"]),
     ("streams", ["backend", "comm", "base"]),
     ("graph", ["memory", "record", "backend", "comm", "base"]),
     ("core", ["graph", "streams", "memory", "record", "backend", "comm", "base"]),
-    ("api", ["core", "graph", "streams", "memory", "record", "backend", "comm", "base"]),
+    ("api", ["core", "graph", "streams", "memory", "record", "image", "backend", "comm", "base"]),
 ]
 # No source file of the runtime or the JIT is much longer than this.
 MAX_LINES = 650

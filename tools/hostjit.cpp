@@ -560,13 +560,33 @@ int cmdLower(const std::string &file, const std::string &out) {
   namespace fs = std::filesystem;
   fs::path from = fs::absolute(fs::path(file)).parent_path(), to = fs::absolute(fs::path(out)).parent_path();
   for (Kernel &k : p.kernels)
-    if (k.cuda && fs::path(*k.cuda).is_relative())
-      k.cuda = (from / *k.cuda).lexically_normal().lexically_relative(to).string();
+    for (std::optional<std::string> *path : {&k.cuda, &k.image})
+      if (*path && fs::path(**path).is_relative())
+        *path = (from / **path).lexically_normal().lexically_relative(to).string();
   std::ofstream f(out, std::ios::binary | std::ios::trunc);
   f << print(p, &comments);
   f.close();
   if (!f) return userError("cannot write " + out);
   return kOk;
+}
+
+// Reads each kernel's compiled image (its path relative to `file`) and
+// reports one that is missing, not an image, or without the kernel's entry,
+// at the kernel's declaration. The device's architecture is checked when
+// the kernel is loaded (there may be no device here).
+void checkImages(const Program &p, const std::string &file, Diagnostics &d) {
+  for (const Kernel &k : p.kernels) {
+    if (!k.image) continue;
+    std::string path = planKernel(k, file).image.value();
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      d.error(k.loc, "kernel @" + k.name + ": cannot read image '" + path + "'");
+      continue;
+    }
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (hj_kernel_image_check(bytes.data(), bytes.size(), k.entry ? k.entry->c_str() : nullptr) != HJ_OK)
+      d.error(k.loc, "kernel @" + k.name + ": image '" + path + "': " + hj_last_error());
+  }
 }
 
 int cmdCheck(const std::vector<std::string> &files) {
@@ -578,12 +598,20 @@ int cmdCheck(const std::vector<std::string> &files) {
         rc = frc;
         continue;
       }
+      Diagnostics d;
+      checkImages(p, f, d);
+      if (!d.empty()) {
+        std::fputs(d.format(f, nullptr).c_str(), stderr);
+        rc = kUserError;
+        continue;
+      }
       std::printf("%s: ok\n", f.c_str());
       continue;
     }
     Diagnostics d;
     Program p = parseFile(f, d);
     if (d.empty()) d = verify(p);
+    if (d.empty()) checkImages(p, f, d);
     if (!d.empty()) {
       std::fputs(d.format(f, p.source).c_str(), stderr);
       std::fprintf(stderr, "%s: %zu error%s\n", f.c_str(), d.size(), d.size() == 1 ? "" : "s");

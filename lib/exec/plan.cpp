@@ -392,6 +392,7 @@ Kernel planKernel(const Kernel &k, const std::string &file) {
   Kernel pk = k;
   std::filesystem::path dir = file.empty() ? std::filesystem::path() : std::filesystem::path(file).parent_path();
   if (k.cuda) pk.cuda = (dir / *k.cuda).lexically_normal().string();
+  if (k.image) pk.image = (dir / *k.image).lexically_normal().string();
   return pk;
 }
 

@@ -163,6 +163,7 @@ std::string kernelText(const Kernel &k) {
   for (size_t i = 0; i < k.params.size(); ++i) s += (i ? ", " : "") + toString(k.params[i]);
   s += ")";
   if (k.cuda) s += " cuda=" + quoted(*k.cuda);
+  if (k.image) s += " image=" + quoted(*k.image);
   if (k.entry) s += " entry=" + quoted(*k.entry);
   if (k.host) s += " host=" + quoted(*k.host);
   if (k.nvrtcOptions) s += " nvrtc_options=" + quoted(*k.nvrtcOptions);

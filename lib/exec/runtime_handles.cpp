@@ -62,16 +62,24 @@ Expected<std::shared_ptr<KernelTable>> KernelTable::load(const std::shared_ptr<R
     d.host_symbol = k.host ? k.host->c_str() : nullptr;
     d.num_params = static_cast<uint32_t>(params[i].size());
     d.params = params[i].data();
-    if (cuda && k.cuda) {
-      std::ifstream in(*k.cuda, std::ios::binary);
-      if (!in) return Error{HJ_ERR_NOT_FOUND, "kernel @" + k.name + ": cannot read CUDA source '" + *k.cuda + "'"};
+    if (cuda && (k.cuda || k.image)) {
+      const std::string &file = k.cuda ? *k.cuda : *k.image;
+      std::ifstream in(file, std::ios::binary);
+      if (!in)
+        return Error{HJ_ERR_NOT_FOUND,
+                     "kernel @" + k.name + ": cannot read " + (k.cuda ? "CUDA source" : "image") + " '" + file + "'"};
       std::stringstream ss;
       ss << in.rdbuf();
       sources[i] = ss.str();
-      d.cuda_source = sources[i].c_str();
-      d.cuda_path = k.cuda->c_str();
+      if (k.cuda) {
+        d.cuda_source = sources[i].c_str();
+        d.nvrtc_options = k.nvrtcOptions && !k.nvrtcOptions->empty() ? k.nvrtcOptions->c_str() : nullptr;
+      } else {
+        d.cuda_image = sources[i].data();
+        d.cuda_image_size = sources[i].size();
+      }
+      d.cuda_path = file.c_str();
       d.cuda_entry = k.entry ? k.entry->c_str() : "";
-      d.nvrtc_options = k.nvrtcOptions && !k.nvrtcOptions->empty() ? k.nvrtcOptions->c_str() : nullptr;
     }
   }
   hj_kernel_table *t = nullptr;

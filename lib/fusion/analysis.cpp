@@ -87,8 +87,11 @@ class Analyzer {
       if (!isIdentifier(k.name)) error(path + ".name", "'" + k.name + "' is not a valid name (letters, digits, '_')");
       if (!seen.insert(k.name).second) error(path + ".name", "kernel '" + k.name + "' is declared twice");
       if (k.cuda && !k.entry) error(path, "'cuda' needs 'entry' (the extern \"C\" function to launch)");
-      if (k.entry && !k.cuda) error(path, "'entry' needs 'cuda' (the CUDA source file)");
-      if (!k.cuda && !k.host) error(path, "no implementation: give 'host' and/or 'cuda' with 'entry'");
+      if (k.image && !k.entry) error(path, "'image' needs 'entry' (the kernel in the image to launch)");
+      if (k.entry && !k.cuda && !k.image) error(path, "'entry' needs 'cuda' (the CUDA source file) or 'image' (a compiled image)");
+      if (k.cuda && k.image) error(path, "give 'cuda' or 'image', not both: a kernel has one CUDA implementation");
+      if (k.image && k.nvrtcOptions) error(path, "'nvrtc_options' apply to a CUDA source; an image is compiled already");
+      if (!k.cuda && !k.image && !k.host) error(path, "no implementation: give 'host' and/or 'cuda' or 'image' with 'entry'");
       for (size_t p = 0; p < k.params.size(); ++p)
         if (!k.params[p].isTensor() && !isScalarType(k.params[p].dtype))
           error(path + idx(".params", p), toString(k.params[p]) + " is not a parameter type");

@@ -159,7 +159,7 @@ class Reader {
   }
 
   Kernel kernel(const json &j, const std::string &path) const {
-    object(j, path, {"name", "params", "cuda", "entry", "host", "nvrtc_options"});
+    object(j, path, {"name", "params", "cuda", "entry", "host", "image", "nvrtc_options"});
     Kernel k;
     k.name = string(field(j, "name", path, "a string"), join(path, "name"));
     for (size_t i = 0; const json &x : array(j, "params", path)) k.params.push_back(param(x, at(join(path, "params"), i++)));
@@ -170,6 +170,7 @@ class Reader {
     k.cuda = opt("cuda");
     k.entry = opt("entry");
     k.host = opt("host");
+    k.image = opt("image");
     k.nvrtcOptions = opt("nvrtc_options");
     return k;
   }

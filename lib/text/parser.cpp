@@ -176,7 +176,7 @@ class Parser {
         const Token &at = peek();
         Comments ac;
         ac.leading = at.leadingComments;
-        std::string key = expectIdent("an attribute (cuda, entry, host or nvrtc_options)");
+        std::string key = expectIdent("an attribute (cuda, entry, host, image or nvrtc_options)");
         expectPunct("=");
         if (peek().kind != Tok::String) fail("a string");
         const Token &val = next();
@@ -186,9 +186,10 @@ class Parser {
         if (key == "cuda") slot = &k.cuda, cslot = &kc.cuda;
         else if (key == "entry") slot = &k.entry, cslot = &kc.entry;
         else if (key == "host") slot = &k.host, cslot = &kc.host;
+        else if (key == "image") slot = &k.image, cslot = &kc.image;
         else if (key == "nvrtc_options") slot = &k.nvrtcOptions, cslot = &kc.nvrtcOptions;
         if (!slot) {
-          error(at.loc, "unknown kernel attribute '" + key + "'; expected cuda, entry, host or nvrtc_options");
+          error(at.loc, "unknown kernel attribute '" + key + "'; expected cuda, entry, host, image or nvrtc_options");
           continue;
         }
         if (*slot) error(at.loc, "attribute '" + key + "' given twice");

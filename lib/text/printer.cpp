@@ -165,6 +165,7 @@ std::string print(const Program &p, const ProgramComments *comments) {
     attr("cuda", k.cuda, kc.cuda);
     attr("entry", k.entry, kc.entry);
     attr("host", k.host, kc.host);
+    attr("image", k.image, kc.image);
     attr("nvrtc_options", k.nvrtcOptions, kc.nvrtcOptions);
     leading(out, kc.closing, "  ");
     out += "}";

@@ -61,9 +61,14 @@ class Verifier {
     for (const Kernel &k : p_.kernels) {
       if (!seen.emplace(k.name, k.loc).second) d_.error(k.loc, "redefinition of kernel @" + k.name);
       if (k.cuda && !k.entry) d_.error(k.loc, "kernel @" + k.name + " gives 'cuda' without 'entry'");
-      if (k.entry && !k.cuda) d_.error(k.loc, "kernel @" + k.name + " gives 'entry' without 'cuda'");
-      if (!k.cuda && !k.host)
-        d_.error(k.loc, "kernel @" + k.name + " has no implementation: give 'host' and/or 'cuda' with 'entry'");
+      if (k.image && !k.entry) d_.error(k.loc, "kernel @" + k.name + " gives 'image' without 'entry'");
+      if (k.entry && !k.cuda && !k.image) d_.error(k.loc, "kernel @" + k.name + " gives 'entry' without 'cuda' or 'image'");
+      if (k.cuda && k.image)
+        d_.error(k.loc, "kernel @" + k.name + " gives both 'cuda' and 'image'; a kernel has one CUDA implementation");
+      if (k.image && k.nvrtcOptions)
+        d_.error(k.loc, "kernel @" + k.name + " gives 'nvrtc_options' with 'image'; an image is compiled already");
+      if (!k.cuda && !k.image && !k.host)
+        d_.error(k.loc, "kernel @" + k.name + " has no implementation: give 'host' and/or 'cuda' or 'image' with 'entry'");
       for (const ParamType &pt : k.params)
         if (!pt.isTensor() && !isScalarType(pt.dtype))
           d_.error(k.loc, "kernel @" + k.name + ": parameter type " + toString(pt) + " is not a scalar type");

@@ -158,4 +158,14 @@ void describe_tensor(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
                : 0;
 }
 
+// scale_add(ptr<f32> x, ptr<f32> y, i64 n, f32 a): y[i] = a * x[i] + 1, the
+// host stand-in for the kernel of test/images/scale_add.cu.
+void scale_add(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  const float *x = arg<const float *>(p, 0);
+  float *y = arg<float *>(p, 1);
+  int64_t n = arg<int64_t>(p, 2);
+  float a = arg<float>(p, 3);
+  for (int64_t i = 0; i < n; ++i) y[i] = a * x[i] + 1.0f;
+}
+
 }  // extern "C"

@@ -87,6 +87,12 @@ TEST_CASE("fusion: JSON errors name the field's path and what was expected", "[f
        "f.json: segments[1].summary[1].zero-init: unknown field (expected one of: name, dtype, extents, strides, "
        "zero_init, resets_to_zero, alias_of)"},
       {[](auto &j) { j["inputs"][0]["dtype"] = "f33"; }, "f.json: inputs[0].dtype: unknown dtype 'f33'"},
+      {[](auto &j) { j["kernels"][0]["image"] = "k.cubin"; },
+       "f.json: kernels[0]: give 'cuda' or 'image', not both: a kernel has one CUDA implementation"},
+      {[](auto &j) { j["kernels"][0].erase("cuda"), j["kernels"][0]["image"] = "k.cubin", j["kernels"][0]["nvrtc_options"] = "-G"; },
+       "f.json: kernels[0]: 'nvrtc_options' apply to a CUDA source; an image is compiled already"},
+      {[](auto &j) { j["kernels"][0].erase("cuda"), j["kernels"][0].erase("entry"), j["kernels"][0]["image"] = "k.cubin"; },
+       "f.json: kernels[0]: 'image' needs 'entry' (the kernel in the image to launch)"},
       {[](auto &j) { j["segments"][0]["launch"]["grid"][0] = "ceildiv(size(x, 0)"; },
        "f.json: segments[0].launch.grid[0]: in 'ceildiv(size(x, 0)': column 19: expected ',' before the end"},
       {[](auto &j) { j["segments"][2]["summary"][0]["extents"][0] = "size(q, 0)"; },

@@ -24,12 +24,12 @@ using V = std::vector<std::string>;
 }  // namespace
 
 TEST_CASE("verifier: a kernel without implementation", "[verifier]") {
-  CHECK(problems("  return\n") == V{"4:1: kernel @none has no implementation: give 'host' and/or 'cuda' with 'entry'"});
+  CHECK(problems("  return\n") == V{"4:1: kernel @none has no implementation: give 'host' and/or 'cuda' or 'image' with 'entry'"});
 }
 
 TEST_CASE("verifier: redefinition", "[verifier]") {
   CHECK(problems("  %n = size %x, 0\n  %n = add %n, 1\n  return\n") ==
-        V{"4:1: kernel @none has no implementation: give 'host' and/or 'cuda' with 'entry'",
+        V{"4:1: kernel @none has no implementation: give 'host' and/or 'cuda' or 'image' with 'entry'",
           "8:3: redefinition of %n (first defined at line 7:3)"});
 }
 

@@ -221,7 +221,10 @@ struct Stmt {
 struct Kernel {
   std::string name;  // without '@'
   std::vector<ParamType> params;
-  std::optional<std::string> cuda, entry, host;
+  // cuda: a CUDA source file (NVRTC compiles it); image: a compiled image
+  // instead (a .cubin, .fatbin or .ptx file). One of them, with entry, is
+  // the CUDA implementation; host the host backend's.
+  std::optional<std::string> cuda, entry, host, image;
   // Extra NVRTC options for the CUDA source, split at white space.
   std::optional<std::string> nvrtcOptions;
   Loc loc;

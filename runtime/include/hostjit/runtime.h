@@ -122,6 +122,11 @@ typedef struct hj_kernel_desc {
   const char *nvrtc_options; /* CUDA backend: extra NVRTC options, separated by white space */
   uint32_t num_params;
   const int32_t *params;   /* hj_param_kind of each parameter */
+  /* CUDA backend, instead of cuda_source: a compiled image (a cubin, a
+   * fatbin or PTX text, told apart by their bytes), cuda_path its file, for
+   * messages, and cuda_entry the kernel in it. */
+  const void *cuda_image;
+  uint64_t cuda_image_size;
 } hj_kernel_desc;
 
 /* A communicator's unique id (NCCL's ncclUniqueId on CUDA): made once by

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "core/context.h"
+#include "image/kernel_image.h"
 
 using hj::checkContext;
 using hj::fail;
@@ -96,6 +97,17 @@ int32_t hj_kernel_table_create(hj_context *ctx, const hj_kernel_desc *kernels, u
     }
     table->keepAlive = ctx->backend->keepAlive();
     *out = table.release();
+    return HJ_OK;
+  });
+}
+
+int32_t hj_kernel_image_check(const void *data, uint64_t size, const char *entry) {
+  return guarded([&]() -> int32_t {
+    if (!data && size) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_kernel_image_check: data is NULL");
+    hj::KernelImage image;
+    std::string error;
+    if (!hj::readKernelImage(data, size, &image, &error)) return fail(HJ_ERR_INVALID_ARGUMENT, "%s", error.c_str());
+    if (entry && !hj::imageHasEntry(image, entry, &error)) return fail(HJ_ERR_INVALID_ARGUMENT, "%s", error.c_str());
     return HJ_OK;
   });
 }

@@ -23,6 +23,7 @@ int32_t makeCudaBackend(int32_t, void *, std::unique_ptr<Backend> &) {
 
 #include "cuda/cuda_driver.h"
 #include "cuda/cuda_graph.h"
+#include "cuda/cuda_images.h"
 #include "cuda/nvrtc_compiler.h"
 
 namespace hj {
@@ -277,24 +278,31 @@ class CudaBackend final : public Backend {
     return HJ_OK;
   }
 
-  // Compiles (or finds cached) the kernel's source, loads the module once per
-  // image into this context and resolves the entry point.
+  // Compiles (or finds cached) the kernel's source, or checks its compiled
+  // image, loads the module once per image into this context and resolves
+  // the entry point.
   int32_t loadKernel(const hj_kernel_desc &desc, KernelEntry &out) override {
     const char *name = desc.name ? desc.name : "?";
-    if (!desc.cuda_source || !desc.cuda_entry)
-      return fail(HJ_ERR_NOT_FOUND, "kernel @%s has no CUDA source (give it `cuda = ...` and `entry = ...`)", name);
+    if ((!desc.cuda_source && !desc.cuda_image) || !desc.cuda_entry)
+      return fail(HJ_ERR_NOT_FOUND,
+                  "kernel @%s has no CUDA implementation (give it `cuda = ...` or `image = ...`, and `entry = ...`)",
+                  name);
     const char *path = desc.cuda_path ? desc.cuda_path : "<source>";
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    auto build = [&](bool fresh, CudaImage &image) {
+      return desc.cuda_image ? prepareCudaImage(d_, desc, ordinal_, ccMajor_, ccMinor_, fresh, image)
+                             : compileCudaKernel(desc, ccMajor_, ccMinor_, fresh, image);
+    };
     CudaImage image;
-    if (int32_t st = compileCudaKernel(desc, ccMajor_, ccMinor_, /*fresh=*/false, image)) return st;
+    if (int32_t st = build(/*fresh=*/false, image)) return st;
     auto slot = modules_->modules.emplace(image.key, nullptr);
     if (slot.second) {
       CUmodule mod = nullptr;
       CUresult r = d_.cuModuleLoadData(&mod, image.data->data());
       if (r != CUDA_SUCCESS && !image.compiled && !sticky(r)) {
         // A cached image the driver refuses (a damaged file): rebuild it once.
-        int32_t st = compileCudaKernel(desc, ccMajor_, ccMinor_, /*fresh=*/true, image);
+        int32_t st = build(/*fresh=*/true, image);
         if (st != HJ_OK) {
           modules_->modules.erase(slot.first);
           return st;

@@ -1,0 +1,206 @@
+// kernel_image.cpp - reads cubin (CUDA ELF), fatbin and PTX images: kind,
+// architectures, kernels. Every read is bounds-checked: the bytes come from
+// a file the user named.
+#include "image/kernel_image.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <regex>
+
+namespace hj {
+namespace {
+
+constexpr uint32_t kFatbinMagic = 0xBA55ED50u;
+constexpr uint16_t kEmCuda = 190;
+constexpr uint16_t kFatbinPtx = 1, kFatbinElf = 2;
+constexpr uint64_t kFatbinCompressed = 0x2000 | 0x8000;  // LZ4 or zstd payloads
+
+template <class T>
+bool load(const unsigned char *p, size_t size, size_t at, T *out) {
+  if (at > size || size - at < sizeof(T)) return false;
+  std::memcpy(out, p + at, sizeof(T));
+  return true;
+}
+
+bool readCubin(const unsigned char *p, size_t size, KernelImage *out, std::string *error) {
+  if (size < 64 || p[4] != 2 || p[5] != 1) {
+    *error = "a truncated or 32-bit ELF file: a cubin is a 64-bit little-endian CUDA ELF";
+    return false;
+  }
+  uint16_t machine = 0, shentsize = 0, shnum = 0, shstrndx = 0;
+  uint32_t flags = 0;
+  uint64_t shoff = 0;
+  load(p, size, 18, &machine);
+  load(p, size, 40, &shoff);
+  load(p, size, 48, &flags);
+  load(p, size, 58, &shentsize);
+  load(p, size, 60, &shnum);
+  load(p, size, 62, &shstrndx);
+  if (machine != kEmCuda) {
+    *error = "an ELF file for machine " + std::to_string(machine) + ", not a CUDA cubin (machine 190)";
+    return false;
+  }
+  // ABI version 8 and later keep the SM in bits 8-15 of e_flags, older
+  // cubins in bits 0-7.
+  unsigned sm = p[8] >= 8 ? (flags >> 8) & 0xff : flags & 0xff;
+  out->archs.push_back("sm_" + std::to_string(sm));
+  if (shentsize < 64 || shstrndx >= shnum || shoff > size || (size - shoff) / shentsize < shnum) {
+    *error = "a truncated cubin: its section table runs past the end of the file";
+    return false;
+  }
+  uint64_t strOff = 0, strSize = 0;
+  load(p, size, shoff + uint64_t(shstrndx) * shentsize + 24, &strOff);
+  load(p, size, shoff + uint64_t(shstrndx) * shentsize + 32, &strSize);
+  if (strOff > size || size - strOff < strSize) {
+    *error = "a truncated cubin: its section names run past the end of the file";
+    return false;
+  }
+  // A kernel has a `.nv.info.NAME` section (its launch attributes).
+  for (uint16_t i = 0; i < shnum; ++i) {
+    uint32_t nameAt = 0;
+    load(p, size, shoff + uint64_t(i) * shentsize, &nameAt);
+    if (nameAt >= strSize) continue;
+    const char *name = reinterpret_cast<const char *>(p + strOff + nameAt);
+    size_t len = strnlen(name, strSize - nameAt);
+    std::string s(name, len);
+    if (s.rfind(".nv.info.", 0) == 0 && s.size() > 9) out->entries.push_back(s.substr(9));
+  }
+  return true;
+}
+
+bool readPtx(const unsigned char *p, size_t size, KernelImage *out, std::string *error) {
+  std::string text(reinterpret_cast<const char *>(p), size);
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  if (text.find('\0') != std::string::npos) {
+    *error = "not a kernel image: binary data that is neither a cubin (ELF), a fatbin nor PTX text";
+    return false;
+  }
+  static const std::regex version(R"((^|\n)\s*\.version\s+\d+\.\d+)");
+  static const std::regex target(R"((^|\n)\s*\.target\s+sm_(\d+[a-z]?))");
+  static const std::regex entry(R"(\.entry\s+([A-Za-z_$][\w$]*)\s*\()");
+  std::smatch m;
+  if (!std::regex_search(text, version)) {
+    *error = "not a kernel image: neither a cubin (ELF), a fatbin nor PTX (no '.version' directive)";
+    return false;
+  }
+  if (!std::regex_search(text, m, target)) {
+    *error = "PTX without a '.target sm_XX' directive";
+    return false;
+  }
+  out->archs.push_back("compute_" + m[2].str());
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), entry); it != std::sregex_iterator(); ++it)
+    out->entries.push_back((*it)[1].str());
+  return true;
+}
+
+bool readFatbin(const unsigned char *p, size_t size, KernelImage *out, std::string *error) {
+  uint16_t headerSize = 0;
+  uint64_t fatSize = 0;
+  if (!load(p, size, 6, &headerSize) || !load(p, size, 8, &fatSize) || headerSize < 16 || headerSize > size ||
+      size - headerSize < fatSize) {
+    *error = "a truncated fatbin: its header gives more bytes than the file has";
+    return false;
+  }
+  bool anyUnknown = false;
+  size_t at = headerSize, end = headerSize + fatSize;
+  while (at < end) {
+    uint16_t kind = 0;
+    uint32_t entryHeader = 0, arch = 0;
+    uint64_t payload = 0, flags = 0;
+    if (!load(p, end, at, &kind) || !load(p, end, at + 4, &entryHeader) || !load(p, end, at + 8, &payload) ||
+        !load(p, end, at + 28, &arch) || !load(p, end, at + 40, &flags) || entryHeader < 48 ||
+        entryHeader > end - at || payload > end - at - entryHeader) {
+      *error = "a truncated fatbin: entry at byte " + std::to_string(at) + " runs past its end";
+      return false;
+    }
+    if (kind == kFatbinElf || kind == kFatbinPtx) {
+      out->archs.push_back((kind == kFatbinElf ? "sm_" : "compute_") + std::to_string(arch));
+      if (flags & kFatbinCompressed) {
+        anyUnknown = true;
+      } else {
+        KernelImage inner;
+        std::string ignored;
+        bool ok = kind == kFatbinElf ? readCubin(p + at + entryHeader, payload, &inner, &ignored)
+                                     : readPtx(p + at + entryHeader, payload, &inner, &ignored);
+        if (ok)
+          for (const std::string &e : inner.entries)
+            if (std::find(out->entries.begin(), out->entries.end(), e) == out->entries.end()) out->entries.push_back(e);
+      }
+    }
+    at += entryHeader + payload;
+  }
+  out->entriesKnown = !anyUnknown || !out->entries.empty();
+  if (out->archs.empty()) {
+    *error = "a fatbin with no code in it";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+const char *imageKindName(KernelImage::Kind k) {
+  switch (k) {
+    case KernelImage::Kind::Cubin: return "cubin";
+    case KernelImage::Kind::Fatbin: return "fatbin";
+    case KernelImage::Kind::Ptx: return "PTX";
+  }
+  return "?";
+}
+
+bool readKernelImage(const void *data, size_t size, KernelImage *out, std::string *error) {
+  const auto *p = static_cast<const unsigned char *>(data);
+  *out = KernelImage{};
+  if (size == 0) {
+    *error = "an empty file, not a kernel image";
+    return false;
+  }
+  uint32_t magic = 0;
+  if (size >= 4 && std::memcmp(p, "\x7f" "ELF", 4) == 0) {
+    out->kind = KernelImage::Kind::Cubin;
+    return readCubin(p, size, out, error);
+  }
+  if (load(p, size, 0, &magic) && magic == kFatbinMagic) {
+    out->kind = KernelImage::Kind::Fatbin;
+    return readFatbin(p, size, out, error);
+  }
+  out->kind = KernelImage::Kind::Ptx;
+  return readPtx(p, size, out, error);
+}
+
+bool imageRunsOn(const KernelImage &image, int major, int minor) {
+  int device = major * 10 + minor;
+  for (const std::string &a : image.archs) {
+    bool ptx = a.rfind("compute_", 0) == 0;
+    int v = std::atoi(a.c_str() + (ptx ? 8 : 3));
+    bool specific = !a.empty() && std::isalpha(static_cast<unsigned char>(a.back()));
+    // Machine code runs on its own major version, at its minor or later;
+    // PTX is compiled for any later device; an arch-specific one ("90a")
+    // only for its own.
+    bool runs = ptx ? (specific ? v == device : v <= device)
+                    : (specific ? v == device : v / 10 == major && v % 10 <= minor);
+    if (runs) return true;
+  }
+  return false;
+}
+
+bool imageHasEntry(const KernelImage &image, const std::string &entry, std::string *error) {
+  if (!image.entriesKnown || std::find(image.entries.begin(), image.entries.end(), entry) != image.entries.end())
+    return true;
+  std::string names;
+  for (const std::string &e : image.entries) names += (names.empty() ? "" : ", ") + e;
+  *error = std::string("the ") + imageKindName(image.kind) + " has no kernel '" + entry + "'; it has " +
+           (names.empty() ? "none" : names);
+  return false;
+}
+
+std::string joinArchs(const std::vector<std::string> &archs) {
+  if (archs.empty()) return "none";
+  std::string s;
+  for (const std::string &a : archs) s += (s.empty() ? "" : ", ") + a;
+  return s;
+}
+
+}  // namespace hj
