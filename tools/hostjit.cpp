@@ -18,6 +18,7 @@
 #include "hostjit/fusion/fusion.h"
 #include "hostjit/fusion/kernel_executor.h"
 #include "hostjit/fusion/lowering.h"
+#include "hostjit/fusion/triton.h"
 #include "hostjit/exec/host_data.h"
 #include "hostjit/jit.h"
 #include "hostjit/exec/parity.h"
@@ -43,6 +44,7 @@ const char *kUsage = R"(usage: hostjit COMMAND [options]   (hostjit COMMAND --he
   compile FILE.hir            print the LLVM IR or assembly the JIT makes of a program
   plan FILE.hir|FUSION.json   print the plan the evaluator and the JIT both run
   lower FUSION.json           lower a segmented fusion (JSON) to Host IR text
+  import-triton PATH          print the declaration of a kernel Triton compiled
 Exit status: 0 ok, 1 a user error (the message says what and where), 2 an internal error.
 )";
 
@@ -137,6 +139,18 @@ OUT.hir's directory.
 example:
   hostjit lower examples/fusions/chain.json -o chain.hir
 )"},
+    {"import-triton", R"(usage: hostjit import-triton PATH [--fusion-json]
+Reads a kernel Triton compiled from its cache entry (PATH: the metadata
+.json, or the directory that holds it, with the .ttir and the .cubin or
+.ptx beside it) and prints its Host IR declaration with Triton's launch
+ABI: its parameters, then the scratch pointers Triton appends, its image,
+and, in comments, the statements that allocate the scratch and launch it.
+
+  --fusion-json                  print the kernel's entry for a fusion's "kernels" instead
+
+example:
+  hostjit import-triton ~/.triton/cache/HASH/add_kernel.json
+)"},
 };
 
 // Whether a known option belongs to a command (unknown ones are reported later).
@@ -151,6 +165,7 @@ bool optionApplies(const std::string &command, const std::string &option) {
   if (in(runOnly)) return command == "run";
   if (option == "--opt") return command == "run" || command == "compile";
   if (option == "-o") return command == "lower";
+  if (option == "--fusion-json") return command == "import-triton";
   return true;
 }
 
@@ -656,7 +671,7 @@ int realMain(int argc, char **argv) {
   }
   std::string cmd = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
-  if (!helpOf(cmd)) return userError("unknown command '" + cmd + "' (expected run, check, fmt, compile, plan or lower; see hostjit --help)");
+  if (!helpOf(cmd)) return userError("unknown command '" + cmd + "' (expected run, check, fmt, compile, plan, lower or import-triton; see hostjit --help)");
   for (const std::string &a : args)
     if (a == "--help" || a == "-h") {
       std::fputs(helpOf(cmd), stdout);
@@ -664,7 +679,7 @@ int realMain(int argc, char **argv) {
     }
   std::vector<std::string> files;
   RunOptions o;
-  bool emitLlvm = false, emitAsm = false, optimized = false, allModes = false;
+  bool emitLlvm = false, emitAsm = false, optimized = false, allModes = false, fusionJson = false;
   std::string outFile;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
@@ -748,6 +763,8 @@ int realMain(int argc, char **argv) {
       o.hostLibs.push_back(v);
     } else if (a == "-o") {
       if (!value(&outFile)) return userError("-o needs a file name");
+    } else if (a == "--fusion-json") {
+      fusionJson = true;
     } else if (a == "--emit-llvm") {
       emitLlvm = true;
     } else if (a == "--emit-asm") {
@@ -762,8 +779,15 @@ int realMain(int argc, char **argv) {
     if (files.empty()) return userError("check needs at least one FILE.hir");
     return cmdCheck(files);
   }
-  if (files.size() != 1) return userError(cmd + (cmd == "lower" ? " needs exactly one FUSION.json" : " needs exactly one FILE.hir"));
+  if (files.size() != 1)
+    return userError(cmd + (cmd == "lower" ? " needs exactly one FUSION.json" : cmd == "import-triton" ? " needs exactly one PATH" : " needs exactly one FILE.hir"));
   if (cmd == "lower") return cmdLower(files[0], outFile);
+  if (cmd == "import-triton") {
+    auto k = readTritonKernel(files[0]);
+    if (!k) return fromError(k.error());
+    std::fputs(fusionJson ? (tritonFusionKernel(*k) + "\n").c_str() : tritonHirDeclaration(*k).c_str(), stdout);
+    return kOk;
+  }
   if (cmd == "run") {
     o.file = files[0];
     o.executor |= allModes && isFusionFile(o.file);
@@ -784,7 +808,7 @@ int realMain(int argc, char **argv) {
     if (emitLlvm == emitAsm) return userError("compile needs one of --emit-llvm or --emit-asm");
     return cmdCompile(files[0], emitLlvm, emitAsm, optimized, o.opt);
   }
-  return userError("unknown command '" + cmd + "' (expected run, check, fmt, compile, plan or lower)");
+  return userError("unknown command '" + cmd + "' (expected run, check, fmt, compile, plan, lower or import-triton)");
 }
 
 }  // namespace

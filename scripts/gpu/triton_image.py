@@ -2,14 +2,16 @@
 """triton_image.py HOSTJIT OUTDIR - a kernel compiled by Triton, run by hostjit.
 
 Where PyTorch and Triton are installed (the GPU machine): compiles a Triton
-vector-add kernel for the local GPU, writes its cubin and PTX, and a Host IR
-program that launches it with Triton's launch ABI (block = 32 * num_warps,
-its dynamic shared memory, and the hidden pointer arguments Triton 3 appends:
-global scratch, not zeroed, and profile scratch, zeroed, allocated by the
-program); runs the program with hostjit in eval, jit and graph mode on the
-cubin and on the PTX, and compares the outputs with PyTorch's, exactly
-(an add has one correct answer). Exits 1 on any difference. Not part of the
-C++ build: it needs torch, triton and numpy.
+vector-add kernel for the local GPU into a fresh Triton cache, declares it
+with `hostjit import-triton` on that cache entry (its parameters from the
+TTIR, then the hidden scratch pointers Triton 3 appends), and writes a Host
+IR program that allocates the scratch as Triton's launcher does (global
+scratch not zeroed, profile scratch zeroed) and launches it with block =
+32 * num_warps and its dynamic shared memory; runs it with hostjit in eval
+and jit mode, eager and in graph mode, on the cubin and on the PTX, and
+compares the outputs with PyTorch's exactly (an add has one correct
+answer). Exits 1 on any difference. Not part of the C++ build: it needs
+torch, triton and numpy.
 """
 import json
 import os
@@ -33,6 +35,8 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def main():
     hostjit, out = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
+    cache = os.path.join(out, "triton_cache")
+    os.environ["TRITON_CACHE_DIR"] = cache
     n, block = 100003, 1024
     g = torch.Generator().manual_seed(7)
     x = (torch.rand(n, generator=g) + 0.25).cuda()
@@ -49,47 +53,44 @@ def main():
                                                   "global_scratch_align", "profile_scratch_size")}
     info.update(params=len(params), hidden=hidden, triton=triton.__version__, torch=torch.__version__)
     print("triton kernel:", json.dumps(info))
-    open(os.path.join(out, "add.cubin"), "wb").write(k.asm["cubin"])
-    open(os.path.join(out, "add.ptx"), "w").write(ptx)
     np.save(os.path.join(out, "x.npy"), x.cpu().numpy())
     np.save(os.path.join(out, "y.npy"), y.cpu().numpy())
     want = ref.cpu().numpy()
     if not np.array_equal(want, (x + y).cpu().numpy()):
         sys.exit("Triton's own result differs from torch's x + y")
-    scratch = []
-    args = ["%x", "%y", "%out", "%n32"]
-    gs = max(int(info["global_scratch_size"] or 0), 1)
-    ps = max(int(info["profile_scratch_size"] or 0), 1)
-    if hidden >= 1:
-        scratch.append(f"  %gscratch = alloc u8[%gbytes]\n")
-        args.append("%gscratch")
-    if hidden >= 2:
-        scratch.append(f"  %pscratch = alloc u8[%pbytes] zero_init\n")
-        args.append("%pscratch")
+    import glob
+    entry_dir = os.path.dirname(glob.glob(os.path.join(cache, "*", info["name"] + ".json"))[0])
+    r = subprocess.run([hostjit, "import-triton", entry_dir], capture_output=True, text=True)
+    print("$ hostjit import-triton", entry_dir)
+    print(r.stdout + r.stderr)
+    if r.returncode != 0:
+        sys.exit("import-triton failed")
+    decl = r.stdout
+    want_params = "(ptr<f32>, ptr<f32>, ptr<f32>, i32" + ", ptr<u8>" * hidden + ")"
+    if f"kernel @{info['name']}{want_params}" not in decl:
+        sys.exit(f"import-triton declared other parameters than the PTX's {len(params)}: {decl}")
+    gs = int(info["global_scratch_size"] or 0) * int(info["num_ctas"] or 1)
+    ps = int(info["profile_scratch_size"] or 0) * int(info["num_ctas"] or 1)
+    args = ["%x", "%y", "%out", "%n32"] + ["%gscratch", "%pscratch"][:hidden]
+    allocs = ["  %gbytes = mul %grid, " + str(gs) + "\n  %gscratch = alloc u8[%gbytes]\n",
+              "  %pbytes = mul %grid, " + str(ps) + "\n  %pscratch = alloc u8[%pbytes] zero_init\n"][:hidden]
     frees = "".join(f"  free {a}\n" for a in args[4:])
-    for image in ("add.cubin", "add.ptx"):
-        prog = f"""// Triton's {info['name']} ({info['triton']}), launched with Triton's ABI.
-kernel @add(ptr<f32>, ptr<f32>, ptr<f32>, i32{", ptr<u8>" * hidden}) {{
-  entry = "{info['name']}"
-  image = "{image}"
-}}
-
+    main_fn = f"""
 func @main(%x: f32[?], %y: f32[?]) -> (f32[?]) {{
   %n = size %x, 0
   %n32 = to_i32 %n
   %grid = ceildiv %n, {block}
-  // scratch: grid x num_ctas x the per-program size
-  %gbytes = mul %grid, {gs * int(info['num_ctas'] or 1)}
-  %pbytes = mul %grid, {ps * int(info['num_ctas'] or 1)}
   %out = alloc f32[%n]
-{"".join(scratch)}  launch @add grid(%grid, 1, 1) block({32 * info['num_warps']}, 1, 1) smem({info['shared']}) ({", ".join(args)})
+{"".join(allocs)}  launch @{info['name']} grid(%grid, 1, 1) block({32 * info['num_warps']}, 1, 1) smem({info['shared']}) ({", ".join(args)})
 {frees}  return %out
 }}
 """
-        path = os.path.join(out, image + ".hir")
+    for image in ("cubin", "ptx"):
+        prog = decl.replace(".cubin\"", "." + image + "\"") + main_fn
+        path = os.path.join(out, "add_" + image + ".hir")
         open(path, "w").write(prog)
         for extra in ([], ["--graph", "--repeat", "3"]):
-            save = os.path.join(out, "result_" + image.replace(".", "_") + ("_graph" if extra else ""))
+            save = os.path.join(out, "result_" + image + ("_graph" if extra else ""))
             cmd = [hostjit, "run", path, "--backend", "cuda", "--input", "x=@" + os.path.join(out, "x.npy"),
                    "--input", "y=@" + os.path.join(out, "y.npy"), "--mode", "both", "--check-parity",
                    "--print-record", "--stats", "text", "--save-outputs", save] + extra

@@ -168,4 +168,21 @@ void scale_add(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
   for (int64_t i = 0; i < n; ++i) y[i] = a * x[i] + 1.0f;
 }
 
+// triton_add(ptr<f32> x, ptr<f32> y, ptr<f32> out, i32 n, ptr<u8> global
+// scratch, ptr<u8> profile scratch): the host stand-in for Triton's vector
+// add (test/lit/inputs/triton/add_kernel), launched with Triton's ABI. A
+// profile scratch that is not zero, as Triton's launcher promises it is,
+// fails the kernel: out is left as NaN.
+void triton_add(const hj_dim3 *grid, const hj_dim3 *, uint32_t, void **p) {
+  const float *x = arg<const float *>(p, 0), *y = arg<const float *>(p, 1);
+  float *out = arg<float *>(p, 2);
+  int32_t n = arg<int32_t>(p, 3);
+  const unsigned char *profile = arg<const unsigned char *>(p, 5);
+  (void)grid;
+  bool zeroed = true;
+  // One byte per program at least: the program allocates grid.x of them.
+  for (uint32_t i = 0; i < grid->x; ++i) zeroed &= profile == nullptr || profile[i] == 0;
+  for (int32_t i = 0; i < n; ++i) out[i] = zeroed ? x[i] + y[i] : __builtin_nanf("");
+}
+
 }  // extern "C"

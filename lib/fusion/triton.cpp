@@ -1,0 +1,283 @@
+// triton.cpp - reads a Triton cache entry (metadata JSON, TTIR signature,
+// image) into a TritonKernel and prints it as Host IR or fusion JSON.
+#include "hostjit/fusion/triton.h"
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "nlohmann/json.hpp"
+
+namespace hostjit {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+Error bad(const std::string &file, const std::string &what) { return Error{HJ_ERR_INVALID_ARGUMENT, file + ": " + what}; }
+
+bool readText(const std::string &path, std::string *out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return true;
+}
+
+// The metadata file of `path`: itself, or the one non-group .json in it.
+Expected<std::string> metadataFile(const std::string &path) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return path;
+  std::vector<std::string> found;
+  for (const auto &e : fs::directory_iterator(path, ec)) {
+    std::string n = e.path().filename().string();
+    if (e.path().extension() == ".json" && n.rfind("__grp__", 0) != 0) found.push_back(e.path().string());
+  }
+  if (found.size() != 1)
+    return bad(path, "expected one Triton metadata .json in the directory, found " + std::to_string(found.size()));
+  return found[0];
+}
+
+// An integer field: present (or `fallback` when optional), an integer, in
+// [lo, hi].
+Expected<int64_t> integer(const json &j, const std::string &file, const char *key, int64_t lo, int64_t hi,
+                          std::optional<int64_t> fallback = std::nullopt) {
+  if (!j.contains(key) || j[key].is_null()) {
+    if (fallback) return *fallback;
+    return bad(file, std::string(key) + ": missing (a Triton kernel's metadata has it)");
+  }
+  const json &v = j[key];
+  if (!v.is_number_integer()) return bad(file, std::string(key) + ": expected an integer, got " + v.dump());
+  int64_t x = v.get<int64_t>();
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    return bad(file, std::string(key) + ": " + v.dump() + " does not fit i64");
+  if (x < lo || x > hi)
+    return bad(file, std::string(key) + ": " + std::to_string(x) + " is outside [" + std::to_string(lo) + ", " +
+                         std::to_string(hi) + "]");
+  return x;
+}
+
+Expected<bool> boolean(const json &j, const std::string &file, const char *key) {
+  if (!j.contains(key) || j[key].is_null()) return false;
+  if (!j[key].is_boolean()) return bad(file, std::string(key) + ": expected true or false, got " + j[key].dump());
+  return j[key].get<bool>();
+}
+
+std::optional<DType> tritonDtype(const std::string &t) {
+  static const std::pair<const char *, DType> kTypes[] = {
+      {"i1", DType::Bool}, {"i8", DType::i8},   {"i16", DType::i16}, {"i32", DType::i32},  {"i64", DType::i64},
+      {"f16", DType::f16}, {"bf16", DType::bf16}, {"f32", DType::f32}, {"f64", DType::f64}};
+  for (const auto &[name, d] : kTypes)
+    if (t == name) return d;
+  return std::nullopt;
+}
+
+// The arguments of `tt.func ... @name(...)`, split at the top-level commas.
+Expected<std::vector<std::string>> ttirArguments(const std::string &ttir, const std::string &file,
+                                                 const std::string &name) {
+  std::smatch m;
+  std::regex head("tt\\.func\\s+(?:public\\s+)?@" + name + "\\s*\\(");
+  if (!std::regex_search(ttir, m, head)) return bad(file, "no 'tt.func @" + name + "(' in it");
+  std::vector<std::string> args;
+  std::string cur;
+  int depth = 0;
+  bool quoted = false;
+  for (size_t i = m.position(0) + m.length(0); i < ttir.size(); ++i) {
+    char c = ttir[i];
+    if (quoted) {
+      if (c == '\\' && i + 1 < ttir.size()) cur += c, c = ttir[++i];
+      else if (c == '"') quoted = false;
+      cur += c;
+      continue;
+    }
+    if (c == '"') quoted = true;
+    if (c == '(' || c == '{' || c == '[' || c == '<') ++depth;
+    if (c == '>' && depth > 0 && i > 0 && ttir[i - 1] != '-') --depth;
+    if (c == ')' || c == '}' || c == ']') {
+      if (depth == 0) {
+        if (c != ')') return bad(file, "the signature of @" + name + " is malformed");
+        if (!cur.empty()) args.push_back(cur);
+        return args;
+      }
+      --depth;
+    }
+    if (c == ',' && depth == 0) {
+      args.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  return bad(file, "the signature of @" + name + " does not end");
+}
+
+Expected<void> readParams(TritonKernel &k, const std::string &ttirFile) {
+  std::string ttir;
+  if (!readText(ttirFile, &ttir)) return bad(ttirFile, "cannot read it (the TTIR gives the parameter types)");
+  auto args = ttirArguments(ttir, ttirFile, k.name);
+  if (!args) return args.error();
+  static const std::regex arg(R"(^\s*%([\w$.-]+)\s*:\s*(!tt\.ptr<\s*(\w+)\s*(?:,\s*\d+\s*)?>|\w+))");
+  for (size_t i = 0; i < args->size(); ++i) {
+    std::smatch m;
+    const std::string &a = (*args)[i];
+    if (!std::regex_search(a, m, arg)) return bad(ttirFile, "parameter " + std::to_string(i) + " of @" + k.name + ": cannot read '" + a + "'");
+    std::string pname = m[1].str();
+    bool pointer = m[3].matched;
+    std::string elem = pointer ? m[3].str() : m[2].str();
+    auto d = tritonDtype(elem);
+    ParamType pt;
+    pt.isPointer = pointer;
+    if (!d || (!pointer && !isScalarType(*d)))
+      return bad(ttirFile, "parameter " + std::to_string(i) + " (%" + pname + ") of @" + k.name + " is " +
+                               (pointer ? "a pointer to " + elem : elem) + ", which a Host IR kernel cannot take");
+    pt.dtype = *d;
+    k.params.push_back(pt);
+    k.paramNames.push_back(pname);
+  }
+  return {};
+}
+
+// The parameter count of the PTX's .entry, or -1.
+int ptxParamCount(const std::string &ptx, const std::string &name) {
+  std::smatch m;
+  std::regex entry("\\.entry\\s+" + name + "\\s*\\(([^)]*)\\)");
+  if (!std::regex_search(ptx, m, entry)) return -1;
+  std::string params = m[1].str();
+  int n = 0;
+  for (size_t at = 0; (at = params.find(".param", at)) != std::string::npos; at += 6) ++n;
+  return n;
+}
+
+std::string quoteJson(const std::string &s) { return json(s).dump(); }
+
+}  // namespace
+
+Expected<TritonKernel> readTritonKernel(const std::string &path) {
+  auto file = metadataFile(path);
+  if (!file) return file.error();
+  std::string text;
+  if (!readText(*file, &text)) return bad(*file, "cannot read it");
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) return bad(*file, "not valid JSON");
+  if (!j.is_object()) return bad(*file, "expected a JSON object (Triton's metadata)");
+  TritonKernel k;
+  if (!j.contains("name") || !j["name"].is_string()) return bad(*file, "name: missing or not a string");
+  k.name = j["name"].get<std::string>();
+  if (!std::regex_match(k.name, std::regex("[A-Za-z_][A-Za-z0-9_]*")))
+    return bad(*file, "name: '" + k.name + "' is not a kernel name");
+  if (j.contains("triton_version") && j["triton_version"].is_string()) k.version = j["triton_version"].get<std::string>();
+  struct Field {
+    const char *key;
+    int64_t *out, lo, hi;
+    std::optional<int64_t> fallback;
+  } fields[] = {
+      {"num_warps", &k.numWarps, 1, 32, std::nullopt},
+      {"num_ctas", &k.numCtas, 1, 16, 1},
+      {"shared", &k.shared, 0, INT32_MAX, std::nullopt},
+      {"global_scratch_size", &k.globalScratchSize, 0, int64_t(1) << 40, 0},
+      {"global_scratch_align", &k.globalScratchAlign, 1, 256, 1},
+      {"profile_scratch_size", &k.profileScratchSize, 0, int64_t(1) << 40, 0},
+      {"profile_scratch_align", &k.profileScratchAlign, 1, 256, 1},
+  };
+  for (const Field &f : fields) {
+    auto v = integer(j, *file, f.key, f.lo, f.hi, f.fallback);
+    if (!v) return v.error();
+    *f.out = *v;
+  }
+  for (int64_t align : {k.globalScratchAlign, k.profileScratchAlign})
+    if (align & (align - 1)) return bad(*file, "a scratch alignment of " + std::to_string(align) + " is not a power of two");
+  if (j.contains("target") && j["target"].is_object() && j["target"].contains("arch")) {
+    auto a = integer(j["target"], *file + ": target", "arch", 0, 1000);
+    if (!a) return a.error();
+    k.arch = *a;
+  }
+  auto coop = boolean(j, *file, "launch_cooperative_grid");
+  if (!coop) return coop.error();
+  auto pdl = boolean(j, *file, "launch_pdl");
+  if (!pdl) return pdl.error();
+  k.cooperative = *coop, k.pdl = *pdl;
+  if (j.contains("cluster_dims") && !j["cluster_dims"].is_null()) {
+    const json &c = j["cluster_dims"];
+    if (!c.is_array() || c.size() != 3) return bad(*file, "cluster_dims: expected three integers, got " + c.dump());
+    for (const json &d : c) {
+      if (!d.is_number_integer() || d.get<int64_t>() < 1)
+        return bad(*file, "cluster_dims: expected three integers >= 1, got " + c.dump());
+      k.clusterDims.push_back(d.get<int64_t>());
+    }
+  }
+  if (k.cooperative)
+    return bad(*file, "launch_cooperative_grid: the kernel needs a cooperative launch, which hostjit does not make "
+                      "yet; a plain launch of it can hang");
+  for (int64_t d : k.clusterDims)
+    if (d != 1)
+      return bad(*file, "cluster_dims: the kernel needs a launch with thread-block clusters, which hostjit does not "
+                        "make yet");
+
+  fs::path dir = fs::path(*file).parent_path();
+  fs::path ttir = dir / (k.name + ".ttir");
+  if (!fs::exists(ttir)) ttir = dir / (k.name + ".source");
+  if (auto ok = readParams(k, ttir.string()); !ok) return ok.error();
+  for (const char *key : {"global_scratch_size", "profile_scratch_size"})
+    if (j.contains(key)) {
+      ParamType p;
+      p.isPointer = true;
+      p.dtype = DType::u8;
+      k.params.push_back(p);
+      k.paramNames.push_back(std::string(key).substr(0, std::string(key).size() - 5));
+      ++k.hidden;
+    }
+  fs::path cubin = dir / (k.name + ".cubin"), ptx = dir / (k.name + ".ptx");
+  if (fs::exists(cubin)) k.image = cubin.string();
+  else if (fs::exists(ptx)) k.image = ptx.string();
+  std::string ptxText;
+  if (readText(ptx.string(), &ptxText)) {
+    int n = ptxParamCount(ptxText, k.name);
+    if (n >= 0 && n != static_cast<int>(k.params.size()))
+      return bad(ptx.string(), "@" + k.name + " takes " + std::to_string(n) + " parameters, but the TTIR and the metadata give " +
+                                   std::to_string(k.params.size()) + " (" + std::to_string(k.params.size() - k.hidden) +
+                                   " and " + std::to_string(k.hidden) + " scratch pointers)");
+  }
+  return k;
+}
+
+std::string tritonHirDeclaration(const TritonKernel &k) {
+  std::string params;
+  for (const ParamType &p : k.params) params += (params.empty() ? "" : ", ") + toString(p);
+  std::string s = "// Triton " + (k.version.empty() ? std::string() : k.version + " ") + "kernel " + k.name +
+                  (k.arch ? " for sm_" + std::to_string(k.arch) : std::string()) + ": launch with block(" +
+                  std::to_string(k.blockThreads()) + ", 1, 1) smem(" + std::to_string(k.shared) + ").\n";
+  if (k.hidden)
+    s += "// Its last " + std::to_string(k.hidden) + " parameters are the scratch pointers Triton's launcher passes.\n";
+  s += "kernel @" + k.name + "(" + params + ") {\n  entry = \"" + k.name + "\"\n";
+  if (!k.image.empty()) s += "  image = " + quoteJson(k.image) + "\n";
+  s += "}\n";
+  // The launch, for a grid of %gx x %gy x %gz programs.
+  std::string args;
+  for (size_t i = 0; i < k.params.size() - k.hidden; ++i) args += (args.empty() ? "%" : ", %") + k.paramNames[i];
+  s += "// To launch it on a grid of %gx x %gy x %gz programs:\n";
+  if (k.hidden) s += "//   %programs_xy = mul %gx, %gy\n//   %programs = mul %programs_xy, %gz\n";
+  for (uint32_t h = 0; h < k.hidden; ++h) {
+    bool global = k.paramNames[k.params.size() - k.hidden + h] == "global_scratch";
+    int64_t per = (global ? k.globalScratchSize : k.profileScratchSize) * k.numCtas;
+    std::string n = global ? "global_scratch" : "profile_scratch";
+    s += "//   %" + n + "_bytes = mul %programs, " + std::to_string(per) + "\n";
+    s += "//   %" + n + " = alloc u8[%" + n + "_bytes]" + (global ? "" : " zero_init") + "\n";
+    args += ", %" + n;
+  }
+  s += "//   launch @" + k.name + " grid(%gx, %gy, %gz) block(" + std::to_string(k.blockThreads()) + ", 1, 1) smem(" +
+       std::to_string(k.shared) + ") (" + args + ")\n";
+  for (uint32_t h = 0; h < k.hidden; ++h) s += "//   free %" + k.paramNames[k.params.size() - k.hidden + h] + "\n";
+  return s;
+}
+
+std::string tritonFusionKernel(const TritonKernel &k) {
+  json params = json::array();
+  for (const ParamType &p : k.params) params.push_back(toString(p));
+  json j = {{"name", k.name}, {"params", params}, {"entry", k.name}};
+  if (!k.image.empty()) j["image"] = k.image;
+  return j.dump();
+}
+
+}  // namespace hostjit
