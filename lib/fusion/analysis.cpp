@@ -379,9 +379,23 @@ class Analyzer {
       visible.insert(e.name);
     }
     for (const Intermediate &m : sp.intermediates) sp.tensorArgs.push_back(m.irName);
+    for (size_t k = 0; k < s.scratch.size(); ++k) {
+      const TensorSpec &e = s.scratch[k];
+      std::string ep = path + idx(".scratch", k);
+      if (!isIdentifier(e.name)) error(ep + ".name", "'" + e.name + "' is not a valid name (letters, digits, '_')");
+      if (visible.count(e.name)) error(ep + ".name", "'" + e.name + "' is already a tensor of this segment");
+      if (e.resetsToZero && !e.zeroInit)
+        error(ep, "resets_to_zero without zero_init: memory the kernel resets must start zeroed");
+      shape(i, e, ep, visible);
+      Intermediate m;
+      m.entry = k;
+      m.irName = unique(e.name);
+      m.flags = (e.zeroInit ? uint32_t{HJ_ALLOC_ZERO_INIT} : 0u) | (e.resetsToZero ? uint32_t{HJ_ALLOC_RESETS_TO_ZERO} : 0u);
+      sp.scratch.push_back(m);
+    }
     // The launch.
     if (!s.kernel) {
-      if (!sp.allocs.empty() || !sp.intermediates.empty() || !s.scalars.empty())
+      if (!sp.allocs.empty() || !sp.intermediates.empty() || !s.scalars.empty() || !s.scratch.empty())
         error(path + ".kernel", "missing: only a segment whose outputs are all aliases launches nothing");
       return;
     }
@@ -406,13 +420,24 @@ class Analyzer {
     sp.kernel = static_cast<int>(kit - f_.kernels.begin());
     if (!inputsKnown) return;
     const Kernel &kd = *kit;
-    size_t nt = sp.tensorArgs.size(), given = nt + s.scalars.size();
+    size_t nt = sp.tensorArgs.size(), given = nt + s.scalars.size() + s.scratch.size();
     if (given != kd.params.size()) {
       error(path, "kernel '" + kd.name + "' declares " + std::to_string(kd.params.size()) + " parameters; the segment passes " +
                       std::to_string(given) + " (" + std::to_string(s.inputs.size()) + " inputs, " +
                       std::to_string(s.outputs.size()) + " outputs, " + std::to_string(sp.intermediates.size()) +
-                      " intermediates, " + std::to_string(s.scalars.size()) + " scalars, in that order)");
+                      " intermediates, " + std::to_string(s.scalars.size()) + " scalars" +
+                      (s.scratch.empty() ? "" : ", " + std::to_string(s.scratch.size()) + " scratch") + ", in that order)");
       return;
+    }
+    for (size_t k = 0; k < s.scratch.size(); ++k) {
+      size_t p = nt + s.scalars.size() + k;
+      const ParamType &pt = kd.params[p];
+      const TensorSpec &e = s.scratch[k];
+      std::string what = "parameter " + std::to_string(p) + " of kernel '" + kd.name + "' (" + toString(pt) + ")";
+      if (!pt.isTensor()) error(path + idx(".scratch", k), what + " is a scalar, but scratch '" + e.name + "' is passed there");
+      else if (pt.dtype != e.dtype) error(path + idx(".scratch", k), what + " gets scratch '" + e.name + "' of dtype " + dtypeName(e.dtype));
+      else if (pt.isStruct && pt.rank != e.extents.size())
+        error(path + idx(".scratch", k), what + " gets scratch '" + e.name + "' of rank " + std::to_string(e.extents.size()));
     }
     for (size_t p = 0; p < nt; ++p) {
       const ParamType &pt = kd.params[p];

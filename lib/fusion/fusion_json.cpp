@@ -178,7 +178,8 @@ class Reader {
   // A summary entry named like one of `outputs` may leave out its dtype and
   // extents: they are the output's.
   TensorSpec tensor(const json &j, const std::string &path, bool summary, const std::vector<TensorSpec> *outputs = nullptr) const {
-    if (summary) object(j, path, {"name", "dtype", "extents", "strides", "zero_init", "resets_to_zero", "alias_of"});
+    if (summary && !outputs) object(j, path, {"name", "dtype", "extents", "strides", "zero_init", "resets_to_zero"});
+    else if (summary) object(j, path, {"name", "dtype", "extents", "strides", "zero_init", "resets_to_zero", "alias_of"});
     else object(j, path, {"name", "dtype", "extents", "strides", "alias_of"});
     TensorSpec t;
     t.name = string(field(j, "name", path, "a string"), join(path, "name"));
@@ -201,7 +202,7 @@ class Reader {
   }
 
   Segment segment(const json &j, const std::string &path) const {
-    object(j, path, {"name", "kernel", "inputs", "outputs", "summary", "scalars", "launch"});
+    object(j, path, {"name", "kernel", "inputs", "outputs", "summary", "scalars", "scratch", "launch"});
     Segment s;
     if (j.contains("name")) s.name = string(j["name"], join(path, "name"));
     if (j.contains("kernel")) s.kernel = string(j["kernel"], join(path, "kernel"));
@@ -212,6 +213,9 @@ class Reader {
       for (size_t i = 0; const json &x : array(j, "summary", path))
         s.summary.push_back(tensor(x, at(join(path, "summary"), i++), true, &s.outputs));
     if (j.contains("scalars")) s.scalars = exprs(j, "scalars", path);
+    if (j.contains("scratch"))
+      for (size_t i = 0; const json &x : array(j, "scratch", path))
+        s.scratch.push_back(tensor(x, at(join(path, "scratch"), i++), true));
     if (j.contains("launch")) {
       std::string lp = join(path, "launch");
       const json &l = j["launch"];

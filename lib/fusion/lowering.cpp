@@ -91,11 +91,13 @@ class Lowerer {
       }
       out.intermediates.push_back(exprsOf(shape));
     }
+    allocScratch(i, s, sp);
+    for (const fusion::Intermediate &m : sp.scratch) allocated.push_back(values_.at(m.irName));
     if (sp.kernel >= 0) {
       Launch l = launch(i, s, sp, origin(i, s));
       for (int d = 0; d < 3; ++d) out.dims[d] = exprOf(l.grid[d]), out.dims[3 + d] = exprOf(l.block[d]);
       out.dims[6] = exprOf(l.smem);
-      for (size_t k = sp.tensorArgs.size(); k < l.args.size(); ++k) {
+      for (size_t k = sp.tensorArgs.size(); k < sp.tensorArgs.size() + s.scalars.size(); ++k) {
         const Operand &o = l.args[k];
         DType want = f_.kernels[sp.kernel].params[k].dtype;
         out.scalars.push_back(o.isValue() ? b_.program().value(o.value).expr
@@ -115,8 +117,10 @@ class Lowerer {
     for (const Kernel &k : f_.kernels) b_.kernel(k);
     for (const FusionInput &in : f_.inputs) used_.insert(in.name);
     for (const auto &[name, t] : a_.tensors) used_.insert(name);
-    for (const auto &sp : a_.segments)
+    for (const auto &sp : a_.segments) {
       for (const auto &m : sp.intermediates) used_.insert(m.irName);
+      for (const auto &m : sp.scratch) used_.insert(m.irName);
+    }
   }
 
   Program finish() {
@@ -252,9 +256,21 @@ class Lowerer {
       if (o.kind == Operand::Kind::Int && isFloat(want)) o = Operand::floating(static_cast<double>(o.i));
       args.push_back(o);
     }
+    for (const fusion::Intermediate &m : sp.scratch) args.push_back(Operand::of(values_.at(m.irName)));
     b_.launch(KernelId{static_cast<uint32_t>(sp.kernel)}, grid, block, smem, args);
     b_.program().body.back().origin = from;
     return std::get<Launch>(b_.program().body.back().node);
+  }
+
+  // The segment's scratch buffers, allocated just before its launch.
+  void allocScratch(size_t i, const Segment &s, const fusion::SegmentPlan &sp) {
+    std::string path = at("segments", i);
+    for (const fusion::Intermediate &m : sp.scratch) {
+      const TensorSpec &e = s.scratch[m.entry];
+      SegmentProgram::Shape shape = this->shape(i, e, path + at(".scratch", m.entry), m.irName);
+      values_[m.irName] = b_.alloc(m.irName, e.dtype, shape.extents, shape.strides, (m.flags & HJ_ALLOC_ZERO_INIT) != 0,
+                                   (m.flags & HJ_ALLOC_RESETS_TO_ZERO) != 0);
+    }
   }
 
   void body(size_t i, const Segment &s, const fusion::SegmentPlan &sp) {
@@ -277,8 +293,12 @@ class Lowerer {
       values_[m.irName] = b_.alloc(m.irName, e.dtype, shape.extents, shape.strides, (m.flags & HJ_ALLOC_ZERO_INIT) != 0,
                                    (m.flags & HJ_ALLOC_RESETS_TO_ZERO) != 0);
     }
+    allocScratch(i, s, sp);
     if (sp.kernel >= 0) launch(i, s, sp, origin(i, s));
+    // Freed in the order allocated: intermediates, then scratch (as the
+    // executor's segment program does).
     for (const fusion::Intermediate &m : sp.intermediates) b_.free(Operand::of(values_.at(m.irName)));
+    for (const fusion::Intermediate &m : sp.scratch) b_.free(Operand::of(values_.at(m.irName)));
     for (const std::string &n : sp.frees) b_.free(Operand::of(values_.at(n)));
   }
 

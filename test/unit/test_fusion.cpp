@@ -87,6 +87,12 @@ TEST_CASE("fusion: JSON errors name the field's path and what was expected", "[f
        "f.json: segments[1].summary[1].zero-init: unknown field (expected one of: name, dtype, extents, strides, "
        "zero_init, resets_to_zero, alias_of)"},
       {[](auto &j) { j["inputs"][0]["dtype"] = "f33"; }, "f.json: inputs[0].dtype: unknown dtype 'f33'"},
+      {[](auto &j) { j["segments"][0]["scratch"] = nlohmann::json::parse(R"([{"name": "s", "dtype": "u8", "extents": [8]}])"); },
+       "f.json: segments[0]: kernel 'scale_shift2d' declares 3 parameters; the segment passes 4 (1 inputs, 1 outputs, 0 "
+       "intermediates, 1 scalars, 1 scratch, in that order)"},
+      {[](auto &j) { j["segments"][0]["scratch"] = nlohmann::json::parse(R"([{"name": "s", "dtype": "u8", "extents": [8], "alias_of": "x"}])"); },
+       "f.json: segments[0].scratch[0].alias_of: unknown field (expected one of: name, dtype, extents, strides, zero_init, "
+       "resets_to_zero)"},
       {[](auto &j) { j["kernels"][0]["image"] = "k.cubin"; },
        "f.json: kernels[0]: give 'cuda' or 'image', not both: a kernel has one CUDA implementation"},
       {[](auto &j) { j["kernels"][0].erase("cuda"), j["kernels"][0]["image"] = "k.cubin", j["kernels"][0]["nvrtc_options"] = "-G"; },

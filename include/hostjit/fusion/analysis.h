@@ -44,6 +44,8 @@ struct SegmentPlan {
   std::vector<std::string> views;       // alias outputs made here, in order
   std::vector<Intermediate> intermediates;
   std::vector<std::string> tensorArgs;  // inputs, outputs, then intermediates (irName), as passed
+  // Segment::scratch, passed after the scalars (entry: index in scratch).
+  std::vector<Intermediate> scratch;
   std::vector<std::string> frees;       // buffers whose last use is this segment, in allocation order
   // Summary-entry names (as written) to irNames, for expressions of this segment.
   std::unordered_map<std::string, std::string> local;

@@ -128,6 +128,10 @@ struct Segment {
   // the output's allocation, and it is passed once, as the output.
   std::vector<TensorSpec> summary;
   std::vector<SizeExpr> scalars;  // the kernel's scalar arguments, in order
+  // Buffers the kernel takes after its scalars (Triton's global and profile
+  // scratch pointers): allocated for the launch, freed after it, never
+  // supplied by a caller. Fields as a summary entry's, without alias_of.
+  std::vector<TensorSpec> scratch;
   std::array<SizeExpr, 3> grid{1, 1, 1}, block{1, 1, 1};
   SizeExpr smem = 0;
 };
