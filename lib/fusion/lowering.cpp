@@ -92,7 +92,6 @@ class Lowerer {
       out.intermediates.push_back(exprsOf(shape));
     }
     allocScratch(i, s, sp);
-    for (const fusion::Intermediate &m : sp.scratch) allocated.push_back(values_.at(m.irName));
     if (sp.kernel >= 0) {
       Launch l = launch(i, s, sp, origin(i, s));
       for (int d = 0; d < 3; ++d) out.dims[d] = exprOf(l.grid[d]), out.dims[3 + d] = exprOf(l.block[d]);
@@ -106,6 +105,7 @@ class Lowerer {
                                   : b_.program().exprs.constInt(o.i, want));
       }
     }
+    for (const fusion::Intermediate &m : sp.scratch) b_.free(Operand::of(values_.at(m.irName)));
     for (ValueId v : allocated) b_.free(Operand::of(v));
     b_.ret({});
     out.program = finish();
@@ -295,10 +295,11 @@ class Lowerer {
     }
     allocScratch(i, s, sp);
     if (sp.kernel >= 0) launch(i, s, sp, origin(i, s));
-    // Freed in the order allocated: intermediates, then scratch (as the
-    // executor's segment program does).
-    for (const fusion::Intermediate &m : sp.intermediates) b_.free(Operand::of(values_.at(m.irName)));
+    // Scratch first, then the intermediates: the executor's segment program
+    // frees its scratch before the intermediates, or before its caller
+    // frees the intermediates it gave.
     for (const fusion::Intermediate &m : sp.scratch) b_.free(Operand::of(values_.at(m.irName)));
+    for (const fusion::Intermediate &m : sp.intermediates) b_.free(Operand::of(values_.at(m.irName)));
     for (const std::string &n : sp.frees) b_.free(Operand::of(values_.at(n)));
   }
 

@@ -4,7 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <regex>
+#include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include "nlohmann/json.hpp"
@@ -16,6 +17,40 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 Error bad(const std::string &file, const std::string &what) { return Error{HJ_ERR_INVALID_ARGUMENT, file + ": " + what}; }
+
+// Scans, not regexes: libstdc++'s regex recurses per character, and these
+// files may be anything.
+bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+bool identChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool isName(const std::string &s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), identChar);
+}
+size_t skipBlanks(const std::string &t, size_t i) {
+  while (i < t.size() && blank(t[i])) ++i;
+  return i;
+}
+// Where `keyword` is followed by blanks, optionally `extra` and blanks,
+// then `@name` and `(`: the position after the `(`, or npos.
+size_t findSignature(const std::string &t, const std::string &keyword, const std::string &name, bool atSign) {
+  for (size_t at = t.find(keyword); at != std::string::npos; at = t.find(keyword, at + 1)) {
+    size_t i = at + keyword.size();
+    if (i >= t.size() || !blank(t[i])) continue;
+    i = skipBlanks(t, i);
+    if (keyword == "tt.func" && t.compare(i, 6, "public") == 0 && i + 6 < t.size() && blank(t[i + 6]))
+      i = skipBlanks(t, i + 6);
+    if (atSign) {
+      if (i >= t.size() || t[i] != '@') continue;
+      ++i;
+    }
+    if (t.compare(i, name.size(), name) != 0) continue;
+    i += name.size();
+    if (i < t.size() && identChar(t[i])) continue;  // a longer name
+    i = skipBlanks(t, i);
+    if (i < t.size() && t[i] == '(') return i + 1;
+  }
+  return std::string::npos;
+}
 
 bool readText(const std::string &path, std::string *out) {
   std::ifstream in(path, std::ios::binary);
@@ -77,14 +112,13 @@ std::optional<DType> tritonDtype(const std::string &t) {
 // The arguments of `tt.func ... @name(...)`, split at the top-level commas.
 Expected<std::vector<std::string>> ttirArguments(const std::string &ttir, const std::string &file,
                                                  const std::string &name) {
-  std::smatch m;
-  std::regex head("tt\\.func\\s+(?:public\\s+)?@" + name + "\\s*\\(");
-  if (!std::regex_search(ttir, m, head)) return bad(file, "no 'tt.func @" + name + "(' in it");
+  size_t start = findSignature(ttir, "tt.func", name, true);
+  if (start == std::string::npos) return bad(file, "no 'tt.func @" + name + "(' in it");
   std::vector<std::string> args;
   std::string cur;
   int depth = 0;
   bool quoted = false;
-  for (size_t i = m.position(0) + m.length(0); i < ttir.size(); ++i) {
+  for (size_t i = start; i < ttir.size(); ++i) {
     char c = ttir[i];
     if (quoted) {
       if (c == '\\' && i + 1 < ttir.size()) cur += c, c = ttir[++i];
@@ -118,14 +152,23 @@ Expected<void> readParams(TritonKernel &k, const std::string &ttirFile) {
   if (!readText(ttirFile, &ttir)) return bad(ttirFile, "cannot read it (the TTIR gives the parameter types)");
   auto args = ttirArguments(ttir, ttirFile, k.name);
   if (!args) return args.error();
-  static const std::regex arg(R"(^\s*%([\w$.-]+)\s*:\s*(!tt\.ptr<\s*(\w+)\s*(?:,\s*\d+\s*)?>|\w+))");
   for (size_t i = 0; i < args->size(); ++i) {
-    std::smatch m;
     const std::string &a = (*args)[i];
-    if (!std::regex_search(a, m, arg)) return bad(ttirFile, "parameter " + std::to_string(i) + " of @" + k.name + ": cannot read '" + a + "'");
-    std::string pname = m[1].str();
-    bool pointer = m[3].matched;
-    std::string elem = pointer ? m[3].str() : m[2].str();
+    // %name: TYPE, where TYPE is !tt.ptr<ELEM[, SPACE]> or a scalar type.
+    size_t at = skipBlanks(a, 0), nameStart = at + 1;
+    size_t nameEnd = nameStart;
+    while (nameEnd < a.size() && (identChar(a[nameEnd]) || a[nameEnd] == '.' || a[nameEnd] == '-' || a[nameEnd] == '$'))
+      ++nameEnd;
+    size_t colon = skipBlanks(a, nameEnd);
+    size_t type = colon < a.size() ? skipBlanks(a, colon + 1) : a.size();
+    bool pointer = a.compare(type, 8, "!tt.ptr<") == 0;
+    size_t elemStart = pointer ? skipBlanks(a, type + 8) : type, elemEnd = elemStart;
+    while (elemEnd < a.size() && identChar(a[elemEnd])) ++elemEnd;
+    if (at >= a.size() || a[at] != '%' || nameEnd == nameStart || colon >= a.size() || a[colon] != ':' ||
+        elemEnd == elemStart)
+      return bad(ttirFile, "parameter " + std::to_string(i) + " of @" + k.name + ": cannot read '" + a + "'");
+    std::string pname = a.substr(nameStart, nameEnd - nameStart);
+    std::string elem = a.substr(elemStart, elemEnd - elemStart);
     auto d = tritonDtype(elem);
     ParamType pt;
     pt.isPointer = pointer;
@@ -141,10 +184,11 @@ Expected<void> readParams(TritonKernel &k, const std::string &ttirFile) {
 
 // The parameter count of the PTX's .entry, or -1.
 int ptxParamCount(const std::string &ptx, const std::string &name) {
-  std::smatch m;
-  std::regex entry("\\.entry\\s+" + name + "\\s*\\(([^)]*)\\)");
-  if (!std::regex_search(ptx, m, entry)) return -1;
-  std::string params = m[1].str();
+  size_t start = findSignature(ptx, ".entry", name, false);
+  if (start == std::string::npos) return -1;
+  size_t end = ptx.find(')', start);
+  if (end == std::string::npos) return -1;
+  std::string params = ptx.substr(start, end - start);
   int n = 0;
   for (size_t at = 0; (at = params.find(".param", at)) != std::string::npos; at += 6) ++n;
   return n;
@@ -165,8 +209,7 @@ Expected<TritonKernel> readTritonKernel(const std::string &path) {
   TritonKernel k;
   if (!j.contains("name") || !j["name"].is_string()) return bad(*file, "name: missing or not a string");
   k.name = j["name"].get<std::string>();
-  if (!std::regex_match(k.name, std::regex("[A-Za-z_][A-Za-z0-9_]*")))
-    return bad(*file, "name: '" + k.name + "' is not a kernel name");
+  if (!isName(k.name)) return bad(*file, "name: '" + k.name.substr(0, 64) + "' is not a kernel name");
   if (j.contains("triton_version") && j["triton_version"].is_string()) k.version = j["triton_version"].get<std::string>();
   struct Field {
     const char *key;
@@ -210,6 +253,9 @@ Expected<TritonKernel> readTritonKernel(const std::string &path) {
   if (k.cooperative)
     return bad(*file, "launch_cooperative_grid: the kernel needs a cooperative launch, which hostjit does not make "
                       "yet; a plain launch of it can hang");
+  if (k.numCtas != 1)
+    return bad(*file, "num_ctas: " + std::to_string(k.numCtas) +
+                          " CTAs per program need a launch with thread-block clusters, which hostjit does not make yet");
   for (int64_t d : k.clusterDims)
     if (d != 1)
       return bad(*file, "cluster_dims: the kernel needs a launch with thread-block clusters, which hostjit does not "

@@ -27,6 +27,8 @@ fenced block (or a table):
                                   jit-calls (HJ_JIT_FN in runtime_abi.def)
                                   or stats (the counters of stats.def)
   <!-- doc-test: skip REASON -->  not checked, and the reason why
+  <!-- compiled-by-tests: NAME --> (scripts/extract_doc_example.py) the
+                                  doc_example test compiles and runs it
 
 Every relative link of a page must name a file of the repository, and an
 anchor (`page.md#a-heading`) a heading of that page.
@@ -34,7 +36,8 @@ anchor (`page.md#a-heading`) a heading of that page.
 A block with `$ ` lines, or one that starts like a program (`kernel @`,
 `func @`), must carry a mark, so a new example cannot go unchecked.
 
-Commands run with bash from a scratch folder that links the repository's
+The pages show a machine without a GPU: where a CUDA driver can be
+loaded, the test exits 77 (skipped). Commands run with bash from a scratch folder that links the repository's
 top-level entries and `build` (the build folder), so the paths a page shows
 are the paths a reader types from the repository root. Each page has its own
 scratch folder and object cache; its blocks run in page order. Output is
@@ -72,6 +75,11 @@ class Page:
         self.failures.append(f"{self.rel}:{line}: {what}")
 
 
+def fence(line):
+    """Whether a line opens or closes a fenced block (indented in a list too)."""
+    return line.lstrip().startswith("```")
+
+
 def blocks(page):
     """Yields (mark, argument, first line number, body lines) for each fenced
     block and each marked table; mark is None where there is none."""
@@ -81,7 +89,7 @@ def blocks(page):
         m = MARK.match(lines[i].strip())
         if m and m.group(1) not in KINDS:
             page.fail(i + 1, f"unknown mark '{m.group(1)}'; expected one of {', '.join(sorted(KINDS))}")
-        if m and m.group(1) in ("messages", "lists") and not lines[i + 1].startswith("```"):
+        if m and m.group(1) in ("messages", "lists") and not (i + 1 < len(lines) and fence(lines[i + 1])):
             j = i + 1
             while j < len(lines) and lines[j].startswith("|"):
                 j += 1
@@ -90,21 +98,25 @@ def blocks(page):
             yield m.group(1), m.group(2), i + 2, lines[i + 1 : j]
             i = j
             continue
-        if lines[i].startswith("```"):
+        if fence(lines[i]):
             prev = lines[i - 1].strip() if i > 0 else ""
             pm = MARK.match(prev)
+            indent = len(lines[i]) - len(lines[i].lstrip())
             j = i + 1
-            while j < len(lines) and not lines[j].startswith("```"):
+            while j < len(lines) and not fence(lines[j]):
                 j += 1
-            body = lines[i + 1 : j]
+            body = [l[indent:] if l[:indent].strip() == "" else l for l in lines[i + 1 : j]]
             if pm:
                 yield pm.group(1), pm.group(2), i + 2, body
+            elif prev.startswith("<!-- compiled-by-tests:"):
+                # extract_doc_example.py hands it to the compiler (test/CMakeLists.txt).
+                yield "skip", "compiled and run by the doc_example test", i + 2, body
             else:
                 yield None, None, i + 2, body
             i = j + 1
             continue
         if m and m.group(1) not in ("messages", "lists"):
-            if i + 1 >= len(lines) or not lines[i + 1].startswith("```"):
+            if i + 1 >= len(lines) or not fence(lines[i + 1]):
                 page.fail(i + 1, f"a fenced block must follow '{lines[i].strip()}'")
         i += 1
 
@@ -180,11 +192,15 @@ def scratch(repo, build):
 
 
 def run(cmd, cwd):
-    env = dict(os.environ)
+    # The reader's environment, less hostjit's own variables (a developer's
+    # HOSTJIT_TIME_COMPILE would change what commands print).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HOSTJIT_")}
     env["HOSTJIT_CACHE_DIR"] = os.path.join(cwd, "cache")
-    env["CUDA_VISIBLE_DEVICES"] = ""
-    p = subprocess.run(["bash", "-c", cmd], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       timeout=300)
+    try:
+        p = subprocess.run(["bash", "-c", cmd], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=300)
+    except subprocess.TimeoutExpired:
+        return 124, ["doc_test: the command did not end in 300 s"]
     return p.returncode, p.stdout.decode("utf-8", "replace").rstrip("\n").split("\n") if p.stdout else []
 
 
@@ -196,7 +212,7 @@ def check_page(page, repo, build, corpus):
             if mark is None:
                 if any(l.startswith("$ ") for l in body):
                     page.fail(first - 1, "a shell example without a doc-test mark (run, or skip with a reason)")
-                elif body and re.match(r"(kernel|func) @", body[0]):
+                elif any(re.match(r"(kernel|func) @", l) for l in body):
                     page.fail(first - 1, "a program without a doc-test mark (program, file, same-as, excerpt-of or skip)")
                 continue
             marked += 1
@@ -205,6 +221,9 @@ def check_page(page, repo, build, corpus):
                     page.fail(first - 2, "'skip' needs a reason")
                 continue
             if mark == "messages":
+                if arg and not arg.isdigit():
+                    page.fail(first - 1, f"messages takes a column number, not '{arg}'")
+                    continue
                 check_messages(page, first, body, corpus, int(arg) if arg else -1)
                 continue
             if mark == "lists":
@@ -236,8 +255,8 @@ def check_page(page, repo, build, corpus):
                 except OSError as e:
                     page.fail(first - 2, f"excerpt-of {arg}: {e.strerror}")
                     continue
-                if text not in want:
-                    page.fail(first, f"the block is not a part of {arg}")
+                if ("\n" + text) not in ("\n" + want):
+                    page.fail(first, f"the block is not a run of whole lines of {arg}")
             elif mark == "program":
                 path = os.path.join(work, "doc_program.hir")
                 with open(path, "w", encoding="utf-8") as f:
@@ -326,6 +345,8 @@ def check_messages(page, first, rows, corpus, column):
         if k == 0:
             continue  # the header
         cell = cells[column - 1 if column > 0 else column] if len(cells) >= abs(column) else ""
+        if not re.findall(r"`([^`]+)`", cell):
+            page.fail(first + k, "a row of a messages table without a quoted message in its column")
         for msg in re.findall(r"`([^`]+)`", cell):
             if not checked(msg, corpus):
                 page.fail(first + k, f"no test checks the message `{msg}`")
@@ -344,7 +365,12 @@ def check_list(page, first, rows, repo, what):
     shown = set()
     for row in rows[2:]:
         cell = row.strip().strip("|").split("|")[0]
-        shown |= {re.match(r"\w+", name).group(0) for name in re.findall(r"`([^`]+)`", cell)}
+        for name in re.findall(r"`([^`]+)`", cell):
+            m = re.match(r"\w+", name)
+            if not m:
+                page.fail(first, f"the table names `{name}`, which is no identifier")
+                continue
+            shown.add(m.group(0))
     for name in sorted(want - shown):
         page.fail(first, f"the table leaves out {name} ({path})")
     for name in sorted(shown - want):
@@ -395,9 +421,24 @@ def load_corpus(repo):
             for f in files:
                 if f.endswith((".hir", ".test", ".json", ".cpp", ".txt")):
                     text = open(os.path.join(root, f), encoding="utf-8", errors="replace").read()
+                    if not f.endswith(".cpp"):
+                        # Only what FileCheck checks: "// CHECK: ..." or
+                        # "; J01: ...", not -NOT lines, RUN lines or comments.
+                        text = "\n".join(l for l in text.split("\n")
+                                         if re.match(r"\s*(//|;)\s*[A-Z][A-Z0-9_]*(-NEXT|-SAME|-DAG)?:", l)
+                                         and not re.match(r"\s*(//|;)\s*RUN:", l))
                     # FileCheck's line expressions stand for a line number.
                     texts.append(re.sub(r"\[\[# @LINE[^\]]*\]\]", "1", text))
     return texts
+
+
+def cuda_driver_present():
+    import ctypes
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
 
 
 def main():
@@ -410,6 +451,11 @@ def main():
     repo, build = os.path.abspath(args[0]), os.path.abspath(args[1])
     pages = args[2:] or ["README.md"] + sorted(
         os.path.join("docs", f) for f in os.listdir(os.path.join(repo, "docs")) if f.endswith(".md"))
+    if cuda_driver_present():
+        # The pages show a machine without a GPU: the host backend, and the
+        # errors of a missing driver.
+        print("doc_test: SKIPPED: a CUDA driver is here; the pages show the output of a machine without one")
+        sys.exit(77)
     corpus = load_corpus(repo)
     failures, marked = [], 0
     for rel in pages:

@@ -271,6 +271,45 @@ TEST_CASE("fusion: evaluator, JIT, executor fallback and executor with given int
   }
 }
 
+TEST_CASE("fusion: scratch after the scalars, beside summary intermediates, agrees on every path", "[fusion]") {
+  // splitk's segment has a zero_init semaphore in its summary; a scratch
+  // buffer of its own goes after its scalars (the host kernel ignores it).
+  Fusion f = loadExample("splitk");
+  ParamType u8;
+  u8.isPointer = true;
+  u8.dtype = DType::u8;
+  f.kernels[0].params.push_back(u8);
+  TensorSpec scratch;
+  scratch.name = "scratch";
+  scratch.dtype = DType::u8;
+  scratch.extents = {SizeExpr::integer(64)};
+  scratch.zeroInit = true;
+  f.segments[0].scratch.push_back(scratch);
+  Case c = casesOf("splitk")[0];
+  CaseInputs in(f, c);
+  std::vector<std::string> first;
+  for (Path path : kPaths) {
+    INFO(pathName(path));
+    HostPath r(f, path);
+    hj_record_enable(r.rt()->context(), 1);
+    auto out = r.run(*in.set, in.scalars);
+    INFO((out ? "" : out.error().message));
+    REQUIRE(out);
+    checkReference("splitk", c, *in.set, *out);
+    auto record = r.rt()->recordLines();
+    bool seen = false;
+    for (const std::string &l : record) seen |= l.find("alloc") == 0 && l.find("%scratch u8 bytes=64 zero_init") != std::string::npos;
+    CHECK(seen);
+    if (first.empty()) {
+      first = record;
+      continue;
+    }
+    auto diff = compareRecords(first, record, "evaluator", pathName(path));
+    INFO((diff ? *diff : ""));
+    CHECK(!diff);
+  }
+}
+
 TEST_CASE("fusion: the executor's fallback allocates every intermediate with its flags (review: fallback disabled)",
           "[fusion]") {
   Fusion f = loadExample("alias_reduce");

@@ -102,3 +102,17 @@ TEST_CASE("kernel images: hj_kernel_image_check names a missing kernel and what 
   REQUIRE(hj_kernel_image_check(cubin.data(), 100, "scale_add") == HJ_ERR_INVALID_ARGUMENT);
   CHECK(std::string(hj_last_error()) == "a truncated cubin: its section table runs past the end of the file");
 }
+
+TEST_CASE("kernel images: PTX is read by a scan, so huge runs of blanks cost no stack", "[image]") {
+  // libstdc++'s regex recursed once per blank: this overflowed the stack.
+  std::string ptx = "\n" + std::string(1 << 20, ' ') + "\n.version 8.7\n.target sm_90a\n" + std::string(1 << 20, '\n') +
+                    ".visible .entry k(\n.param .u64 p)\n{\nret;\n}\n";
+  hj::KernelImage img = readOk(ptx);
+  CHECK(img.archs == V{"compute_90a"});
+  CHECK(img.entries == V{"k"});
+  CHECK(hj::imageRunsOn(img, 9, 0));
+  CHECK_FALSE(hj::imageRunsOn(img, 10, 0));  // arch-specific PTX: its own device only
+  CHECK(readError(std::string(1 << 20, ' ')) ==
+        "not a kernel image: neither a cubin (ELF), a fatbin nor PTX (no '.version' directive)");
+}
+

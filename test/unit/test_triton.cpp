@@ -62,14 +62,14 @@ TEST_CASE("triton: a cache entry gives the kernel's parameters, launch and scrat
 
 TEST_CASE("triton: the declaration allocates scratch as the launcher does", "[triton]") {
   auto k = readTritonKernel(editedEntry("scratch", [](auto &j) {
-    j["global_scratch_size"] = 96, j["profile_scratch_size"] = 32, j["num_ctas"] = 2, j["shared"] = 4096;
+    j["global_scratch_size"] = 96, j["profile_scratch_size"] = 32, j["shared"] = 4096;
   }));
   REQUIRE(k);
   std::string text = tritonHirDeclaration(*k);
   INFO(text);
   CHECK(text.find("kernel @add_kernel(ptr<f32>, ptr<f32>, ptr<f32>, i32, ptr<u8>, ptr<u8>) {\n  entry = \"add_kernel\"\n}") !=
         std::string::npos);  // no image beside the edited copy
-  CHECK(text.find("//   %global_scratch_bytes = mul %programs, 192\n//   %global_scratch = alloc u8[%global_scratch_bytes]\n") !=
+  CHECK(text.find("//   %global_scratch_bytes = mul %programs, 96\n//   %global_scratch = alloc u8[%global_scratch_bytes]\n") !=
         std::string::npos);
   CHECK(text.find("//   %profile_scratch = alloc u8[%profile_scratch_bytes] zero_init\n") != std::string::npos);
   CHECK(text.find("launch @add_kernel grid(%gx, %gy, %gz) block(128, 1, 1) smem(4096) (%x_ptr, %y_ptr, %out_ptr, %n, "
@@ -92,6 +92,9 @@ TEST_CASE("triton: broken metadata names the file and the field", "[triton]") {
   e = errorOf(editedEntry("coop", [](auto &j) { j["launch_cooperative_grid"] = true; }));
   CHECK(e.find("launch_cooperative_grid: the kernel needs a cooperative launch, which hostjit does not make yet") !=
         std::string::npos);
+  e = errorOf(editedEntry("ctas", [](auto &j) { j["num_ctas"] = 2; }));
+  CHECK(e.find("num_ctas: 2 CTAs per program need a launch with thread-block clusters, which hostjit does not make "
+               "yet") != std::string::npos);
   e = errorOf(editedEntry("name", [](auto &j) { j["name"] = 7; }));
   CHECK(e.find("add_kernel.json: name: missing or not a string") != std::string::npos);
   e = errorOf(editedEntry("fp8", [](auto &) {},

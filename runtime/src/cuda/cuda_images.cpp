@@ -18,19 +18,17 @@ namespace hj {
 namespace {
 
 // Links PTX for the current context's device; the cubin, or the log.
-int32_t linkPtx(const Driver &d, const hj_kernel_desc &desc, const std::string &ptx, int major, int minor,
+int32_t linkPtx(const Driver &d, const char *name, const char *path, const std::string &ptx, int major, int minor,
                 std::string &cubin) {
   std::vector<char> log(16 << 10, '\0');
   CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *values[] = {log.data(), reinterpret_cast<void *>(static_cast<uintptr_t>(log.size() - 1))};
   CUlinkState state = nullptr;
   if (CUresult r = d.cuLinkCreate_v2(2, opts, values, &state))
-    return fail(HJ_ERR_BACKEND, "cuLinkCreate failed for kernel @%s (%s): %s", desc.name, desc.cuda_path,
-                describe(d, r).c_str());
+    return fail(HJ_ERR_BACKEND, "cuLinkCreate failed for kernel @%s (%s): %s", name, path, describe(d, r).c_str());
   std::string text = ptx;
   text.push_back('\0');
-  CUresult r = d.cuLinkAddData_v2(state, CU_JIT_INPUT_PTX, text.data(), text.size(), desc.cuda_path, 0, nullptr,
-                                  nullptr);
+  CUresult r = d.cuLinkAddData_v2(state, CU_JIT_INPUT_PTX, text.data(), text.size(), path, 0, nullptr, nullptr);
   void *out = nullptr;
   size_t size = 0;
   if (r == CUDA_SUCCESS) r = d.cuLinkComplete(state, &out, &size);
@@ -38,7 +36,7 @@ int32_t linkPtx(const Driver &d, const hj_kernel_desc &desc, const std::string &
   d.cuLinkDestroy(state);
   if (r != CUDA_SUCCESS)
     return fail(HJ_ERR_INVALID_ARGUMENT, "kernel @%s: the driver did not compile the PTX %s for sm_%d%d: %s%s%s",
-                desc.name, desc.cuda_path, major, minor, describe(d, r).c_str(), log[0] ? "\n" : "", log.data());
+                name, path, major, minor, describe(d, r).c_str(), log[0] ? "\n" : "", log.data());
   return HJ_OK;
 }
 
@@ -82,7 +80,7 @@ int32_t prepareCudaImage(const Driver &d, const hj_kernel_desc &desc, int ordina
     }
   }
   std::string cubin;
-  if (int32_t st = linkPtx(d, desc, bytes, major, minor, cubin)) return st;
+  if (int32_t st = linkPtx(d, name, path, bytes, major, minor, cubin)) return st;
   if (!file.empty()) writePrivateFile(file, cubin.data(), cubin.size());  // best effort
   out.data = std::make_shared<const std::string>(std::move(cubin));
   return HJ_OK;

@@ -7,7 +7,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
-#include <regex>
+#include <optional>
 
 namespace hj {
 namespace {
@@ -70,6 +70,30 @@ bool readCubin(const unsigned char *p, size_t size, KernelImage *out, std::strin
   return true;
 }
 
+bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+bool identChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
+
+// The word after `name` where a line starts with that directive (after
+// blanks), or nullopt when no line does. A scan, not a regex: libstdc++'s
+// regex recurses per character and a crafted file could exhaust the stack.
+std::optional<std::string> directive(const std::string &t, const std::string &name) {
+  for (size_t at = 0; at < t.size();) {
+    size_t eol = t.find('\n', at);
+    if (eol == std::string::npos) eol = t.size();
+    size_t i = at;
+    while (i < eol && blank(t[i])) ++i;
+    if (t.compare(i, name.size(), name) == 0 && i + name.size() < eol && blank(t[i + name.size()])) {
+      size_t j = i + name.size();
+      while (j < eol && blank(t[j])) ++j;
+      size_t k = j;
+      while (k < eol && !blank(t[k]) && t[k] != ',') ++k;
+      return t.substr(j, k - j);
+    }
+    at = eol + 1;
+  }
+  return std::nullopt;
+}
+
 bool readPtx(const unsigned char *p, size_t size, KernelImage *out, std::string *error) {
   std::string text(reinterpret_cast<const char *>(p), size);
   while (!text.empty() && text.back() == '\0') text.pop_back();
@@ -77,21 +101,35 @@ bool readPtx(const unsigned char *p, size_t size, KernelImage *out, std::string 
     *error = "not a kernel image: binary data that is neither a cubin (ELF), a fatbin nor PTX text";
     return false;
   }
-  static const std::regex version(R"((^|\n)\s*\.version\s+\d+\.\d+)");
-  static const std::regex target(R"((^|\n)\s*\.target\s+sm_(\d+[a-z]?))");
-  static const std::regex entry(R"(\.entry\s+([A-Za-z_$][\w$]*)\s*\()");
-  std::smatch m;
-  if (!std::regex_search(text, version)) {
+  auto version = directive(text, ".version");
+  size_t dot = version ? version->find('.') : std::string::npos;
+  bool digits = dot != std::string::npos && dot > 0 && dot + 1 < version->size();
+  for (size_t k = 0; digits && k < version->size(); ++k)
+    digits = k == dot || std::isdigit(static_cast<unsigned char>((*version)[k]));
+  if (!digits) {
     *error = "not a kernel image: neither a cubin (ELF), a fatbin nor PTX (no '.version' directive)";
     return false;
   }
-  if (!std::regex_search(text, m, target)) {
+  auto target = directive(text, ".target");
+  bool sm = target && target->size() > 3 && target->compare(0, 3, "sm_") == 0 &&
+            std::isdigit(static_cast<unsigned char>((*target)[3]));
+  for (size_t k = 3; sm && k < target->size(); ++k) sm = std::isalnum(static_cast<unsigned char>((*target)[k]));
+  if (!sm) {
     *error = "PTX without a '.target sm_XX' directive";
     return false;
   }
-  out->archs.push_back("compute_" + m[2].str());
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), entry); it != std::sregex_iterator(); ++it)
-    out->entries.push_back((*it)[1].str());
+  out->archs.push_back("compute_" + target->substr(3));
+  for (size_t at = text.find(".entry"); at != std::string::npos; at = text.find(".entry", at + 6)) {
+    size_t i = at + 6;
+    if (i >= text.size() || !blank(text[i])) continue;
+    while (i < text.size() && blank(text[i])) ++i;
+    size_t start = i;
+    while (i < text.size() && identChar(text[i])) ++i;
+    size_t end = i;
+    while (i < text.size() && blank(text[i])) ++i;
+    if (end > start && i < text.size() && text[i] == '(' && !std::isdigit(static_cast<unsigned char>(text[start])))
+      out->entries.push_back(text.substr(start, end - start));
+  }
   return true;
 }
 
@@ -124,9 +162,9 @@ bool readFatbin(const unsigned char *p, size_t size, KernelImage *out, std::stri
         std::string ignored;
         bool ok = kind == kFatbinElf ? readCubin(p + at + entryHeader, payload, &inner, &ignored)
                                      : readPtx(p + at + entryHeader, payload, &inner, &ignored);
-        if (ok)
-          for (const std::string &e : inner.entries)
-            if (std::find(out->entries.begin(), out->entries.end(), e) == out->entries.end()) out->entries.push_back(e);
+        if (!ok) anyUnknown = true;  // its kernels cannot be listed
+        for (const std::string &e : inner.entries)
+          if (std::find(out->entries.begin(), out->entries.end(), e) == out->entries.end()) out->entries.push_back(e);
       }
     }
     at += entryHeader + payload;
