@@ -203,8 +203,18 @@ Expected<TritonKernel> readTritonKernel(const std::string &path) {
   if (!file) return file.error();
   std::string text;
   if (!readText(*file, &text)) return bad(*file, "cannot read it");
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) return bad(*file, "not valid JSON");
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception &e) {
+    // A syntax error gives the last byte it read (1-based): as line and
+    // column.
+    size_t byte = 0;
+    if (const auto *pe = dynamic_cast<const json::parse_error *>(&e)) byte = pe->byte > 0 ? pe->byte - 1 : 0;
+    size_t line = 1, col = 1;
+    for (size_t k = 0; k < byte && k < text.size(); ++k) text[k] == '\n' ? (++line, col = 1) : ++col;
+    return bad(*file + ":" + std::to_string(line) + ":" + std::to_string(col), "not valid JSON");
+  }
   if (!j.is_object()) return bad(*file, "expected a JSON object (Triton's metadata)");
   TritonKernel k;
   if (!j.contains("name") || !j["name"].is_string()) return bad(*file, "name: missing or not a string");
