@@ -1,0 +1,365 @@
+// verify_statements.cpp - the rules of each statement but loops and streams:
+// scalar operations, alloc, view, free, launch, collectives, return.
+#include "verifier_impl.h"
+
+namespace hostjit::verify_detail {
+
+std::optional<int64_t> Verifier::known(const Operand &o) const {
+  if (o.kind == Operand::Kind::Float) return std::nullopt;
+  if (o.isValue() && (!defined_[o.value.index] || p_.value(o.value).isTensor || isFloat(p_.value(o.value).dtype) ||
+                      !constant(o)))
+    return std::nullopt;
+  return value(o);
+}
+
+void Verifier::check(const ScalarOp &n) {
+  bool meta = opClass(n.op) == OpClass::Query;
+  const Operand *ops[3] = {&n.a, &n.b, &n.c};
+  unsigned arity = opArity(n.op);
+  bool ok = true, allConstant = true;
+  for (unsigned k = 0; k < arity; ++k) {
+    ok = use(*ops[k], meta && k == 0) && ok;
+    allConstant = allConstant && constant(*ops[k]);
+  }
+  if (ok) {
+    ScalarOpType t = inferScalarOp(p_, n);
+    if (!t.type) error(t.where, t.error);
+    else if (!meta && !literalsFit(n))
+      ;
+    else if ((n.op == OpCode::Div || n.op == OpCode::Mod || n.op == OpCode::CeilDiv) &&
+             n.b.kind == Operand::Kind::Int && n.b.i == 0)
+      error(n.b.loc, std::string("division by zero: the divisor of '") + opName(n.op) + "' is 0");
+    else if (!meta && !p_.value(n.result).expr.valid() && allConstant)
+      error(stmt_->loc, "cannot evaluate " + name(n.result) + ": " + foldError(n, *t.type) + " in a constant expression");
+  }
+  define(n.result);
+}
+
+std::string Verifier::foldError(const ScalarOp &n, DType resultType) const {
+  ScalarError e = ScalarError::None;
+  if (opArity(n.op) == 1) {
+    OperandType ta = operandType(p_, n.a);
+    int64_t i = 0;
+    double f = 0;
+    e = evalUnaryOp(n.op, ta.dtype, isFloat(ta.dtype) ? 0 : value(n.a), isFloat(ta.dtype) ? floatValue(n.a) : 0.0,
+                    &i, &f);
+  } else {
+    OperandType ta = operandType(p_, n.a), tb = operandType(p_, n.b);
+    DType t = !ta.isLiteral ? ta.dtype : !tb.isLiteral ? tb.dtype : resultType;
+    int64_t r = 0;
+    e = evalIntOp(n.op, t, value(n.a), value(n.b), &r);
+  }
+  return e == ScalarError::None ? "no constant result" : scalarErrorText(e, resultType);
+}
+
+double Verifier::floatValue(const Operand &o) const {
+  if (o.isValue()) return p_.exprs[p_.value(o.value).expr].f;
+  return o.kind == Operand::Kind::Float ? o.f : static_cast<double>(o.i);
+}
+
+bool Verifier::constant(const Operand &o) const {
+  if (!o.isValue()) return true;
+  ExprId e = p_.value(o.value).expr;
+  return e.valid() && p_.exprs[e].kind == Expr::Kind::Const;
+}
+
+bool Verifier::literalsFit(const ScalarOp &n) {
+  unsigned arity = opArity(n.op);
+  if (arity == 1) return true;
+  const Operand &x = arity == 3 ? n.b : n.a, &y = arity == 3 ? n.c : n.b;
+  OperandType ta = operandType(p_, x), tb = operandType(p_, y);
+  DType t = !ta.isLiteral ? ta.dtype : tb.dtype;
+  if (ta.isLiteral && tb.isLiteral) return true;
+  for (const Operand *o : {&x, &y}) {
+    if (o->kind != Operand::Kind::Int) continue;
+    bool fits = t != DType::i32 && t != DType::Bool;
+    if (t == DType::i32) fits = o->i >= INT32_MIN && o->i <= INT32_MAX;
+    if (t == DType::Bool) fits = o->i == 0 || o->i == 1;
+    if (!fits) {
+      error(o->loc, "literal " + std::to_string(o->i) + " does not fit " + dtypeName(t));
+      return false;
+    }
+  }
+  return true;
+}
+
+void Verifier::check(const Alloc &n) {
+  if (n.extents.size() > kMaxRank)
+    error(stmt_->loc, "alloc of rank " + std::to_string(n.extents.size()) + "; the limit is 8");
+  for (size_t i = 0; i < n.extents.size(); ++i) intOperand(n.extents[i], "extent " + std::to_string(i), 0);
+  if (!n.strides.empty() && n.strides.size() != n.extents.size())
+    error(stmt_->loc, "alloc has " + std::to_string(n.extents.size()) + " extents but " +
+                          std::to_string(n.strides.size()) + " strides");
+  for (size_t i = 0; i < n.strides.size(); ++i) intOperand(n.strides[i], "stride " + std::to_string(i), 0);
+  if (n.resetsToZero && !n.zeroInit)
+    error(stmt_->loc, "resets_to_zero without zero_init: a buffer the kernel resets must start zeroed");
+  std::vector<int64_t> sizes, strides;
+  bool allKnown = true;
+  for (const auto *list : {&n.extents, &n.strides})
+    for (const Operand &o : *list) {
+      auto v = known(o);
+      allKnown = allKnown && v && *v >= 0;
+      if (v) (list == &n.extents ? sizes : strides).push_back(*v);
+    }
+  uint64_t bytes = 0;
+  if (allKnown && n.extents.size() <= kMaxRank && (n.strides.empty() || n.strides.size() == n.extents.size()) &&
+      !bufferBytes(sizes, strides, dtypeBytes(n.dtype), &bytes))
+    error(stmt_->loc, "alloc of " + name(n.result) + " holds more than 2^62 bytes: its size overflows");
+  define(n.result);
+  owned_.push_back(n.result);
+  stream_[n.result.index] = currentStream();
+}
+
+void Verifier::check(const View &n) {
+  if (n.extents.size() > kMaxRank)
+    error(stmt_->loc, "view of rank " + std::to_string(n.extents.size()) + "; the limit is 8");
+  if (!n.base.isValue() || (defined_[n.base.value.index] && !p_.value(n.base.value).isTensor)) {
+    error(n.base.loc, "view expects a tensor to view");
+  } else {
+    use(n.base);
+  }
+  for (size_t i = 0; i < n.extents.size(); ++i) intOperand(n.extents[i], "extent " + std::to_string(i), 0);
+  if (!n.strides.empty() && n.strides.size() != n.extents.size())
+    error(stmt_->loc, "view has " + std::to_string(n.extents.size()) + " extents but " +
+                          std::to_string(n.strides.size()) + " strides");
+  for (size_t i = 0; i < n.strides.size(); ++i) intOperand(n.strides[i], "stride " + std::to_string(i), 0);
+  define(n.result);
+}
+
+bool Verifier::isAllocated(ValueId v) const {
+  const Value &val = p_.value(v);
+  return val.isTensor && val.def == Value::Def::Stmt && val.defIndex < p_.body.size() &&
+         std::holds_alternative<Alloc>(p_.body[val.defIndex].node);
+}
+
+void Verifier::check(const Free &n) {
+  if (!n.tensor.isValue()) {
+    error(n.tensor.loc, "free expects a buffer");
+    return;
+  }
+  ValueId v = n.tensor.value;
+  if (!defined_[v.index]) {
+    error(n.tensor.loc, "use of " + name(v) + " before its definition");
+    return;
+  }
+  if (!visible(v, n.tensor.loc)) return;
+  if (!notHandle(v, n.tensor.loc)) return;
+  if (!p_.value(v).isTensor) {
+    error(n.tensor.loc, "free expects a buffer; " + name(v) + " is a scalar");
+    return;
+  }
+  if (p_.value(v).def == Value::Def::TensorInput) {
+    error(n.tensor.loc, "cannot free function input " + name(v) + "; inputs belong to the caller");
+    return;
+  }
+  if (!ownsMemory(v)) {
+    ValueId root = p_.rootOf(v);
+    std::string hint;
+    if (root != v)
+      hint = p_.value(root).def == Value::Def::TensorInput
+                 ? " (it views function input " + name(root) + ", which belongs to the caller)"
+                 : " (free its buffer " + name(root) + " instead)";
+    error(n.tensor.loc, "cannot free view " + name(v) + "; a view owns no memory" + hint);
+    return;
+  }
+  if (freedAt_[v.index]) {
+    error(n.tensor.loc, "double free of " + name(v) + " (already freed" + at(*freedAt_[v.index]) + ")");
+    return;
+  }
+  if (handedAt_[v.index]) {
+    error(n.tensor.loc, "frees " + name(v) + ", which was handed to the loop" + at(*handedAt_[v.index]) +
+                            ": the loop owns it now (free the loop's result instead)");
+    return;
+  }
+  if (const Stmt *r = returnStmt(); r)
+    for (const Operand &o : std::get<Return>(r->node).values)
+      if (o.isValue() && o.value == v)
+        error(n.tensor.loc, "frees " + name(v) + ", which is returned" + at(r->loc) +
+                                "; a returned buffer belongs to the caller");
+  uint32_t here = loops_.empty() ? kTop : loops_.back();
+  if (scope_[v.index] != here) {
+    error(n.tensor.loc, "frees " + name(v) + " inside the loop" + at(p_.body[here].loc) +
+                            ", but it was allocated outside that loop: its next iteration would free it again");
+    return;
+  }
+  freedAt_[v.index] = stmt_->loc;
+}
+
+const Stmt *Verifier::returnStmt() {
+  if (!returnSearched_) {
+    returnSearched_ = true;
+    for (const Stmt &s : p_.body)
+      if (s.kind() == StmtKind::Return) {
+        return_ = &s;
+        break;
+      }
+  }
+  return return_;
+}
+
+void Verifier::check(const Launch &n) {
+  const Kernel &k = p_.kernel(n.kernel);
+  static const char *axes[] = {"x", "y", "z"};
+  for (int i = 0; i < 3; ++i) intOperand(n.grid[i], std::string("grid.") + axes[i], 1, HJ_MAX_GRID_DIM);
+  for (int i = 0; i < 3; ++i) intOperand(n.block[i], std::string("block.") + axes[i], 1, HJ_MAX_BLOCK_THREADS);
+  intOperand(n.smem, "smem", 0, HJ_MAX_SMEM_BYTES);
+  auto bx = known(n.block[0]), by = known(n.block[1]), bz = known(n.block[2]);
+  if (bx && by && bz && *bx >= 1 && *by >= 1 && *bz >= 1 && *bx <= HJ_MAX_BLOCK_THREADS &&
+      *by <= HJ_MAX_BLOCK_THREADS && *bz <= HJ_MAX_BLOCK_THREADS && *bx * *by * *bz > HJ_MAX_BLOCK_THREADS)
+    error(n.block[0].loc.known() ? n.block[0].loc : stmt_->loc,
+          "block(" + std::to_string(*bx) + ", " + std::to_string(*by) + ", " + std::to_string(*bz) + ") has " +
+              std::to_string(*bx * *by * *bz) + " threads; a block has at most " +
+              std::to_string(HJ_MAX_BLOCK_THREADS));
+  if (n.args.size() != k.params.size()) {
+    error(stmt_->loc, "launch of @" + k.name + " passes " + std::to_string(n.args.size()) +
+                          " arguments; the kernel declares " + std::to_string(k.params.size()));
+  }
+  for (size_t i = 0; i < n.args.size(); ++i) {
+    const Operand &a = n.args[i];
+    if (!use(a) || i >= k.params.size()) continue;
+    const ParamType &pt = k.params[i];
+    std::string what = "argument " + std::to_string(i + 1) + " of @" + k.name;
+    OperandType t = operandType(p_, a);
+    if (pt.isTensor()) {
+      if (!t.isTensor) error(a.loc, what + " must be " + aType(pt.dtype) + " tensor (" + toString(pt) + ")");
+      else if (t.dtype != pt.dtype)
+        error(a.loc, what + " must be " + aType(pt.dtype) + " tensor (" + toString(pt) + "); " +
+                         name(a.value) + " is " + dtypeName(t.dtype));
+      else if (pt.isStruct && p_.value(a.value).rank != pt.rank)
+        error(a.loc, what + " must have rank " + std::to_string(pt.rank) + " (" + toString(pt) + "); " +
+                         name(a.value) + " has rank " + std::to_string(p_.value(a.value).rank));
+      continue;
+    }
+    if (t.isTensor) {
+      error(a.loc, what + " must be " + aType(pt.dtype) + " scalar; " + name(a.value) + " is a tensor");
+      continue;
+    }
+    if (a.kind == Operand::Kind::Value) {
+      if (t.dtype != pt.dtype)
+        error(a.loc, what + " must be " + dtypeName(pt.dtype) + "; " + name(a.value) + " is " + dtypeName(t.dtype));
+    } else if (a.kind == Operand::Kind::Float && !isFloat(pt.dtype)) {
+      error(a.loc, what + " must be " + dtypeName(pt.dtype) + ", not a float literal");
+    } else if (a.kind == Operand::Kind::Int && !isFloat(pt.dtype)) {
+      bool fits = pt.dtype == DType::i64 || (pt.dtype == DType::i32 && a.i >= INT32_MIN && a.i <= INT32_MAX) ||
+                  (pt.dtype == DType::Bool && (a.i == 0 || a.i == 1));
+      if (!fits) error(a.loc, what + ": literal " + std::to_string(a.i) + " does not fit " + dtypeName(pt.dtype));
+    }
+  }
+}
+
+bool Verifier::collectiveTensor(const Operand &o, const std::string &what) {
+  if (!o.isValue()) {
+    error(o.loc, what + " must be a tensor");
+    return false;
+  }
+  if (!use(o)) return false;
+  const Value &v = p_.value(o.value);
+  if (!v.isTensor) {
+    error(o.loc, what + " must be a tensor; " + name(o.value) + " is a scalar");
+    return false;
+  }
+  if (p_.rootOf(o.value) != o.value) {
+    error(o.loc, what + " must be a buffer or an input, not a view (" + name(o.value) + ")");
+    return false;
+  }
+  const Alloc *al = p_.allocOf(o.value);
+  if (al && !al->strides.empty()) {
+    error(o.loc, what + " must be contiguous; " + name(o.value) + " has explicit strides");
+    return false;
+  }
+  if (al) {  // the count is the product of the extents: the constant ones must not overflow
+    int64_t product = 1;
+    for (const Operand &e : al->extents) {
+      if (!constant(e)) continue;
+      int64_t x = e.isValue() ? p_.exprs[p_.value(e.value).expr].i : e.i;
+      if (__builtin_mul_overflow(product, x, &product)) {
+        error(o.loc, what + ": the element count of " + name(o.value) + " overflows");
+        return false;
+      }
+    }
+  }
+  if (v.dtype == DType::Bool || v.dtype == DType::i16) {
+    error(o.loc, what + ": collectives move f16, bf16, f32, f64, i8, u8, i32, u32, i64 and u64, not " +
+                     dtypeName(v.dtype));
+    return false;
+  }
+  return true;
+}
+
+void Verifier::check(const Collective &n) {
+  using K = Collective::Kind;
+  std::string kw = std::string("'") + collectiveKeyword(n.kind) + "'";
+  bool src = n.kind != K::Recv, dst = n.kind != K::Send;
+  bool ok = (!src || collectiveTensor(n.src, "the source of " + kw)) &
+            (!dst || collectiveTensor(n.dst, "the destination of " + kw));
+  if (ok && src && dst && p_.value(n.src.value).dtype != p_.value(n.dst.value).dtype)
+    error(n.dst.loc, "the source and destination of " + kw + " have different dtypes: " +
+                         dtypeName(p_.value(n.src.value).dtype) + " and " + dtypeName(p_.value(n.dst.value).dtype));
+  if (n.kind == K::Broadcast) intOperand(n.peer, "the root of " + kw, 0);
+  if (n.kind == K::Send || n.kind == K::Recv) intOperand(n.peer, "the peer of " + kw, 0);
+}
+
+void Verifier::check(const Return &n) {
+  if (!ons_.empty()) error(stmt_->loc, "'return' inside an 'on' block; it must be the last statement of the function");
+  else if (!loops_.empty()) error(stmt_->loc, "'return' inside a loop; it must be the last statement of the function");
+  else if (stmt_ != &p_.body.back()) error(stmt_->loc, "'return' must be the last statement");
+  if (n.values.size() != p_.results.size())
+    error(stmt_->loc, "returns " + std::to_string(n.values.size()) + " values; the signature declares " +
+                          std::to_string(p_.results.size()));
+  for (size_t i = 0; i < n.values.size(); ++i) {
+    const Operand &o = n.values[i];
+    if (!o.isValue()) {
+      error(o.loc, "only buffers can be returned");
+      continue;
+    }
+    if (!defined_[o.value.index]) {
+      error(o.loc, "use of " + name(o.value) + " before its definition");
+      continue;
+    }
+    if (!visible(o.value, o.loc)) continue;
+    if (freedAt_[o.value.index]) {
+      error(o.loc, "returns " + name(o.value) + ", which was freed" + at(*freedAt_[o.value.index]));
+      continue;
+    }
+    if (handedAt_[o.value.index]) {
+      error(o.loc, "returns " + name(o.value) + ", which was handed to the loop" + at(*handedAt_[o.value.index]) +
+                       " (return the loop's result instead)");
+      continue;
+    }
+    const Value &v = p_.value(o.value);
+    if (!ownsMemory(o.value)) {
+      error(o.loc, "returns " + name(o.value) + "; only buffers allocated by the function can be returned" +
+                       std::string(p_.rootOf(o.value) != o.value ? " (it is a view)" : ""));
+      continue;
+    }
+    for (size_t j = 0; j < i; ++j)
+      if (n.values[j].isValue() && n.values[j].value == o.value) error(o.loc, name(o.value) + " is returned twice");
+    returned_.push_back(o.value);
+    if (i >= p_.results.size()) continue;
+    const TensorType &rt = p_.results[i];
+    const Alloc *found = p_.allocOf(o.value);
+    if (!found) continue;  // a carried chain with a bad init, reported at its loop
+    const Alloc &al = *found;
+    if (al.resetsToZero)
+      error(o.loc, "returns " + name(o.value) + ", which is resets_to_zero: a returned buffer holds results, "
+                   "which no kernel resets; drop resets_to_zero");
+    if (v.dtype != rt.dtype || v.rank != rt.dims.size()) {
+      error(o.loc, "returns " + name(o.value) + " of type " + dtypeName(v.dtype) + " rank " + std::to_string(v.rank) +
+                       "; the signature declares " + toString(rt));
+      continue;
+    }
+    for (size_t d = 0; d < rt.dims.size(); ++d) {
+      // Extents known when the program is built (literals, or values that
+      // fold to constants) are checked here; the others at run time.
+      const Operand &x = al.extents[d];
+      std::optional<int64_t> known;
+      if (x.kind == Operand::Kind::Int) known = x.i;
+      else if (x.isValue() && constant(x)) known = p_.exprs[p_.value(x.value).expr].i;
+      if (rt.dims[d] != kDynamic && known && *known != rt.dims[d])
+        error(o.loc, "returns " + name(o.value) + " whose dim " + std::to_string(d) + " is " +
+                         std::to_string(*known) + "; the signature declares " + toString(rt));
+    }
+  }
+}
+
+}  // namespace hostjit::verify_detail
