@@ -235,11 +235,15 @@ def check_page(page, repo, build, corpus):
             if mark == "file":
                 with open(os.path.join(work, arg), "w", encoding="utf-8") as f:
                     f.write(text)
-            elif mark == "same-as":
+            elif mark in ("same-as", "excerpt-of"):
                 try:
                     want = open(os.path.join(repo, arg), encoding="utf-8").read()
                 except OSError as e:
-                    page.fail(first - 2, f"same-as {arg}: {e.strerror}")
+                    page.fail(first - 2, f"{mark} {arg}: {e.strerror}")
+                    continue
+                if mark == "excerpt-of":
+                    if ("\n" + text) not in ("\n" + want):
+                        page.fail(first, f"the block is not a run of whole lines of {arg}")
                     continue
                 if not body or not body[0].startswith("//"):
                     # Shown without the file's leading comments.
@@ -249,14 +253,6 @@ def check_page(page, repo, build, corpus):
                     want = "\n".join(lines)
                 if want != text:
                     page.fail(first, f"the block differs from {arg}")
-            elif mark == "excerpt-of":
-                try:
-                    want = open(os.path.join(repo, arg), encoding="utf-8").read()
-                except OSError as e:
-                    page.fail(first - 2, f"excerpt-of {arg}: {e.strerror}")
-                    continue
-                if ("\n" + text) not in ("\n" + want):
-                    page.fail(first, f"the block is not a run of whole lines of {arg}")
             elif mark == "program":
                 path = os.path.join(work, "doc_program.hir")
                 with open(path, "w", encoding="utf-8") as f:

@@ -1,5 +1,6 @@
 // gpu_helpers.h - what the GPU tests share: the one Jit of the process, a
-// CUDA runtime, program loading, and where the source tree is.
+// CUDA runtime, program loading, where the source tree is, and a Runner
+// (evaluator or JIT behind one run()).
 #pragma once
 
 #define CATCH_CONFIG_EXTERNAL_INTERFACES
@@ -7,8 +8,11 @@
 
 #include <cstdlib>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 
+#include "hostjit/exec/evaluator.h"
 #include "hostjit/jit.h"
 #include "hostjit/text/text.h"
 
@@ -66,5 +70,32 @@ inline int threadCalls(int fallback) {
   int n = env ? std::atoi(env) : 0;
   return n >= 2 && n % 2 == 0 ? n : fallback;
 }
+
+// A program run by the evaluator or by the JIT (no cache), behind one run().
+class Runner {
+ public:
+  Runner(const Program &p, const std::shared_ptr<Runtime> &rt, bool useJit) {
+    if (useJit) {
+      CompileOptions co;
+      co.useCache = false;
+      co.tiered = false;
+      auto c = jit().compile(p, rt, co);
+      REQUIRE(c);
+      cp_ = std::move(*c);
+    } else {
+      auto e = Evaluator::create(p, rt);
+      REQUIRE(e);
+      ev_.emplace(std::move(*e));
+    }
+  }
+  Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> inputs = {},
+                                    std::span<const ScalarArg> scalars = {}) {
+    return cp_ ? cp_->run(inputs, scalars) : ev_->run(inputs, scalars);
+  }
+
+ private:
+  std::unique_ptr<CompiledProgram> cp_;
+  std::optional<Evaluator> ev_;
+};
 
 }  // namespace hostjit::gputest

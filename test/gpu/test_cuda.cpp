@@ -26,32 +26,6 @@ namespace {
 
 const std::string kExamples = sourceDir() + "/examples";
 
-// A program run by the evaluator or by the JIT (no cache), behind one run().
-class Runner {
- public:
-  Runner(const Program &p, const std::shared_ptr<Runtime> &rt, bool useJit) {
-    if (useJit) {
-      CompileOptions co;
-      co.useCache = false;
-      co.tiered = false;
-      auto c = jit().compile(p, rt, co);
-      REQUIRE(c);
-      cp_ = std::move(*c);
-    } else {
-      auto e = Evaluator::create(p, rt);
-      REQUIRE(e);
-      ev_.emplace(std::move(*e));
-    }
-  }
-  Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> inputs = {},
-                                    std::span<const ScalarArg> scalars = {}) {
-    return cp_ ? cp_->run(inputs, scalars) : ev_->run(inputs, scalars);
-  }
-
- private:
-  std::unique_ptr<CompiledProgram> cp_;
-  std::optional<Evaluator> ev_;
-};
 
 }  // namespace
 

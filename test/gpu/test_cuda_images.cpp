@@ -77,21 +77,8 @@ void checkRuns(const std::string &image) {
   ScalarArg scalars[] = {ScalarArg::f32(1.5f)};
   for (bool useJit : {false, true}) {
     INFO((useJit ? "jit" : "eval"));
-    Expected<std::vector<Tensor>> out = Error{};
-    std::unique_ptr<CompiledProgram> cp;
-    if (useJit) {
-      CompileOptions co;
-      co.useCache = false;
-      co.tiered = false;
-      auto c = jit().compile(p, rt, co);
-      REQUIRE(c);
-      cp = std::move(*c);
-      out = cp->run(inputs, scalars);
-    } else {
-      auto ev = Evaluator::create(p, rt);
-      REQUIRE(ev);
-      out = ev->run(inputs, scalars);
-    }
+    Runner runner(p, rt, useJit);
+    auto out = runner.run(inputs, scalars);
     REQUIRE(out);
     auto y = (*out)[0].toHost(), z = (*out)[1].toHost();
     REQUIRE(y);
