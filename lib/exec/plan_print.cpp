@@ -167,6 +167,11 @@ std::string kernelText(const Kernel &k) {
   if (k.entry) s += " entry=" + quoted(*k.entry);
   if (k.host) s += " host=" + quoted(*k.host);
   if (k.nvrtcOptions) s += " nvrtc_options=" + quoted(*k.nvrtcOptions);
+  if (k.cooperative) s += " cooperative";
+  if (k.cluster)
+    s += " cluster=(" + std::to_string((*k.cluster)[0]) + ", " + std::to_string((*k.cluster)[1]) + ", " +
+         std::to_string((*k.cluster)[2]) + ")";
+  if (k.pdl) s += " pdl";
   return s;
 }
 

@@ -159,7 +159,7 @@ class Reader {
   }
 
   Kernel kernel(const json &j, const std::string &path) const {
-    object(j, path, {"name", "params", "cuda", "entry", "host", "image", "nvrtc_options"});
+    object(j, path, {"name", "params", "cuda", "entry", "host", "image", "nvrtc_options", "cooperative", "pdl", "cluster"});
     Kernel k;
     k.name = string(field(j, "name", path, "a string"), join(path, "name"));
     for (size_t i = 0; const json &x : array(j, "params", path)) k.params.push_back(param(x, at(join(path, "params"), i++)));
@@ -172,6 +172,20 @@ class Reader {
     k.host = opt("host");
     k.image = opt("image");
     k.nvrtcOptions = opt("nvrtc_options");
+    k.cooperative = boolean(j, "cooperative", path);
+    k.pdl = boolean(j, "pdl", path);
+    if (j.contains("cluster")) {
+      std::string cp = join(path, "cluster");
+      const json &c = j["cluster"];
+      if (!c.is_array() || c.size() != 3)
+        fail(cp, "expected an array of three cluster dims such as [2, 1, 1], got " + (c.is_array() ? "an array of " + std::to_string(c.size()) : kindOf(c)));
+      std::array<int64_t, 3> dims{};
+      for (size_t i = 0; i < 3; ++i) {
+        if (!c[i].is_number_integer()) fail(at(cp, i), "expected an integer, got " + kindOf(c[i]));
+        dims[i] = c[i].get<int64_t>();
+      }
+      k.cluster = dims;
+    }
     return k;
   }
 

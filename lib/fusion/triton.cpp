@@ -260,17 +260,20 @@ Expected<TritonKernel> readTritonKernel(const std::string &path) {
       k.clusterDims.push_back(d.get<int64_t>());
     }
   }
-  if (k.cooperative)
-    return bad(*file, "launch_cooperative_grid: the kernel needs a cooperative launch, which hostjit does not make "
-                      "yet; a plain launch of it can hang");
-  if (k.numCtas != 1)
-    return bad(*file, "num_ctas: " + std::to_string(k.numCtas) +
-                          " CTAs per program need a launch with thread-block clusters, which hostjit does not make yet");
-  for (int64_t d : k.clusterDims)
-    if (d != 1)
-      return bad(*file, "cluster_dims: the kernel needs a launch with thread-block clusters, which hostjit does not "
-                        "make yet");
-
+  // Programs of num_ctas CTAs are launched as clusters: cluster_dims where
+  // the metadata gives them, else num_ctas along x; the launch's grid counts
+  // CTAs, the programs times the cluster.
+  bool clusterGiven = false;
+  for (int64_t d : k.clusterDims) clusterGiven |= d != 1;
+  if (clusterGiven) {
+    int64_t ctas = k.clusterDims[0] * k.clusterDims[1] * k.clusterDims[2];
+    if (ctas != k.numCtas)
+      return bad(*file, "cluster_dims: " + j["cluster_dims"].dump() + " make clusters of " + std::to_string(ctas) +
+                            " CTAs, but num_ctas is " + std::to_string(k.numCtas));
+    k.cluster = {k.clusterDims[0], k.clusterDims[1], k.clusterDims[2]};
+  } else if (k.numCtas != 1) {
+    k.cluster = {k.numCtas, 1, 1};
+  }
   fs::path dir = fs::path(*file).parent_path();
   fs::path ttir = dir / (k.name + ".ttir");
   if (!fs::exists(ttir)) ttir = dir / (k.name + ".source");
@@ -308,6 +311,11 @@ std::string tritonHirDeclaration(const TritonKernel &k) {
     s += "// Its last " + std::to_string(k.hidden) + " parameters are the scratch pointers Triton's launcher passes.\n";
   s += "kernel @" + k.name + "(" + params + ") {\n  entry = \"" + k.name + "\"\n";
   if (!k.image.empty()) s += "  image = " + quoteJson(k.image) + "\n";
+  if (k.cooperative) s += "  cooperative = true\n";
+  if (k.clustered())
+    s += "  cluster = (" + std::to_string(k.cluster[0]) + ", " + std::to_string(k.cluster[1]) + ", " +
+         std::to_string(k.cluster[2]) + ")\n";
+  if (k.pdl) s += "  pdl = true\n";
   s += "}\n";
   // The launch, for a grid of %gx x %gy x %gz programs.
   std::string args;
@@ -322,7 +330,21 @@ std::string tritonHirDeclaration(const TritonKernel &k) {
     s += "//   %" + n + " = alloc u8[%" + n + "_bytes]" + (global ? "" : " zero_init") + "\n";
     args += ", %" + n;
   }
-  s += "//   launch @" + k.name + " grid(%gx, %gy, %gz) block(" + std::to_string(k.blockThreads()) + ", 1, 1) smem(" +
+  std::string grid = "%gx, %gy, %gz";
+  if (k.clustered()) {
+    // The grid counts CTAs: the programs times the cluster.
+    grid.clear();
+    const char *axis[] = {"x", "y", "z"};
+    for (int i = 0; i < 3; ++i) {
+      std::string g = std::string("%g") + axis[i];
+      if (k.cluster[i] != 1) {
+        s += "//   %ctas_" + std::string(axis[i]) + " = mul " + g + ", " + std::to_string(k.cluster[i]) + "\n";
+        g = "%ctas_" + std::string(axis[i]);
+      }
+      grid += (i ? ", " : "") + g;
+    }
+  }
+  s += "//   launch @" + k.name + " grid(" + grid + ") block(" + std::to_string(k.blockThreads()) + ", 1, 1) smem(" +
        std::to_string(k.shared) + ") (" + args + ")\n";
   for (uint32_t h = 0; h < k.hidden; ++h) s += "//   free %" + k.paramNames[k.params.size() - k.hidden + h] + "\n";
   return s;
@@ -333,6 +355,9 @@ std::string tritonFusionKernel(const TritonKernel &k) {
   for (const ParamType &p : k.params) params.push_back(toString(p));
   json j = {{"name", k.name}, {"params", params}, {"entry", k.name}};
   if (!k.image.empty()) j["image"] = k.image;
+  if (k.cooperative) j["cooperative"] = true;
+  if (k.clustered()) j["cluster"] = {k.cluster[0], k.cluster[1], k.cluster[2]};
+  if (k.pdl) j["pdl"] = true;
   return j.dump();
 }
 

@@ -1,6 +1,7 @@
 // parser.cpp - parses .hir text into a Program: the token stream, types,
 // kernel declarations and the function's signature, and parse()/parseFile().
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "parser_impl.h"
@@ -162,13 +163,41 @@ void Parser::parseKernel() {
     if (c_.kernels.size() <= id.index) c_.kernels.resize(id.index + 1);
     KernelComments &kc = c_.kernels[id.index];
     kc.decl = comments;
+    std::set<std::string> seenFlags;  // cooperative and pdl, which have no empty state
     while (!isPunct("}")) {
       if (peek().kind == Tok::End) fail("'}'");
       const Token &at = peek();
       Comments ac;
       ac.leading = at.leadingComments;
-      std::string key = expectIdent("an attribute (cuda, entry, host, image or nvrtc_options)");
+      std::string key = expectIdent("an attribute (cuda, entry, host, image, nvrtc_options, cooperative, pdl or cluster)");
       expectPunct("=");
+      if (key == "cooperative" || key == "pdl") {
+        bool &flag = key == "pdl" ? k.pdl : k.cooperative;
+        Comments &fc = key == "pdl" ? kc.pdl : kc.cooperative;
+        if (!isIdent("true") && !isIdent("false")) fail("true or false");
+        if (!seenFlags.insert(key).second) error(at.loc, "attribute '" + key + "' given twice");
+        const Token &val = next();
+        flag = val.text == "true";
+        ac.trailing = val.trailingComment;
+        fc = ac;
+        continue;
+      }
+      if (key == "cluster") {
+        if (k.cluster) error(at.loc, "attribute 'cluster' given twice");
+        expectPunct("(");
+        std::array<int64_t, 3> dims{};
+        for (int i = 0; i < 3; ++i) {
+          if (i) expectPunct(",");
+          if (peek().kind != Tok::Int) fail("a cluster dim (an integer)");
+          dims[i] = next().i;
+        }
+        if (!isPunct(")")) fail("')'");
+        ac.trailing = next().trailingComment;
+        k.cluster = dims;
+        k.clusterLoc = at.loc;
+        kc.cluster = ac;
+        continue;
+      }
       if (peek().kind != Tok::String) fail("a string");
       const Token &val = next();
       ac.trailing = val.trailingComment;
@@ -180,7 +209,8 @@ void Parser::parseKernel() {
       else if (key == "image") slot = &k.image, cslot = &kc.image;
       else if (key == "nvrtc_options") slot = &k.nvrtcOptions, cslot = &kc.nvrtcOptions;
       if (!slot) {
-        error(at.loc, "unknown kernel attribute '" + key + "'; expected cuda, entry, host, image or nvrtc_options");
+        error(at.loc, "unknown kernel attribute '" + key +
+                          "'; expected cuda, entry, host, image, nvrtc_options, cooperative, pdl or cluster");
         continue;
       }
       if (*slot) error(at.loc, "attribute '" + key + "' given twice");

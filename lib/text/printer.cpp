@@ -167,6 +167,16 @@ std::string print(const Program &p, const ProgramComments *comments) {
     attr("host", k.host, kc.host);
     attr("image", k.image, kc.image);
     attr("nvrtc_options", k.nvrtcOptions, kc.nvrtcOptions);
+    auto raw = [&](const char *name, const std::string &v, const Comments &c) {
+      leading(out, c, "  ");
+      out += std::string("  ") + name + " = " + v;
+      endLine(out, c);
+    };
+    if (k.cooperative) raw("cooperative", "true", kc.cooperative);
+    if (k.cluster)
+      raw("cluster", "(" + std::to_string((*k.cluster)[0]) + ", " + std::to_string((*k.cluster)[1]) + ", " +
+                         std::to_string((*k.cluster)[2]) + ")", kc.cluster);
+    if (k.pdl) raw("pdl", "true", kc.pdl);
     leading(out, kc.closing, "  ");
     out += "}";
     endLine(out, kc.closing);

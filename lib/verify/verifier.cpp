@@ -40,6 +40,14 @@ void Verifier::checkKernels() {
       d_.error(k.loc, "kernel @" + k.name + " gives 'nvrtc_options' with 'image'; an image is compiled already");
     if (!k.cuda && !k.image && !k.host)
       d_.error(k.loc, "kernel @" + k.name + " has no implementation: give 'host' and/or 'cuda' or 'image' with 'entry'");
+    if (k.cluster) {
+      const auto &c = *k.cluster;
+      bool positive = c[0] >= 1 && c[1] >= 1 && c[2] >= 1;
+      if (!positive || c[0] * c[1] * c[2] > HJ_MAX_CLUSTER_BLOCKS)
+        d_.error(k.clusterLoc.known() ? k.clusterLoc : k.loc, "kernel @" + k.name + ": cluster(" + std::to_string(c[0]) + ", " + std::to_string(c[1]) +
+                            ", " + std::to_string(c[2]) + ") is not a cluster: each dim must be at least 1, and "
+                            "the blocks 1 to " + std::to_string(HJ_MAX_CLUSTER_BLOCKS) + " in all");
+    }
     for (const ParamType &pt : k.params)
       if (!pt.isTensor() && !isScalarType(pt.dtype))
         d_.error(k.loc, "kernel @" + k.name + ": parameter type " + toString(pt) + " is not a scalar type");

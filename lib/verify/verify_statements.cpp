@@ -210,6 +210,15 @@ void Verifier::check(const Launch &n) {
           "block(" + std::to_string(*bx) + ", " + std::to_string(*by) + ", " + std::to_string(*bz) + ") has " +
               std::to_string(*bx * *by * *bz) + " threads; a block has at most " +
               std::to_string(HJ_MAX_BLOCK_THREADS));
+  if (k.cluster)
+    for (int i = 0; i < 3; ++i) {
+      auto g = known(n.grid[i]);
+      int64_t c = (*k.cluster)[i];
+      if (g && c >= 1 && *g >= 1 && *g % c != 0)
+        error(n.grid[i].loc.known() ? n.grid[i].loc : stmt_->loc,
+              std::string("grid.") + axes[i] + " is " + std::to_string(*g) + ", not a multiple of @" + k.name +
+                  "'s cluster." + axes[i] + " " + std::to_string(c) + "; the grid counts blocks");
+    }
   if (n.args.size() != k.params.size()) {
     error(stmt_->loc, "launch of @" + k.name + " passes " + std::to_string(n.args.size()) +
                           " arguments; the kernel declares " + std::to_string(k.params.size()));

@@ -71,21 +71,26 @@ inline int threadCalls(int fallback) {
   return n >= 2 && n % 2 == 0 ? n : fallback;
 }
 
-// A program run by the evaluator or by the JIT (no cache), behind one run().
+// A program run by the evaluator or by the JIT (no cache), in graph mode or
+// not, behind one run().
 class Runner {
  public:
-  Runner(const Program &p, const std::shared_ptr<Runtime> &rt, bool useJit) {
+  Runner(const Program &p, const std::shared_ptr<Runtime> &rt, bool useJit, bool graph = false) {
     if (useJit) {
       CompileOptions co;
       co.useCache = false;
       co.tiered = false;
+      co.graph = graph;
       auto c = jit().compile(p, rt, co);
+      INFO((c ? "" : c.error().message));
       REQUIRE(c);
       cp_ = std::move(*c);
     } else {
       auto e = Evaluator::create(p, rt);
+      INFO((e ? "" : e.error().message));
       REQUIRE(e);
       ev_.emplace(std::move(*e));
+      ev_->setGraphMode(graph);
     }
   }
   Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> inputs = {},

@@ -22,33 +22,6 @@ namespace {
 
 const std::string kExamples = sourceDir() + "/examples";
 
-// The evaluator or the JIT in graph mode or not, behind one run().
-struct GraphRunner {
-  std::unique_ptr<CompiledProgram> cp;
-  std::optional<Evaluator> ev;
-  GraphRunner(const Program &p, const std::shared_ptr<Runtime> &rt, bool useJit, bool graph) {
-    if (useJit) {
-      CompileOptions co;
-      co.useCache = false;
-      co.tiered = false;
-      co.graph = graph;
-      auto c = jit().compile(p, rt, co);
-      INFO((c ? "" : c.error().message));
-      REQUIRE(c);
-      cp = std::move(*c);
-    } else {
-      auto e = Evaluator::create(p, rt);
-      INFO((e ? "" : e.error().message));
-      REQUIRE(e);
-      ev.emplace(std::move(*e));
-      ev->setGraphMode(graph);
-    }
-  }
-  Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> in, std::span<const ScalarArg> s = {}) {
-    return cp ? cp->run(in, s) : ev->run(in, s);
-  }
-};
-
 std::shared_ptr<Runtime> cudaRuntimeWith(int32_t fillNan, int32_t checkZeroed) {
   hj_options o;
   hj_options_init(&o);
@@ -72,7 +45,7 @@ TEST_CASE("graph mode on the GPU: examples match the CPU reference and eager cal
       for (bool useJit : {false, true}) {
         INFO(name << (useJit ? " (jit)" : " (eval)"));
         auto rt = cudaRuntime(), eagerRt = cudaRuntime();
-        GraphRunner graph(p, rt, useJit, true), eager(p, eagerRt, useJit, false);
+        Runner graph(p, rt, useJit, true), eager(p, eagerRt, useJit, false);
         auto plan = makePlan(p);
         REQUIRE(plan);
         std::vector<InputSet> inputs;
@@ -149,7 +122,7 @@ func @main(%x: f32[?]) -> (u8[4], u8[16], u8[32], f64[4]) {
     REQUIRE(d.empty());
   }
   auto rt = cudaRuntimeWith(1, 0);
-  GraphRunner r(p, rt, true, true);
+  Runner r(p, rt, true, true);
   auto plan = makePlan(p);
   REQUIRE(plan);
   auto in = InputSet::random(rt, *plan, {{"x", {3}}}, 1);
@@ -188,7 +161,7 @@ TEST_CASE("graph mode on the GPU: HOSTJIT_CHECK_ZEROED catches a kernel that lea
           "[cuda][graph]") {
   Program p = load(sourceDir() + "/test/gpu/programs/leaves_nonzero.hir");
   auto rt = cudaRuntimeWith(0, 1);
-  GraphRunner r(p, rt, true, true);
+  Runner r(p, rt, true, true);
   for (int call = 0; call < 2; ++call) {
     auto out = r.run({});
     REQUIRE(!out);
@@ -207,7 +180,7 @@ TEST_CASE("graph mode on the GPU: a failure at every operation, while building a
     const examples::ExampleCase c = examples::exampleCases(kExamples, name).front();
     Program p = load(c.file);
     auto rt = cudaRuntime();
-    GraphRunner r(p, rt, true, true);
+    Runner r(p, rt, true, true);
     auto plan = makePlan(p);
     REQUIRE(plan);
     auto in = InputSet::random(rt, *plan, c.shapes, 5);

@@ -185,4 +185,44 @@ void triton_add(const hj_dim3 *grid, const hj_dim3 *, uint32_t, void **p) {
   for (int32_t i = 0; i < n; ++i) out[i] = zeroed ? x[i] + y[i] : __builtin_nanf("");
 }
 
+// coop_sum(ptr<f32> x, ptr<f32> out, ptr<f32> partial, ptr<u32> bar, i64 n):
+// the host stand-in for the cooperative kernel of
+// test/gpu/programs/grid_barrier.cu: out[b] = sum of x for each block b,
+// the barrier's counters found zero and left zero (else out is NaN).
+void coop_sum(const hj_dim3 *grid, const hj_dim3 *, uint32_t, void **p) {
+  const float *x = arg<const float *>(p, 0);
+  float *out = arg<float *>(p, 1), *partial = arg<float *>(p, 2);
+  uint32_t *bar = arg<uint32_t *>(p, 3);
+  int64_t n = arg<int64_t>(p, 4);
+  bool zero = bar[0] == 0 && bar[1] == 0;
+  float total = 0.0f;
+  for (uint32_t b = 0; b < grid->x; ++b) {
+    partial[b] = 0.0f;
+    for (int64_t i = b; i < n; i += grid->x) partial[b] += x[i];
+    total += partial[b];
+  }
+  for (uint32_t b = 0; b < grid->x; ++b) out[b] = zero ? total : __builtin_nanf("");
+}
+
+// cluster_rank(ptr<i32> out): the host stand-in for
+// test/gpu/programs/cluster_rank.cu, for clusters of two blocks along x:
+// out[b] = b % 2 + 200.
+void cluster_rank(const hj_dim3 *grid, const hj_dim3 *, uint32_t, void **p) {
+  int32_t *out = arg<int32_t *>(p, 0);
+  for (uint32_t b = 0; b < grid->x; ++b) out[b] = int32_t(b % 2 + 200);
+}
+
+// pdl_produce(x, y, n): y = 2x; pdl_consume(y, z, n): z = y + 1; the host
+// stand-ins for test/gpu/programs/pdl.cu.
+void pdl_produce(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  const float *x = arg<const float *>(p, 0);
+  float *y = arg<float *>(p, 1);
+  for (int64_t i = 0, n = arg<int64_t>(p, 2); i < n; ++i) y[i] = 2.0f * x[i];
+}
+void pdl_consume(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  const float *y = arg<const float *>(p, 0);
+  float *z = arg<float *>(p, 1);
+  for (int64_t i = 0, n = arg<int64_t>(p, 2); i < n; ++i) z[i] = y[i] + 1.0f;
+}
+
 }  // extern "C"

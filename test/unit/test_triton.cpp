@@ -78,6 +78,32 @@ TEST_CASE("triton: the declaration allocates scratch as the launcher does", "[tr
         R"({"entry":"add_kernel","name":"add_kernel","params":["ptr<f32>","ptr<f32>","ptr<f32>","i32","ptr<u8>","ptr<u8>"]})");
 }
 
+TEST_CASE("triton: cooperative, cluster and PDL kernels keep their launch attributes", "[triton]") {
+  auto k = readTritonKernel(editedEntry("attrs", [](auto &j) {
+    j["launch_cooperative_grid"] = true, j["launch_pdl"] = true, j["num_ctas"] = 2;
+  }));
+  INFO((k ? "" : k.error().message));
+  REQUIRE(k);
+  CHECK(k->cooperative);
+  CHECK(k->pdl);
+  CHECK(k->cluster == std::array<int64_t, 3>{2, 1, 1});
+  std::string text = tritonHirDeclaration(*k);
+  INFO(text);
+  CHECK(text.find("  entry = \"add_kernel\"\n  cooperative = true\n  cluster = (2, 1, 1)\n  pdl = true\n}") !=
+        std::string::npos);
+  // The grid counts CTAs: the programs times the cluster; the scratch is
+  // per CTA, so per program it is num_ctas times the size.
+  CHECK(text.find("//   %ctas_x = mul %gx, 2\n//   launch @add_kernel grid(%ctas_x, %gy, %gz)") != std::string::npos);
+  CHECK(tritonFusionKernel(*k) ==
+        R"({"cluster":[2,1,1],"cooperative":true,"entry":"add_kernel","name":"add_kernel","params":["ptr<f32>","ptr<f32>",)"
+        R"("ptr<f32>","i32","ptr<u8>","ptr<u8>"],"pdl":true})");
+  // cluster_dims, where given, shape the cluster.
+  k = readTritonKernel(editedEntry("dims", [](auto &j) { j["num_ctas"] = 4, j["cluster_dims"] = {2, 2, 1}; }));
+  REQUIRE(k);
+  CHECK(k->cluster == std::array<int64_t, 3>{2, 2, 1});
+  CHECK(!k->cooperative);
+}
+
 TEST_CASE("triton: broken metadata names the file and the field", "[triton]") {
   std::string e = errorOf(editedEntry("warps", [](auto &j) { j.erase("num_warps"); }));
   CHECK(e.find("add_kernel.json: num_warps: missing (a Triton kernel's metadata has it)") != std::string::npos);
@@ -89,12 +115,11 @@ TEST_CASE("triton: broken metadata names the file and the field", "[triton]") {
   CHECK(e.find("add_kernel.json: num_warps: expected an integer, got \"4\"") != std::string::npos);
   e = errorOf(editedEntry("align", [](auto &j) { j["global_scratch_align"] = 24; }));
   CHECK(e.find("a scratch alignment of 24 is not a power of two") != std::string::npos);
-  e = errorOf(editedEntry("coop", [](auto &j) { j["launch_cooperative_grid"] = true; }));
-  CHECK(e.find("launch_cooperative_grid: the kernel needs a cooperative launch, which hostjit does not make yet") !=
+  e = errorOf(editedEntry("clusterdims", [](auto &j) { j["num_ctas"] = 2, j["cluster_dims"] = {4, 1, 1}; }));
+  CHECK(e.find("add_kernel.json: cluster_dims: [4,1,1] make clusters of 4 CTAs, but num_ctas is 2") !=
         std::string::npos);
-  e = errorOf(editedEntry("ctas", [](auto &j) { j["num_ctas"] = 2; }));
-  CHECK(e.find("num_ctas: 2 CTAs per program need a launch with thread-block clusters, which hostjit does not make "
-               "yet") != std::string::npos);
+  e = errorOf(editedEntry("clusterzero", [](auto &j) { j["cluster_dims"] = {0, 1, 1}; }));
+  CHECK(e.find("cluster_dims: expected three integers >= 1, got [0,1,1]") != std::string::npos);
   e = errorOf(editedEntry("name", [](auto &j) { j["name"] = 7; }));
   CHECK(e.find("add_kernel.json: name: missing or not a string") != std::string::npos);
   e = errorOf(editedEntry("fp8", [](auto &) {},

@@ -4,6 +4,7 @@
 // declaration with Triton's launch ABI (`hostjit import-triton`).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,7 +27,12 @@ struct TritonKernel {
   uint32_t hidden = 0;
   int64_t numWarps = 0, numCtas = 1, shared = 0;
   std::vector<int64_t> clusterDims;  // empty when absent
+  // The launch attributes: launch_cooperative_grid, launch_pdl, and the
+  // cluster that num_ctas > 1 launches each program as (cluster_dims, else
+  // num_ctas along x; all 1 when num_ctas is 1).
   bool cooperative = false, pdl = false;
+  std::array<int64_t, 3> cluster{1, 1, 1};
+  bool clustered() const { return cluster[0] * cluster[1] * cluster[2] != 1; }
   // Bytes per program (per CTA) and alignment of each scratch buffer;
   // Triton's launcher allocates grid.x * grid.y * grid.z * num_ctas times
   // the size, global scratch not zeroed, profile scratch zeroed.

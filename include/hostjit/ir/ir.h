@@ -227,7 +227,14 @@ struct Kernel {
   std::optional<std::string> cuda, entry, host, image;
   // Extra NVRTC options for the CUDA source, split at white space.
   std::optional<std::string> nvrtcOptions;
-  Loc loc;
+  // Launch attributes, of every launch of the kernel: a cooperative grid
+  // (all blocks resident at once, checked before the first launch), thread-
+  // block cluster dims (the launch's grid counts blocks and must be a
+  // multiple of them), programmatic dependent launch. CUDA launches with
+  // them; the host backend checks the cluster rule and runs as before.
+  bool cooperative = false, pdl = false;
+  std::optional<std::array<int64_t, 3>> cluster;
+  Loc loc, clusterLoc;  // the declaration's, and its cluster attribute's
 };
 
 // One node of a scalar expression. Nodes are hash-consed: building the same

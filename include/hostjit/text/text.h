@@ -22,7 +22,7 @@ struct Comments {
   std::string trailing;              // a comment at the end of the item's line
 };
 struct KernelComments {
-  Comments decl, cuda, entry, host, image, nvrtcOptions;
+  Comments decl, cuda, entry, host, image, nvrtcOptions, cooperative, pdl, cluster;
   Comments closing;  // above and after the closing '}'
 };
 // A program's comments, by what they go with. A statement's are in

@@ -37,6 +37,15 @@ enum {
                                    with reuse_zeroed_memory (its contents are results) */
 };
 
+/* hj_kernel_desc launch flags: how every launch of the kernel is made. */
+enum {
+  HJ_LAUNCH_COOPERATIVE = 1u, /* a cooperative grid: all blocks co-resident, so
+                                 a grid-wide barrier works; the occupancy is
+                                 checked before the first launch of a grid */
+  HJ_LAUNCH_PDL = 2u          /* programmatic dependent launch: may start while
+                                 the previous kernel on its stream finishes */
+};
+
 /* The runtime's limits, declared once: the verifier holds programs to them,
  * and the runtime's entry points refuse what goes beyond them. */
 enum {
@@ -45,7 +54,8 @@ enum {
   HJ_MAX_EVENTS = 4096,         /* events of a context */
   HJ_MAX_BLOCK_THREADS = 1024,  /* threads of a block, and along each of its dims */
   HJ_MAX_GRID_DIM = 2147483647, /* blocks along a grid dim; also the most shared memory bytes */
-  HJ_MAX_SMEM_BYTES = 2147483647
+  HJ_MAX_SMEM_BYTES = 2147483647,
+  HJ_MAX_CLUSTER_BLOCKS = 16    /* blocks of a thread-block cluster (8 portable, 16 on sm_90) */
 };
 /* The most bytes one buffer may take (larger sizes are reported as overflowing). */
 #define HJ_MAX_BUFFER_BYTES (UINT64_C(1) << 62)
@@ -127,6 +137,11 @@ typedef struct hj_kernel_desc {
    * messages, and cuda_entry the kernel in it. */
   const void *cuda_image;
   uint64_t cuda_image_size;
+  /* HJ_LAUNCH_* flags, and the thread-block cluster's dims (0 0 0: no
+   * clusters). With clusters, each grid dim of a launch must be a multiple
+   * of the cluster's: the grid counts blocks, as in CUDA. */
+  uint32_t launch_flags;
+  uint32_t cluster[3];
 } hj_kernel_desc;
 
 /* A communicator's unique id (NCCL's ncclUniqueId on CUDA): made once by
@@ -194,6 +209,8 @@ typedef struct hj_record_entry {
   const hj_record_arg *args;
   uint32_t stream;    /* the stream the call was made on (0: the context's own) */
   uint32_t index;     /* stream and event calls: the stream or event */
+  uint32_t launch_flags; /* launch: the kernel's HJ_LAUNCH_* flags */
+  uint32_t cluster[3];   /* launch: the kernel's cluster dims (0 0 0: none) */
 } hj_record_entry;
 
 /* Graph mode: a kernel argument that the signature key does not fix (a

@@ -11,6 +11,27 @@ using hj::fail;
 using hj::guarded;
 using hj::paramBytes;
 
+namespace {
+
+// Copies and checks a kernel's launch flags and cluster dims.
+int32_t launchAttributes(const hj_kernel_desc &d, hj::KernelEntry &e) {
+  if (d.launch_flags & ~uint32_t(HJ_LAUNCH_COOPERATIVE | HJ_LAUNCH_PDL))
+    return fail(HJ_ERR_INVALID_ARGUMENT, "kernel @%s: unknown launch flags 0x%x", e.name.c_str(), d.launch_flags);
+  e.launchFlags = d.launch_flags;
+  const uint32_t *c = d.cluster;
+  if (c[0] == 0 && c[1] == 0 && c[2] == 0) return HJ_OK;
+  uint64_t blocks = uint64_t(c[0]) * c[1] * c[2];
+  if (blocks == 0 || blocks > HJ_MAX_CLUSTER_BLOCKS)
+    return fail(HJ_ERR_INVALID_ARGUMENT,
+                "kernel @%s: cluster(%u, %u, %u) has %llu blocks, expected each dim at least 1 and 1 to %d blocks "
+                "in all",
+                e.name.c_str(), c[0], c[1], c[2], (unsigned long long)blocks, HJ_MAX_CLUSTER_BLOCKS);
+  e.cluster = {c[0], c[1], c[2]};
+  return HJ_OK;
+}
+
+}  // namespace
+
 extern "C" {
 
 int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel, const int64_t *dims,
@@ -46,6 +67,15 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
     if (dims[6] < 0 || dims[6] > HJ_MAX_SMEM_BYTES)
       return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: smem is %" PRId64 ", expected 0 to %d", k.name.c_str(),
                   dims[6], HJ_MAX_SMEM_BYTES);
+    if (k.clustered()) {
+      const uint32_t cl[3] = {k.cluster.x, k.cluster.y, k.cluster.z};
+      for (int i = 0; i < 3; ++i)
+        if (dims[i] % cl[i] != 0)
+          return fail(HJ_ERR_INVALID_ARGUMENT,
+                      "launch of @%s grid(%" PRId64 ", %" PRId64 ", %" PRId64 "): %s is not a multiple of the "
+                      "kernel's cluster(%u, %u, %u); the grid counts blocks, so give it clusters x %u",
+                      k.name.c_str(), dims[0], dims[1], dims[2], what[i], cl[0], cl[1], cl[2], cl[i]);
+    }
     hj::LaunchCall c;
     c.table = table;
     c.kernel = kernel;
@@ -89,6 +119,7 @@ int32_t hj_kernel_table_create(hj_context *ctx, const hj_kernel_desc *kernels, u
       hj::KernelEntry &e = table->kernels.emplace_back();
       e.name = d.name ? d.name : "?";
       e.params.assign(d.params, d.params + d.num_params);
+      if (int32_t st = launchAttributes(d, e)) return st;
       for (int32_t p : e.params)
         if (paramBytes(p) == 0)
           return fail(HJ_ERR_INVALID_ARGUMENT, "kernel @%s: unknown parameter kind %d", e.name.c_str(), p);

@@ -28,6 +28,9 @@ struct KernelEntry {
   std::vector<int32_t> params;   // hj_param_kind of each parameter
   hj_host_kernel_fn host = nullptr;
   void *function = nullptr;      // CUDA: CUfunction
+  uint32_t launchFlags = 0;      // HJ_LAUNCH_*
+  hj_dim3 cluster{0, 0, 0};      // thread-block cluster dims; 0 0 0: none
+  bool clustered() const { return cluster.x != 0; }
 };
 
 // One call of a collective node: hj_collective's arguments (a group is its

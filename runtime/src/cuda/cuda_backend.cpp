@@ -24,6 +24,7 @@ int32_t makeCudaBackend(int32_t, void *, std::unique_ptr<Backend> &) {
 #include "cuda/cuda_driver.h"
 #include "cuda/cuda_graph.h"
 #include "cuda/cuda_images.h"
+#include "cuda/cuda_launch.h"
 #include "cuda/nvrtc_compiler.h"
 
 namespace hj {
@@ -156,20 +157,47 @@ class CudaBackend final : public Backend {
     if (smem > kDefaultSharedLimit) {
       if (int32_t st = allowSharedMemory(kernel, f, smem)) return st;
     }
-    CUresult r = d_.cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, smem, stream_, params,
-                                   nullptr);
-    if (r != CUDA_SUCCESS && sticky(r)) return driverError("cuLaunchKernel", r);
+    CUresult r;
+    const char *what = "cuLaunchKernel";
+    if (kernel.launchFlags == 0 && !kernel.clustered()) {
+      r = d_.cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, smem, stream_, params, nullptr);
+    } else {
+      if (kernel.launchFlags & HJ_LAUNCH_COOPERATIVE)
+        if (int32_t st = coResidency_.check(d_, modules_->device, ordinal_, kernel, grid, block, smem)) return st;
+      CUlaunchAttribute attrs[3];
+      CUlaunchConfig config{};
+      config.gridDimX = grid.x;
+      config.gridDimY = grid.y;
+      config.gridDimZ = grid.z;
+      config.blockDimX = block.x;
+      config.blockDimY = block.y;
+      config.blockDimZ = block.z;
+      config.sharedMemBytes = smem;
+      config.hStream = stream_;
+      config.attrs = attrs;
+      config.numAttrs = launchAttributes(kernel, /*forGraph=*/false, attrs);
+      what = "cuLaunchKernelEx";
+      r = d_.cuLaunchKernelEx(&config, f, params, nullptr);
+    }
+    if (r != CUDA_SUCCESS && sticky(r)) return driverError(what, r);
     if (r != CUDA_SUCCESS)
-      return fail(HJ_ERR_BACKEND, "cuLaunchKernel failed for @%s grid(%u, %u, %u) block(%u, %u, %u) smem(%u): %s",
+      return fail(HJ_ERR_BACKEND, "%s failed for @%s grid(%u, %u, %u) block(%u, %u, %u) smem(%u)%s: %s", what,
                   kernel.name.c_str(), grid.x, grid.y, grid.z, block.x, block.y, block.z, smem,
-                  describe(d_, r).c_str());
+                  attributeText(kernel).c_str(), describe(d_, r).c_str());
     return HJ_OK;
   }
 
   int32_t buildGraph(const std::vector<GraphNode> &nodes, std::unique_ptr<Graph> &out) override {
-    for (const GraphNode &n : nodes)
-      if (n.kind == GraphNode::Kind::Kernel && n.smem > kDefaultSharedLimit)
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    for (const GraphNode &n : nodes) {
+      if (n.kind != GraphNode::Kind::Kernel) continue;
+      if (n.smem > kDefaultSharedLimit)
         if (int32_t st = allowSharedMemory(*n.kernel, static_cast<CUfunction>(n.kernel->function), n.smem)) return st;
+      if (n.kernel->launchFlags & HJ_LAUNCH_COOPERATIVE)
+        if (int32_t st = coResidency_.check(d_, modules_->device, ordinal_, *n.kernel, n.grid, n.block, n.smem))
+          return st;
+    }
     return makeCudaGraph(d_, ctx_, streams_[0], ordinal_, [this](const std::string &cause) { return faulted(cause); },
                          nodes, out);
   }
@@ -327,6 +355,14 @@ class CudaBackend final : public Backend {
       return fail(HJ_ERR_BACKEND, "cuModuleGetFunction('%s') failed for kernel @%s (%s): %s", desc.cuda_entry, name,
                   path, describe(d_, r).c_str());
     out.function = f;
+    if (uint64_t(out.cluster.x) * out.cluster.y * out.cluster.z > 8) {
+      // More than the portable 8 blocks a cluster needs the kernel's consent.
+      CUresult ra = d_.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+      if (ra != CUDA_SUCCESS)
+        return fail(HJ_ERR_BACKEND, "kernel @%s: cluster(%u, %u, %u) is larger than 8 blocks, and CUDA device %d "
+                    "does not allow it (cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)): %s", name,
+                    out.cluster.x, out.cluster.y, out.cluster.z, ordinal_, describe(d_, ra).c_str());
+    }
     return HJ_OK;
   }
 
@@ -374,8 +410,20 @@ class CudaBackend final : public Backend {
     return HJ_OK;
   }
 
+  // " cluster(x, y, z) cooperative pdl", as far as the kernel has them.
+  static std::string attributeText(const KernelEntry &k) {
+    std::string s;
+    if (k.clustered())
+      s += " cluster(" + std::to_string(k.cluster.x) + ", " + std::to_string(k.cluster.y) + ", " +
+           std::to_string(k.cluster.z) + ")";
+    if (k.launchFlags & HJ_LAUNCH_COOPERATIVE) s += " cooperative";
+    if (k.launchFlags & HJ_LAUNCH_PDL) s += " pdl";
+    return s;
+  }
+
   const Driver &d_;
   std::shared_ptr<CudaModules> modules_;
+  CoResidency coResidency_;
   CUcontext ctx_;
   int32_t ordinal_;
   int ccMajor_, ccMinor_;

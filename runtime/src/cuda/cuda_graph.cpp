@@ -7,6 +7,7 @@
 #include <array>
 
 #include "base/error.h"
+#include "cuda/cuda_launch.h"
 
 namespace hj {
 
@@ -95,6 +96,11 @@ class CudaGraph final : public Graph {
         CUDA_KERNEL_NODE_PARAMS k = kernelNode(n);
         if (CUresult r = d_.cuGraphAddKernelNode_v2(&made[0], graph_, deps.data(), deps.size(), &k))
           return error("cuGraphAddKernelNode", r, n.kernel->name.c_str());
+        CUlaunchAttribute attrs[3];
+        unsigned count = launchAttributes(*n.kernel, /*forGraph=*/true, attrs);
+        for (unsigned i = 0; i < count; ++i)
+          if (CUresult r = d_.cuGraphKernelNodeSetAttribute(made[0], attrs[i].id, &attrs[i].value))
+            return error("cuGraphKernelNodeSetAttribute", r, n.kernel->name.c_str());
       } else if (n.kind == GraphNode::Kind::Collective) {
         CUgraph child = nullptr;
         if (int32_t st = capture(n, &child)) return st;

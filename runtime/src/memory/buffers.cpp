@@ -263,6 +263,10 @@ void Buffers::noteLaunchSlow(const KernelEntry &k, uint32_t kernel, const int64_
     c->name = k.name;
     c->entry.kernel = kernel;
     std::memcpy(c->entry.dims, dims, sizeof c->entry.dims);
+    c->entry.launch_flags = k.launchFlags;
+    c->entry.cluster[0] = k.cluster.x;
+    c->entry.cluster[1] = k.cluster.y;
+    c->entry.cluster[2] = k.cluster.z;
   }
   for (size_t i = 0; i < k.params.size(); ++i) {
     int32_t kind = k.params[i];

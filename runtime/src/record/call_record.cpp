@@ -93,9 +93,16 @@ int64_t CallRecord::format(uint64_t index, char *buf, uint64_t cap) const {
     case HJ_REC_LAUNCH: {
       std::snprintf(tmp, sizeof tmp,
                     "launch @%s grid(%" PRId64 ", %" PRId64 ", %" PRId64 ") block(%" PRId64 ", %" PRId64 ", %" PRId64
-                    ") smem(%" PRId64 ") (",
+                    ") smem(%" PRId64 ")",
                     c.name.c_str(), e.dims[0], e.dims[1], e.dims[2], e.dims[3], e.dims[4], e.dims[5], e.dims[6]);
       s = tmp;
+      if (e.cluster[0]) {
+        std::snprintf(tmp, sizeof tmp, " cluster(%u, %u, %u)", e.cluster[0], e.cluster[1], e.cluster[2]);
+        s += tmp;
+      }
+      if (e.launch_flags & HJ_LAUNCH_COOPERATIVE) s += " cooperative";
+      if (e.launch_flags & HJ_LAUNCH_PDL) s += " pdl";
+      s += " (";
       for (size_t i = 0; i < c.args.size(); ++i) {
         const hj_record_arg &a = c.args[i];
         if (i) s += ", ";
