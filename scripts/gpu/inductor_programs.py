@@ -163,6 +163,12 @@ def build_fusion(hostjit, name, inputs, outputs, launches, triton_cache, sems_ze
             if isinstance(v, torch.Tensor):
                 p = v.data_ptr()
                 spec = {"dtype": hj_dtype(v), "extents": list(v.shape), "strides": list(v.stride())}
+                # Triton's TTIR has no unsigned integers (a uint32 tensor is
+                # !tt.ptr<i32> there): the tensor's dtype says which it is.
+                want = "ptr<%s>" % spec["dtype"]
+                if params[pi] != want and re.fullmatch(r"ptr<[iu](8|16|32|64)>", params[pi]) and \
+                        params[pi][5:-1] == spec["dtype"][1:]:
+                    params[pi] = want
                 if pname.startswith("in_out_ptr"):
                     raise RuntimeError("%s: %s is read and written in place, which this script does not map" %
                                        (kname, pname))
