@@ -102,10 +102,11 @@ class Emitter {
     cleanup_ = nullptr;
     inputPtrs_.assign(plan_.inputs.size(), nullptr);
     slots_.assign(plan_.numSlots, nullptr);
-    sizes_ = strides_ = dims_ = args_ = params_ = nullptr;
+    sizes_ = strides_ = dims_ = args_ = params_ = mmDims_ = nullptr;
     heldSizes_.clear();
     heldStrides_.clear();
     heldDims_.clear();
+    heldMmDims_.clear();
     slotWords_ = 1;
   }
 
@@ -160,6 +161,8 @@ class Emitter {
     strides_ = b_.CreateAlloca(sizesTy_, nullptr, "strides");
     dimsTy_ = llvm::ArrayType::get(i64_, 7);
     dims_ = b_.CreateAlloca(dimsTy_, nullptr, "dims");
+    mmDimsTy_ = llvm::ArrayType::get(i64_, HJ_MM_DIMS);
+    mmDims_ = b_.CreateAlloca(mmDimsTy_, nullptr, "matmul.dims");
     argsTy_ = llvm::ArrayType::get(i64_, maxArgs * slotWords_);
     args_ = b_.CreateAlloca(argsTy_, nullptr, "args");
     paramsTy_ = llvm::ArrayType::get(ptr_, maxArgs);
@@ -350,7 +353,23 @@ class Emitter {
                         "st"));
   }
 
+  void emit(const step::Matmul &s) {
+    auto pointer = [&](const CollectiveBuffer &b) -> Value * {
+      if (const auto *in = std::get_if<InputRef>(&b)) return inputData(*in);
+      if (const auto *slot = std::get_if<SlotRef>(&b)) return b_.CreateLoad(ptr_, slots_[slot->index]);
+      return llvm::ConstantPointerNull::get(b_.getPtrTy());
+    };
+    storeScratch(mmDims_, mmDimsTy_, heldMmDims_, s.dims);
+    Value *site = b_.CreateGlobalString(s.site, "site", 0, &m_);
+    auto *f64 = b_.getDoubleTy();
+    check(b_.CreateCall(rt_.hj_matmul, {ctx_, pointer(s.a), pointer(s.b), pointer(s.c), pointer(s.bias),
+                                        pointer(s.workspace), mmDims_, b_.getInt32(s.dtypes), b_.getInt32(s.flags),
+                                        llvm::ConstantFP::get(f64, s.alpha), llvm::ConstantFP::get(f64, s.beta), site},
+                        "st"));
+  }
+
   void forgetScratch() {
+    heldMmDims_.clear();
     heldSizes_.clear();
     heldStrides_.clear();
     heldDims_.clear();
@@ -503,6 +522,9 @@ class Emitter {
   llvm::ArrayType *buffersTy_ = nullptr, *sizesTy_ = nullptr, *dimsTy_ = nullptr, *argsTy_ = nullptr,
                   *paramsTy_ = nullptr;
   llvm::AllocaInst *sizes_ = nullptr, *strides_ = nullptr, *dims_ = nullptr, *args_ = nullptr, *params_ = nullptr;
+  llvm::ArrayType *mmDimsTy_ = nullptr;
+  llvm::AllocaInst *mmDims_ = nullptr;  // hj_matmul's dims
+  std::vector<uint32_t> heldMmDims_;
   Value *buffers_ = nullptr;             // the buffer table: the entry's alloca, or a chunk's argument
   llvm::ArrayType *valsTy_ = nullptr;
   Value *chunkVals_ = nullptr;           // in a chunk: the entry's array of expression values

@@ -147,6 +147,12 @@ class Interpreter {
                          pointer(s.dst), static_cast<uint64_t>(i64(s.dstElems)), static_cast<uint64_t>(i64(s.count)),
                          static_cast<uint32_t>(s.dtype), s.op, i64(s.peer), s.site.c_str());
   }
+  int32_t operator()(const step::Matmul &s) {
+    int64_t dims[HJ_MM_DIMS];
+    for (size_t i = 0; i < HJ_MM_DIMS; ++i) dims[i] = i64(s.dims[i]);
+    return hj_matmul(ctx_, pointer(s.a), pointer(s.b), pointer(s.c), pointer(s.bias), pointer(s.workspace), dims,
+                     s.dtypes, s.flags, s.alpha, s.beta, s.site.c_str());
+  }
   int32_t operator()(const std::monostate &) { return HJ_OK; }
 
  private:

@@ -242,6 +242,68 @@ class Planner {
     plan_.steps.push_back(std::move(s));
   }
 
+  // A tensor operand's sizes and strides (in elements) as table expressions.
+  CollectiveBuffer shapeOf(const Operand &o, std::vector<ExprId> &sizes, std::vector<ExprId> &strides) {
+    const Value &v = p_.value(o.value);
+    sizes.clear();
+    strides.clear();
+    if (v.def == Value::Def::TensorInput) {
+      for (uint32_t d = 0; d < v.rank; ++d) {
+        sizes.push_back(v.inputDims[d] == kDynamic ? table_.inputSize(v.defIndex, d) : table_.constInt(v.inputDims[d]));
+        strides.push_back(table_.inputStride(v.defIndex, d));
+      }
+      return InputRef{v.defIndex};
+    }
+    const Alloc &al = *p_.allocOf(o.value);
+    auto id = [&](const Operand &e) { return e.isValue() ? p_.value(e.value).expr : table_.constInt(e.i); };
+    for (const Operand &e : al.extents) sizes.push_back(id(e));
+    if (!al.strides.empty()) {
+      for (const Operand &e : al.strides) strides.push_back(id(e));
+    } else {
+      strides.assign(sizes.size(), table_.constInt(1));
+      for (size_t d = sizes.size(); d-- > 1;)
+        strides[d - 1] = table_.binary(OpCode::Mul, strides[d], sizes[d], nullptr);
+    }
+    SlotRef slot = slotOf(o.value);
+    useIfOtherStream(slot);
+    return slot;
+  }
+
+  void step(const Matmul &n) {
+    step::Matmul s;
+    s.site = site("matmul of @" + p_.funcName);
+    std::vector<ExprId> sizes, strides, dims(HJ_MM_DIMS, table_.constInt(0));
+    ExprId zero = table_.constInt(0), one = table_.constInt(1);
+    CollectiveBuffer *bufs[] = {&s.a, &s.b, &s.c};
+    const Operand *ops[] = {&n.a, &n.b, &n.c};
+    for (int x = 0; x < 3; ++x) {
+      *bufs[x] = shapeOf(*ops[x], sizes, strides);
+      size_t r = sizes.size();
+      ExprId *d = &dims[6 * x];
+      d[0] = r == 3 ? sizes[0] : one;
+      d[1] = sizes[r - 2];
+      d[2] = sizes[r - 1];
+      d[3] = r == 3 ? strides[0] : zero;
+      d[4] = strides[r - 2];
+      d[5] = strides[r - 1];
+    }
+    if (n.bias.isValue()) {
+      s.bias = shapeOf(n.bias, sizes, strides);
+      dims[HJ_MM_BIAS_ELEMS] = sizes[0];
+      s.flags |= HJ_MM_BIAS;
+    }
+    if (n.workspace.isValue()) {
+      s.workspace = shapeOf(n.workspace, sizes, strides);
+      dims[HJ_MM_WORKSPACE_BYTES] = sizes[0];
+    }
+    for (ExprId e : dims) s.dims.push_back(use(e));
+    s.dtypes = static_cast<uint32_t>(p_.value(n.a.value).dtype) | static_cast<uint32_t>(p_.value(n.c.value).dtype) << 8;
+    s.flags |= (n.transposeA ? uint32_t(HJ_MM_TRANSPOSE_A) : 0u) | (n.transposeB ? uint32_t(HJ_MM_TRANSPOSE_B) : 0u);
+    s.alpha = n.alpha;
+    s.beta = n.beta;
+    plan_.steps.push_back(std::move(s));
+  }
+
   void step(const ScalarOp &) {}
   void step(const View &) {}  // no runtime call: launches pass the root's memory
   void step(const std::monostate &) {}

@@ -333,6 +333,14 @@ ValueId ProgramBuilder::commQuery(std::string name, bool world, Loc loc) {
   return id;
 }
 
+void ProgramBuilder::matmul(Matmul m, Loc loc) {
+  for (const Operand *o : {&m.a, &m.b, &m.c, &m.bias, &m.workspace}) checkOperand(*o);
+  Stmt s;
+  s.node = std::move(m);
+  s.loc = loc;
+  p_.body.push_back(std::move(s));
+}
+
 void ProgramBuilder::collective(Collective c, Loc loc) {
   checkOperand(c.src);
   checkOperand(c.dst);

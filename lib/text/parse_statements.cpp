@@ -1,5 +1,7 @@
 // parse_statements.cpp - the function body: statements with their comments,
 // operands, loops, blocks on streams and collectives.
+#include <set>
+
 #include "parser_impl.h"
 
 namespace hostjit::text_detail {
@@ -99,6 +101,42 @@ void Parser::parseCollective(Collective::Kind kind, Loc loc) {
     }
   }
   b_.collective(c, loc);
+}
+
+void Parser::parseMatmul(Loc loc) {
+  Matmul m;
+  m.bias = m.workspace = Operand::integer(0, loc);
+  m.a = parseOperand();
+  expectPunct(",");
+  m.b = parseOperand();
+  expectPunct(",");
+  m.c = parseOperand();
+  std::set<std::string> seen;
+  // Options, on the statement's line, in any order.
+  while (peek().kind == Tok::Ident && peek().loc.line == loc.line) {
+    const Token &t = peek();
+    std::string key = t.text;
+    if (key != "transpose_a" && key != "transpose_b" && key != "alpha" && key != "beta" && key != "bias" &&
+        key != "workspace") {
+      error(t.loc, "unknown matmul option '" + key + "'; expected transpose_a, transpose_b, alpha, beta, bias or workspace");
+      throw Failed{};
+    }
+    next();
+    if (!seen.insert(key).second) error(t.loc, "matmul option '" + key + "' given twice");
+    if (key == "transpose_a") m.transposeA = true;
+    else if (key == "transpose_b") m.transposeB = true;
+    else if (key == "bias") m.bias = parseOperand();
+    else if (key == "workspace") m.workspace = parseOperand();
+    else {
+      Operand v = parseOperand();
+      if (v.isValue()) {
+        error(v.loc, "matmul's " + key + " must be a number literal");
+        throw Failed{};
+      }
+      (key == "alpha" ? m.alpha : m.beta) = v.kind == Operand::Kind::Float ? v.f : static_cast<double>(v.i);
+    }
+  }
+  b_.matmul(std::move(m), loc);
 }
 
 void Parser::parseOn(const Token &kw) {
@@ -311,6 +349,11 @@ void Parser::parseStmt() {
     b_.sync(first.loc);
     return;
   }
+  if (isIdent("matmul")) {
+    next();
+    parseMatmul(first.loc);
+    return;
+  }
   if (isIdent("free")) {
     next();
     b_.free(parseOperand(), first.loc);
@@ -345,7 +388,7 @@ void Parser::parseStmt() {
     b_.launch(*kid, grid, block, smem, std::move(args), first.loc);
     return;
   }
-  fail("a statement (%name = ..., free, launch, for, yield, on, wait, sync, a collective or return)");
+  fail("a statement (%name = ..., free, launch, matmul, for, yield, on, wait, sync, a collective or return)");
 }
 
 }  // namespace hostjit::text_detail

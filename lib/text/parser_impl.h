@@ -57,6 +57,8 @@ class Parser {
 
   // The operands of a collective, after its keyword.
   void parseCollective(Collective::Kind kind, Loc loc);
+  // The operands and options of a matmul, after its keyword.
+  void parseMatmul(Loc loc);
 
   // `on %s { ... }`, after the 'on'.
   void parseOn(const Token &kw);

@@ -126,6 +126,22 @@ std::string printStmt(const Program &p, const Stmt &s) {
               return r + " " + printOperand(p, n.src) + ", " + printOperand(p, n.dst) + ", " + printOperand(p, n.peer);
             default: return r + " " + printOperand(p, n.src) + ", " + printOperand(p, n.dst);
           }
+        } else if constexpr (std::is_same_v<T, Matmul>) {
+          std::string r = "matmul " + printOperand(p, n.a) + ", " + printOperand(p, n.b) + ", " + printOperand(p, n.c);
+          if (n.transposeA) r += " transpose_a";
+          if (n.transposeB) r += " transpose_b";
+          auto number = [](double v) {
+            char buf[40];
+            std::snprintf(buf, sizeof buf, "%.17g", v);
+            std::string t = buf;
+            if (t.find_first_of(".eEn") == std::string::npos) t += ".0";
+            return t;
+          };
+          if (n.alpha != 1.0) r += " alpha " + number(n.alpha);
+          if (n.beta != 0.0) r += " beta " + number(n.beta);
+          if (n.bias.isValue()) r += " bias " + printOperand(p, n.bias);
+          if (n.workspace.isValue()) r += " workspace " + printOperand(p, n.workspace);
+          return r;
         } else if constexpr (std::is_same_v<T, Return>) {
           return n.values.empty() ? "return" : "return " + list(p, n.values);
         } else {

@@ -155,6 +155,13 @@ class Verifier {
   bool collectiveTensor(const Operand &o, const std::string &what);
 
   void check(const Collective &n);
+  // A matmul's operand: a tensor input or a buffer (not a view) of a rank
+  // in [minRank, maxRank]; `written`: a buffer, not an input.
+  bool matmulTensor(const Operand &o, const std::string &what, uint32_t minRank, uint32_t maxRank, bool written);
+  // Dim d of tensor v when the program fixes it (a static input dim, a
+  // constant extent).
+  std::optional<int64_t> staticDim(ValueId v, uint32_t d) const;
+  void check(const Matmul &n);
 
   void check(const Return &n);
 

@@ -308,6 +308,87 @@ void Verifier::check(const Collective &n) {
   if (n.kind == K::Send || n.kind == K::Recv) intOperand(n.peer, "the peer of " + kw, 0);
 }
 
+bool Verifier::matmulTensor(const Operand &o, const std::string &what, uint32_t minRank, uint32_t maxRank,
+                            bool written) {
+  if (!o.isValue()) {
+    error(o.loc, what + " must be a tensor");
+    return false;
+  }
+  if (!use(o)) return false;
+  const Value &v = p_.value(o.value);
+  if (!v.isTensor) {
+    error(o.loc, what + " must be a tensor; " + name(o.value) + " is a scalar");
+    return false;
+  }
+  if (p_.rootOf(o.value) != o.value) {
+    error(o.loc, what + " must be a buffer or an input, not a view (" + name(o.value) + ")");
+    return false;
+  }
+  if (written && v.def == Value::Def::TensorInput) {
+    error(o.loc, what + " is written, so it must be a buffer the program allocated; " + name(o.value) +
+                     " is an input");
+    return false;
+  }
+  if (v.rank < minRank || v.rank > maxRank) {
+    error(o.loc, what + " must have rank " + std::to_string(minRank) +
+                     (minRank == maxRank ? "" : " or " + std::to_string(maxRank)) + "; " + name(o.value) +
+                     " has rank " + std::to_string(v.rank));
+    return false;
+  }
+  return true;
+}
+
+std::optional<int64_t> Verifier::staticDim(ValueId v, uint32_t d) const {
+  const Value &val = p_.value(v);
+  if (val.def == Value::Def::TensorInput)
+    return val.inputDims[d] == kDynamic ? std::nullopt : std::optional<int64_t>(val.inputDims[d]);
+  const Alloc *al = p_.allocOf(v);
+  if (!al || d >= al->extents.size()) return std::nullopt;
+  return known(al->extents[d]);
+}
+
+void Verifier::check(const Matmul &n) {
+  bool ok = matmulTensor(n.a, "matmul's A", 2, 3, false) & matmulTensor(n.b, "matmul's B", 2, 3, false) &
+            matmulTensor(n.c, "matmul's C", 2, 3, true);
+  bool bias = n.bias.isValue(), ws = n.workspace.isValue();
+  if (bias) ok &= matmulTensor(n.bias, "matmul's bias", 1, 1, false);
+  if (ws) ok &= matmulTensor(n.workspace, "matmul's workspace", 1, 1, true);
+  if (!ok) return;
+  const Value &a = p_.value(n.a.value), &b = p_.value(n.b.value), &c = p_.value(n.c.value);
+  if (a.dtype != DType::f32 && a.dtype != DType::f16 && a.dtype != DType::bf16)
+    error(n.a.loc, "matmul's A is " + std::string(dtypeName(a.dtype)) + "; a matmul takes f32, f16 or bf16");
+  else if (b.dtype != a.dtype)
+    error(n.b.loc, "matmul's B is " + std::string(dtypeName(b.dtype)) + "; it must be A's dtype, " + dtypeName(a.dtype));
+  else if (c.dtype != DType::f32 && c.dtype != a.dtype)
+    error(n.c.loc, "matmul's C is " + std::string(dtypeName(c.dtype)) + "; with " + dtypeName(a.dtype) +
+                       " inputs it must be f32 or " + dtypeName(a.dtype));
+  if (bias && p_.value(n.bias.value).dtype != c.dtype)
+    error(n.bias.loc, "matmul's bias is " + std::string(dtypeName(p_.value(n.bias.value).dtype)) +
+                          "; it must be C's dtype, " + dtypeName(c.dtype));
+  if (ws && p_.value(n.workspace.value).dtype != DType::u8)
+    error(n.workspace.loc, "matmul's workspace is " + std::string(dtypeName(p_.value(n.workspace.value).dtype)) +
+                               "; it must be a u8 buffer");
+  if (c.rank == 2 && (a.rank == 3 || b.rank == 3))
+    error(n.c.loc, "matmul's C has rank 2 while A or B has a batch dim: C must be [batches, rows, cols]");
+  // The dims the program fixes must agree.
+  auto dim = [&](ValueId v, uint32_t rank, int fromEnd) { return staticDim(v, rank - fromEnd); };
+  auto rows = [&](ValueId v, uint32_t r, bool t) { return dim(v, r, t ? 1 : 2); };
+  auto cols = [&](ValueId v, uint32_t r, bool t) { return dim(v, r, t ? 2 : 1); };
+  auto ak = cols(n.a.value, a.rank, n.transposeA), bk = rows(n.b.value, b.rank, n.transposeB);
+  auto am = rows(n.a.value, a.rank, n.transposeA), bn = cols(n.b.value, b.rank, n.transposeB);
+  auto cm = dim(n.c.value, c.rank, 2), cn = dim(n.c.value, c.rank, 1);
+  auto show = [](std::optional<int64_t> x) { return x ? std::to_string(*x) : std::string("?"); };
+  if (ak && bk && *ak != *bk)
+    error(n.b.loc, "matmul: op(A) has " + show(ak) + " columns and op(B) " + show(bk) + " rows; they must agree");
+  if ((am && cm && *am != *cm) || (bn && cn && *bn != *cn))
+    error(n.c.loc, "matmul: C is " + show(cm) + " x " + show(cn) + "; op(A) op(B) is " + show(am) + " x " + show(bn));
+  if (bias) {
+    auto be = staticDim(n.bias.value, 0);
+    if (be && bn && *be != *bn)
+      error(n.bias.loc, "matmul's bias has " + show(be) + " elements; op(B) has " + show(bn) + " columns");
+  }
+}
+
 void Verifier::check(const Return &n) {
   if (!ons_.empty()) error(stmt_->loc, "'return' inside an 'on' block; it must be the last statement of the function");
   else if (!loops_.empty()) error(stmt_->loc, "'return' inside a loop; it must be the last statement of the function");

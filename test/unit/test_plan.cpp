@@ -12,7 +12,8 @@ namespace {
 
 // Every step kind: allocations, a launch with a tensor struct and values, a
 // loop that carries a buffer, streams and events, collectives and a group,
-// and an output whose static dim is checked at run time.
+// a matmul with every option, and an output whose static dim is checked at
+// run time.
 const char *kSample = R"(kernel @k(ptr<f32>, tensor<f32, 1>, i64, f32) {
   host = "k"
 }
@@ -43,6 +44,15 @@ func @main(%x: f32[?], %alpha: f32) -> (f32[4], f32[?]) {
   %peer = add %rank, 1
   send %sum, %peer
   recv %r, %peer
+  %ma = alloc f32[4, %n]
+  %mb = alloc f32[4]
+  %ws = alloc u8[256]
+  %mc = alloc f32[4, 4]
+  matmul %ma, %ma, %mc transpose_b alpha 0.5 beta 0.25 bias %mb workspace %ws
+  free %ma
+  free %mb
+  free %ws
+  free %mc
   free %w
   free %r
   %out = alloc f32[%n]

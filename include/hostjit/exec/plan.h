@@ -82,8 +82,9 @@ inline const ExprRefs &structDims(const Arg &a) {
   if (const auto *b = std::get_if<BufferArg>(&a)) return b->structDims;
   return none;
 }
-// What a collective reads or writes: nothing (a send's destination, a
-// receive's source: NULL), a tensor input, or a buffer.
+// What a collective or a matmul reads or writes: nothing (a send's
+// destination, a receive's source, a matmul's missing bias: NULL), a tensor
+// input, or a buffer.
 struct NoBuffer {
   static constexpr const char *kName = "none";
   HOSTJIT_NO_FIELDS
@@ -154,6 +155,15 @@ struct Collective {
   HOSTJIT_FIELDS((CollectiveKind, kind), (uint32_t, op), (DType, dtype, DType::f32), (CollectiveBuffer, src),
                  (CollectiveBuffer, dst), (ExprRef, count), (ExprRef, peer), (ExprRef, srcElems), (ExprRef, dstElems),
                  (std::string, site))
+};
+// hj_matmul of a, b into c (bias, workspace: NoBuffer when absent); dims
+// the HJ_MM_DIMS values (runtime.h: each operand's batches, rows, columns
+// and strides, the bias's elements, the workspace's bytes), dtypes A's |
+// C's << 8, flags HJ_MM_*.
+struct Matmul {
+  HOSTJIT_FIELDS((CollectiveBuffer, a), (CollectiveBuffer, b), (CollectiveBuffer, c), (CollectiveBuffer, bias),
+                 (CollectiveBuffer, workspace), (ExprRefs, dims), (uint32_t, dtypes), (uint32_t, flags),
+                 (double, alpha, 1.0), (double, beta, 0.0), (std::string, site))
 };
 }  // namespace step
 

@@ -194,6 +194,16 @@ struct Collective {
   Operand src, dst, peer;  // src or dst unused (Int 0) by recv and send; peer: root, peer, or unused
 };
 const char *collectiveKeyword(Collective::Kind k);
+// A matrix multiply, a library call on the current stream (hj_matmul): per
+// batch, c = alpha op(a) op(b) + beta c, plus bias over c's columns. a, b
+// and c are tensors of rank 2 ([rows, cols]) or 3 ([batches, rows, cols]);
+// op transposes where asked. bias (c's dtype, n elements) and workspace (a
+// u8 buffer the library may use) are Operand::integer(0) when absent.
+struct Matmul {
+  Operand a, b, c, bias, workspace;
+  bool transposeA = false, transposeB = false;
+  double alpha = 1.0, beta = 0.0;
+};
 struct Return {
   std::vector<Operand> values;
 };
@@ -430,6 +440,7 @@ class ProgramBuilder {
   // `%name = rank` / `%name = world`, and a collective statement.
   ValueId commQuery(std::string name, bool world, Loc loc = {});
   void collective(Collective c, Loc loc = {});
+  void matmul(Matmul m, Loc loc = {});
 
   Program &program() { return p_; }
   Program finish() { return std::move(p_); }

@@ -46,6 +46,27 @@ enum {
                                  the previous kernel on its stream finishes */
 };
 
+/* hj_matmul: C = alpha * op(A) @ op(B) + beta * C (+ bias), per batch.
+ * dims is an int64_t array of HJ_MM_DIMS values indexed by these: each
+ * operand as it is stored, its batches (1: one matrix for every batch),
+ * rows and columns, and its batch, row and column strides in elements. A
+ * stored is m x k, or k x m with HJ_MM_TRANSPOSE_A (op(A) its transpose);
+ * B k x n, or n x k with HJ_MM_TRANSPOSE_B; C m x n. The runtime checks
+ * that they agree and names the statement when they do not. */
+enum {
+  HJ_MM_A_BATCHES = 0, HJ_MM_A_ROWS, HJ_MM_A_COLS, HJ_MM_A_BATCH_STRIDE, HJ_MM_A_ROW_STRIDE, HJ_MM_A_COL_STRIDE,
+  HJ_MM_B_BATCHES, HJ_MM_B_ROWS, HJ_MM_B_COLS, HJ_MM_B_BATCH_STRIDE, HJ_MM_B_ROW_STRIDE, HJ_MM_B_COL_STRIDE,
+  HJ_MM_C_BATCHES, HJ_MM_C_ROWS, HJ_MM_C_COLS, HJ_MM_C_BATCH_STRIDE, HJ_MM_C_ROW_STRIDE, HJ_MM_C_COL_STRIDE,
+  HJ_MM_BIAS_ELEMS,      /* elements of the bias (n), 0 without one */
+  HJ_MM_WORKSPACE_BYTES, /* bytes of the workspace buffer (0: none) */
+  HJ_MM_DIMS
+};
+enum {
+  HJ_MM_TRANSPOSE_A = 1u,
+  HJ_MM_TRANSPOSE_B = 2u,
+  HJ_MM_BIAS = 4u /* bias: n elements of C's dtype, added to every row */
+};
+
 /* The runtime's limits, declared once: the verifier holds programs to them,
  * and the runtime's entry points refuse what goes beyond them. */
 enum {
@@ -183,7 +204,9 @@ typedef enum hj_record_kind {
   HJ_REC_EVENT_WAIT = 7,   /* index is the event */
   HJ_REC_SYNC = 8,         /* hj_stream_sync */
   HJ_REC_USE = 9,          /* hj_record_use: buffer is the buffer id */
-  HJ_REC_COLLECTIVE = 10   /* hj_collective: index is its kind, bytes its bytes, kernel its peer or root */
+  HJ_REC_COLLECTIVE = 10,  /* hj_collective: index is its kind, bytes its bytes, kernel its peer or root */
+  HJ_REC_MATMUL = 11       /* hj_matmul: dims batch m n k, flags HJ_MM_*, dtype A's | C's << 8, args a b c
+                              (bias, workspace) as buffers or pointers, bytes the workspace's */
 } hj_record_kind;
 
 /* One launch argument as recorded: a buffer from this context is named by its

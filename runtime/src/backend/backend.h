@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/call_path.h"
 #include "comm/comm.h"
 #include "hostjit/runtime.h"
 
@@ -96,6 +97,10 @@ class Backend {
   virtual int32_t fill(void *ptr, size_t bytes, uint64_t pattern, unsigned width) = 0;
   virtual int32_t launch(const KernelEntry &kernel, const hj_dim3 &grid, const hj_dim3 &block,
                          uint32_t smem, void **params) = 0;
+
+  // A matrix multiply (hj_matmul, checked), stream-ordered like a launch.
+  // The host's is a plain loop; CUDA's is cuBLASLt, loaded on first use.
+  virtual int32_t matmul(const MatmulCall &c) = 0;
 
   // Builds an executable graph of `nodes` (graph mode).
   virtual int32_t buildGraph(const std::vector<GraphNode> &nodes, std::unique_ptr<Graph> &out) = 0;

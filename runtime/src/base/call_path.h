@@ -43,6 +43,21 @@ struct CollectiveCall {
   const std::string *what = nullptr;
 };
 
+// hj_matmul, checked (the operands agree, the dtypes a supported pair,
+// every column stride 1): per batch, C = alpha op(A) op(B) + beta C
+// (+ bias). Strides in elements: A's, B's and C's batch (0: one matrix for
+// every batch) and row strides, as stored.
+struct MatmulCall {
+  const void *a = nullptr, *b = nullptr, *bias = nullptr;
+  void *c = nullptr, *workspace = nullptr;
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+  int64_t batchStride[3] = {}, rowStride[3] = {};  // A, B, C
+  uint64_t workspaceBytes = 0;
+  uint32_t aType = 0, cType = 0, flags = 0;  // hj_dtype of A and B, of C (and bias); HJ_MM_*
+  double alpha = 1, beta = 0;
+  const char *site = "";
+};
+
 class CallPath {
  public:
   virtual ~CallPath() = default;
@@ -60,6 +75,7 @@ class CallPath {
   virtual int32_t event(uint32_t event, bool wait) = 0;
   virtual int32_t streamSync() = 0;
   virtual int32_t collective(const CollectiveCall &c) = 0;
+  virtual int32_t matmul(const MatmulCall &c) = 0;
   // Whether a failure of this path will be undone by running the call again
   // eagerly (a replay that found the program's calls differ): then nothing
   // reached the other ranks, and the communicator is left as it is.

@@ -79,4 +79,15 @@ int32_t EagerPath::collective(const CollectiveCall &c) {
   return HJ_OK;
 }
 
+int32_t EagerPath::matmul(const MatmulCall &c) {
+  if (int32_t st = r_.backend.checkFault()) return st;
+  if (int32_t st = r_.injector.check("matmul (%s)", c.site)) return st;
+  if (int32_t st = r_.backend.matmul(c)) return st;
+  if (r_.settings.sync)
+    if (int32_t s2 = r_.backend.synchronize()) return s2;
+  ++r_.stats.library_calls;
+  r_.buffers.noteMatmul(c, stream());
+  return HJ_OK;
+}
+
 }  // namespace hj

@@ -73,6 +73,7 @@ class EagerPath final : public CallPath {
   int32_t event(uint32_t event, bool wait) override;
   int32_t streamSync() override;
   int32_t collective(const CollectiveCall &c) override;
+  int32_t matmul(const MatmulCall &c) override;
 
  private:
   // HOSTJIT_SYNC: waits for the kernel and names it when it faulted.

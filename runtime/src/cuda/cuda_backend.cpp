@@ -21,6 +21,7 @@ int32_t makeCudaBackend(int32_t, void *, std::unique_ptr<Backend> &) {
 #include <string>
 #include <unordered_map>
 
+#include "cuda/cublaslt.h"
 #include "cuda/cuda_driver.h"
 #include "cuda/cuda_graph.h"
 #include "cuda/cuda_images.h"
@@ -40,6 +41,7 @@ class CudaBackend final : public Backend {
   ~CudaBackend() override {
     CurrentContext cc(d_, ctx_);
     if (cc.result() != CUDA_SUCCESS) return;
+    blas_.reset();  // its handle goes with the context current
     for (size_t i = 0; i < streams_.size(); ++i) {
       if (!streams_[i] || (i == 0 && !ownStream_)) continue;
       d_.cuStreamSynchronize(streams_[i]);
@@ -185,6 +187,13 @@ class CudaBackend final : public Backend {
                   kernel.name.c_str(), grid.x, grid.y, grid.z, block.x, block.y, block.z, smem,
                   attributeText(kernel).c_str(), describe(d_, r).c_str());
     return HJ_OK;
+  }
+
+  int32_t matmul(const MatmulCall &c) override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    if (!blas_) blas_ = std::make_unique<CublasLt>();
+    return blas_->matmul(c, stream_, ordinal_);
   }
 
   int32_t buildGraph(const std::vector<GraphNode> &nodes, std::unique_ptr<Graph> &out) override {
@@ -424,6 +433,7 @@ class CudaBackend final : public Backend {
   const Driver &d_;
   std::shared_ptr<CudaModules> modules_;
   CoResidency coResidency_;
+  std::unique_ptr<CublasLt> blas_;  // made by the first matmul
   CUcontext ctx_;
   int32_t ordinal_;
   int ccMajor_, ccMinor_;

@@ -221,6 +221,15 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
         erase(e);
         return status;
       }
+      if (!e->eagerReason.empty()) {
+        // The trace met a call no graph holds: this and every later call
+        // of the signature run eagerly. Nothing was counted or recorded.
+        reason_ = e->eagerReason;
+        enter(Mode::Eager);
+        ++r_.stats.graph_fallbacks;
+        *again = 1;
+        return HJ_OK;
+      }
       if (int32_t st = plan(*e)) {
         erase(e);
         return st;
@@ -262,6 +271,7 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
     r_.stats.launches = statsMark_.launches;
     r_.stats.collectives = statsMark_.collectives;
     r_.stats.collective_bytes = statsMark_.collective_bytes;
+    r_.stats.library_calls = statsMark_.library_calls;
     mismatched_ = false;
     e.eagerReason = reason_;
     e.exec.reset();

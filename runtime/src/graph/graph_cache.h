@@ -179,6 +179,9 @@ class GraphCache {
   // A call of hj_collective: a node of its own, or a part of the group node
   // that a GROUP_BEGIN opened, after the previous collective node.
   int32_t collective(const CollectiveCall &c);
+  // Trace: a call graph mode does not capture yet (`what`, a library call):
+  // the signature's calls run eagerly, hj_graph_reason says why.
+  int32_t notCaptured(const std::string &what);
 
  private:
   GraphEntry *insert(std::string_view key);

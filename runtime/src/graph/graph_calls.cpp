@@ -130,6 +130,12 @@ int32_t GraphCache::collective(const CollectiveCall &c) {
   return HJ_OK;
 }
 
+int32_t GraphCache::notCaptured(const std::string &what) {
+  if (cur_ && cur_->eagerReason.empty())
+    cur_->eagerReason = "the program makes a library call, " + what + ", which graph mode does not capture yet";
+  return HJ_OK;
+}
+
 void GraphCache::afterCollectives(uint32_t index) {
   if (lastCollective_ >= 0) merge(frontier_[stream_], {static_cast<uint32_t>(lastCollective_)});
   lastCollective_ = static_cast<int32_t>(index);

@@ -29,6 +29,7 @@ class TracePath final : public CallPath {
   int32_t event(uint32_t event, bool wait) override { return g_.event(event, wait); }
   int32_t streamSync() override { return g_.streamSync(); }
   int32_t collective(const CollectiveCall &c) override { return g_.collective(c); }
+  int32_t matmul(const MatmulCall &c) override { return g_.notCaptured(std::string("matmul (") + c.site + ")"); }
 
  private:
   GraphCache &g_;
@@ -107,6 +108,10 @@ class ReplayPath final : public CallPath {
     r_.stats.collective_bytes += c.bytes;
     r_.buffers.noteCollective(c.kind, c.src, c.dst, c.recordBytes, c.dtype, c.op, c.peer, g_.stream());
     return HJ_OK;
+  }
+  int32_t matmul(const MatmulCall &c) override {
+    // A program with a library call runs eagerly (its trace said so).
+    return fail(HJ_ERR_INTERNAL, "graph mode: matmul (%s) in a replay", c.site);
   }
   bool rerunsOnFailure() const override { return g_.mismatched(); }
 

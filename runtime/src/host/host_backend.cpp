@@ -9,6 +9,7 @@
 
 #include "backend/backend.h"
 #include "base/error.h"
+#include "host/host_matmul.h"
 
 namespace hj {
 
@@ -179,6 +180,10 @@ class HostBackend final : public Backend {
       faultReportsSeen_ = hostFaultReports();
       if (std::string f = takeHostFault(); !f.empty()) faulted("host kernel @" + kernel.name + ": " + f);
     }
+    return HJ_OK;
+  }
+  int32_t matmul(const MatmulCall &c) override {
+    hostMatmul(c);
     return HJ_OK;
   }
   int32_t buildGraph(const std::vector<GraphNode> &nodes, std::unique_ptr<Graph> &out) override {

@@ -211,6 +211,36 @@ void Buffers::noteCollective(uint32_t kind, const void *src, const void *dst, ui
   c.entry.kernel = static_cast<uint32_t>(peer);
 }
 
+void Buffers::noteMatmul(const MatmulCall &m, uint32_t recordStream) {
+  if (!record_.on()) return;
+  RecordedCall call;
+  call.entry.kind = HJ_REC_MATMUL;
+  call.entry.stream = recordStream;
+  call.name = "matmul";
+  call.entry.dims[0] = m.batch;
+  call.entry.dims[1] = m.m;
+  call.entry.dims[2] = m.n;
+  call.entry.dims[3] = m.k;
+  call.entry.flags = m.flags;
+  call.entry.dtype = m.aType | m.cType << 8;
+  call.entry.bytes = m.workspaceBytes;
+  for (const void *p : {m.a, m.b, static_cast<const void *>(m.c), m.bias, static_cast<const void *>(m.workspace)}) {
+    hj_record_arg a{HJ_PARAM_PTR, 0, 0, 0, nullptr};
+    a.value = reinterpret_cast<uintptr_t>(p);
+    if (const Block *b = p ? live_.find(const_cast<void *>(p)) : nullptr) {
+      a.is_buffer = 1;
+      a.value = b->id;
+    }
+    call.args.push_back(a);
+  }
+  for (double v : {m.alpha, m.beta}) {  // args 5 and 6: alpha and beta, by their bits
+    hj_record_arg a{HJ_PARAM_F64, 0, 0, 0, nullptr};
+    std::memcpy(&a.value, &v, 8);
+    call.args.push_back(a);
+  }
+  record_.add(std::move(call));
+}
+
 void Buffers::freeLive(Block *b, uint32_t recordStream) {
   try {
     if (record_.on()) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "base/call_path.h"
 #include "base/fault_injection.h"
 #include "base/ptr_map.h"
 #include "base/settings.h"
@@ -85,6 +86,8 @@ class Buffers {
   // reads, for a send) when it is one of this context's.
   void noteCollective(uint32_t kind, const void *src, const void *dst, uint64_t bytes, uint32_t dtype, uint32_t op,
                       int32_t peer, uint32_t recordStream);
+  // A matmul that succeeded: recorded with its operands (buffers by id).
+  void noteMatmul(const MatmulCall &c, uint32_t recordStream);
   // Whether the record is on (callers compute what only records need then).
   bool recording() const { return record_.on(); }
 

@@ -86,6 +86,30 @@ int64_t CallRecord::format(uint64_t index, char *buf, uint64_t cap) const {
       s = tmp;
       if (e.index >= HJ_COLL_BROADCAST) s += (e.index == HJ_COLL_BROADCAST ? " root " : " peer ") + std::to_string(e.kernel);
       break;
+    case HJ_REC_MATMUL: {
+      auto operand = [&](size_t i) {
+        const hj_record_arg &a = c.args[i];
+        if (a.is_buffer) return "#" + std::to_string(a.value);
+        std::snprintf(tmp, sizeof tmp, "ptr 0x%llx", (unsigned long long)a.value);
+        return std::string(tmp);
+      };
+      std::snprintf(tmp, sizeof tmp, "matmul batch=%" PRId64 " m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " %s->%s",
+                    e.dims[0], e.dims[1], e.dims[2], e.dims[3], dtypeName(e.dtype & 0xff), dtypeName(e.dtype >> 8));
+      s = tmp;
+      if (e.flags & HJ_MM_TRANSPOSE_A) s += " transpose_a";
+      if (e.flags & HJ_MM_TRANSPOSE_B) s += " transpose_b";
+      s += " (" + operand(0) + ", " + operand(1) + ") -> " + operand(2);
+      if (e.flags & HJ_MM_BIAS) s += " bias " + operand(3);
+      if (e.bytes) s += " workspace " + operand(4) + " bytes=" + std::to_string(e.bytes);
+      for (size_t i = 5; i < 7 && i < c.args.size(); ++i) {
+        double v;
+        std::memcpy(&v, &c.args[i].value, 8);
+        if (v == (i == 5 ? 1.0 : 0.0)) continue;
+        std::snprintf(tmp, sizeof tmp, " %s=%.17g", i == 5 ? "alpha" : "beta", v);
+        s += tmp;
+      }
+      break;
+    }
     case HJ_REC_USE:
       std::snprintf(tmp, sizeof tmp, "use #%llu %%%s", (unsigned long long)e.buffer, c.name.c_str());
       s = tmp;

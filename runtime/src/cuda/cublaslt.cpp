@@ -1,0 +1,186 @@
+// cublaslt.cpp - matrix multiplies through cuBLASLt: the library loaded once
+// per process, a plan per shape, row-major operands passed as the
+// column-major transposes cuBLASLt expects.
+#include "cuda/cublaslt.h"
+
+#ifdef HOSTJIT_HAVE_NVRTC
+
+#include <cublasLt.h>  // types and prototypes only: cuBLASLt is never linked
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "base/dtypes.h"
+#include "base/error.h"
+
+namespace hj {
+
+namespace {
+
+struct Library {
+#define HJ_CUBLASLT_FN(sym) decltype(&::sym) sym = nullptr;
+#include "cuda/cublaslt_api.def"
+#undef HJ_CUBLASLT_FN
+  std::string error;  // why it cannot be used; empty when it can
+};
+
+Library loadLibrary() {
+  Library l;
+  std::vector<std::string> names;
+  if (const char *env = std::getenv("HOSTJIT_CUBLASLT"); env && *env) names.push_back(env);
+  for (const char *n : {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}) names.push_back(n);
+  for (const char *dir : {static_cast<const char *>(std::getenv("CUDA_HOME")),
+                          static_cast<const char *>(std::getenv("CUDA_PATH")), "/usr/local/cuda"})
+    if (dir && *dir) names.push_back(std::string(dir) + "/lib64/libcublasLt.so");
+  void *lib = nullptr;
+  std::string tried;
+  for (const std::string &n : names) {
+    lib = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib) break;
+    tried += (tried.empty() ? "" : ", ") + n;
+  }
+  if (!lib) {
+    l.error = "no cuBLASLt: none of " + tried +
+              " could be loaded (install CUDA's cuBLAS, or set HOSTJIT_CUBLASLT to the library's path)";
+    return l;
+  }
+#define HJ_CUBLASLT_FN(sym)                                                             \
+  l.sym = reinterpret_cast<decltype(&::sym)>(dlsym(lib, #sym));                         \
+  if (!l.sym) {                                                                         \
+    l.error = "no cuBLASLt: the library loaded does not export " #sym " (too old?)";   \
+    return l;                                                                           \
+  }
+#include "cuda/cublaslt_api.def"
+#undef HJ_CUBLASLT_FN
+  return l;
+}
+
+const Library &library() {
+  static const Library l = loadLibrary();  // thread-safe, once per process
+  return l;
+}
+
+cudaDataType_t cudaType(uint32_t dtype) {
+  return dtype == HJ_DTYPE_f16 ? CUDA_R_16F : dtype == HJ_DTYPE_bf16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+std::string statusText(const Library &l, cublasStatus_t s) {
+  const char *t = l.cublasLtGetStatusString ? l.cublasLtGetStatusString(s) : nullptr;
+  return t ? std::string(t) + " (" + std::to_string(int(s)) + ")" : "status " + std::to_string(int(s));
+}
+
+}  // namespace
+
+// The descriptors of one shape and the algorithm chosen for it.
+struct CublasLt::Plan {
+  const Library &l;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;  // cuBLASLt's A (our B), B (our A), C
+  cublasLtMatmulAlgo_t algo{};
+  explicit Plan(const Library &lib) : l(lib) {}
+  ~Plan() {
+    if (desc) l.cublasLtMatmulDescDestroy(desc);
+    for (cublasLtMatrixLayout_t x : {a, b, c})
+      if (x) l.cublasLtMatrixLayoutDestroy(x);
+  }
+};
+
+CublasLt::CublasLt() = default;
+
+CublasLt::~CublasLt() {
+  plans_.clear();
+  if (handle_) library().cublasLtDestroy(static_cast<cublasLtHandle_t>(handle_));
+}
+
+int32_t CublasLt::matmul(const MatmulCall &m, CUstream stream, int32_t ordinal) {
+  const Library &l = library();
+  if (!l.error.empty()) return fail(HJ_ERR_NOT_FOUND, "%s: %s", m.site, l.error.c_str());
+  auto refused = [&](const char *what, cublasStatus_t s) {
+    return fail(HJ_ERR_BACKEND, "%s: cuBLASLt refused %s on CUDA device %d: %s", m.site, what, ordinal,
+                statusText(l, s).c_str());
+  };
+  if (!handle_) {
+    cublasLtHandle_t h = nullptr;
+    if (cublasStatus_t s = l.cublasLtCreate(&h)) return refused("cublasLtCreate", s);
+    handle_ = h;
+  }
+  int64_t shape[] = {m.batch, m.m, m.n, m.k, m.batchStride[0], m.batchStride[1], m.batchStride[2], m.rowStride[0],
+                     m.rowStride[1], m.rowStride[2], int64_t(m.workspaceBytes), m.aType, m.cType, m.flags};
+  std::string key(reinterpret_cast<const char *>(shape), sizeof shape);
+  auto it = plans_.find(key);
+  if (it == plans_.end()) {
+    // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: a
+    // row-major matrix read column-major is its transpose. So cuBLASLt's A
+    // is our B (transposed as ours is), its B our A, m and n swap.
+    auto p = std::make_unique<Plan>(l);
+    bool ta = m.flags & HJ_MM_TRANSPOSE_A, tb = m.flags & HJ_MM_TRANSPOSE_B;
+    uint64_t M = m.m, N = m.n, K = m.k;
+    cudaDataType_t in = cudaType(m.aType), out = cudaType(m.cType);
+    if (cublasStatus_t s = l.cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F))
+      return refused("cublasLtMatmulDescCreate", s);
+    cublasOperation_t opA = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opB = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    l.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA);
+    l.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB);
+    if (m.flags & HJ_MM_BIAS) {
+      cublasLtEpilogue_t e = CUBLASLT_EPILOGUE_BIAS;
+      l.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof e);
+    }
+    struct Layout {
+      cublasLtMatrixLayout_t *out;
+      cudaDataType_t type;
+      uint64_t rows, cols;
+      int64_t ld, batchStride;
+    } layouts[] = {
+        {&p->a, in, tb ? K : N, tb ? N : K, m.rowStride[1], m.batchStride[1]},
+        {&p->b, in, ta ? M : K, ta ? K : M, m.rowStride[0], m.batchStride[0]},
+        {&p->c, out, N, M, m.rowStride[2], m.batchStride[2]},
+    };
+    for (const Layout &x : layouts) {
+      // A leading dimension below the rows is refused even for one column.
+      int64_t ld = std::max<int64_t>(x.ld, int64_t(x.rows));
+      if (cublasStatus_t s = l.cublasLtMatrixLayoutCreate(x.out, x.type, x.rows, x.cols, ld))
+        return refused("cublasLtMatrixLayoutCreate", s);
+      int32_t count = int32_t(m.batch);
+      int64_t stride = x.batchStride;
+      l.cublasLtMatrixLayoutSetAttribute(*x.out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);
+      l.cublasLtMatrixLayoutSetAttribute(*x.out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
+    }
+    cublasLtMatmulPreference_t pref = nullptr;
+    if (cublasStatus_t s = l.cublasLtMatmulPreferenceCreate(&pref)) return refused("cublasLtMatmulPreferenceCreate", s);
+    uint64_t ws = m.workspaceBytes;
+    l.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    cublasStatus_t s = l.cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(handle_), p->desc, p->a, p->b,
+                                                        p->c, p->c, pref, 1, &result, &found);
+    l.cublasLtMatmulPreferenceDestroy(pref);
+    if (s != CUBLAS_STATUS_SUCCESS || found == 0)
+      return fail(HJ_ERR_BACKEND,
+                  "%s: cuBLASLt has no algorithm for batch %" PRId64 " of %" PRId64 " x %" PRId64 " x %" PRId64
+                  " (%s in, %s out) with a workspace of %" PRIu64 " bytes on CUDA device %d: %s",
+                  m.site, m.batch, m.m, m.n, m.k, dtypeName(m.aType), dtypeName(m.cType), ws,
+                  ordinal,
+                  s ? statusText(l, s).c_str() : "none found");
+    p->algo = result.algo;
+    it = plans_.emplace(std::move(key), std::move(p)).first;
+  }
+  Plan &p = *it->second;
+  if (m.flags & HJ_MM_BIAS) {
+    const void *bias = m.bias;
+    l.cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+  }
+  float alpha = float(m.alpha), beta = float(m.beta);
+  cublasStatus_t s = l.cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), p.desc, &alpha, m.b, p.a, m.a, p.b,
+                                      &beta, m.c, p.c, m.c, p.c, &p.algo, m.workspace,
+                                      static_cast<size_t>(m.workspaceBytes), stream);
+  if (s != CUBLAS_STATUS_SUCCESS) return refused("the multiply", s);
+  return HJ_OK;
+}
+
+}  // namespace hj
+
+#endif  // HOSTJIT_HAVE_NVRTC

@@ -1,0 +1,140 @@
+// test_cuda_matmul.cpp - the matmul statement on the GPU through cuBLASLt:
+// a linear layer with bias and a workspace, a batched product with a
+// transpose, f16 inputs; evaluator and JIT against references computed
+// here; graph mode running it eagerly.
+#define CATCH_CONFIG_EXTERNAL_INTERFACES
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+
+#include "gpu_helpers.h"
+#include "hostjit/exec/host_data.h"
+
+using namespace hostjit;
+using namespace hostjit::gputest;
+
+namespace {
+
+Program parseText(const std::string &text) {
+  Diagnostics d;
+  Program p = parse(text, "matmul.hir", d);
+  INFO(d.format("matmul.hir", p.source));
+  REQUIRE(d.empty());
+  return p;
+}
+
+std::vector<float> uniform(size_t n, unsigned seed) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v) x = u(g) + (u(g) > 0 ? 0.01f : -0.01f);  // never 0
+  return v;
+}
+
+std::vector<float> hostFloats(const Tensor &t) {
+  auto h = t.toHost();
+  REQUIRE(h);
+  std::vector<float> v(h->size() / 4);
+  std::memcpy(v.data(), h->data(), v.size() * 4);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("matmul on the GPU: a linear layer of GPT-2's size through cuBLASLt, eager and graph mode",
+          "[cuda][matmul]") {
+  // y = x @ w^T + b for x [64, 768], w [2304, 768]: the QKV projection.
+  Program p = parseText(
+      "func @main(%x: f32[?, ?], %w: f32[?, ?], %b: f32[?]) -> (f32[?, ?]) {\n  %rows = size %x, 0\n"
+      "  %out = size %w, 0\n  %y = alloc f32[%rows, %out]\n  %ws = alloc u8[4194304]\n"
+      "  matmul %x, %w, %y transpose_b bias %b workspace %ws\n  free %ws\n  return %y\n}\n");
+  const int64_t m = 64, k = 768, n = 2304;
+  std::vector<float> xs = uniform(m * k, 1), ws = uniform(n * k, 2), bs = uniform(n, 3);
+  std::vector<double> want(m * n), scale(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = bs[j], a = std::fabs(bs[j]);
+      for (int64_t q = 0; q < k; ++q) {
+        s += double(xs[i * k + q]) * ws[j * k + q];
+        a += std::fabs(double(xs[i * k + q]) * ws[j * k + q]);
+      }
+      want[i * n + j] = s;
+      scale[i * n + j] = a;
+    }
+  auto rt = cudaRuntime();
+  auto x = Tensor::fromHost(rt, {m, k}, xs);
+  auto w = Tensor::fromHost(rt, {n, k}, ws);
+  auto b = Tensor::fromHost(rt, {n}, bs);
+  REQUIRE((x && w && b));
+  DLTensor xd = x->dl(), wd = w->dl(), bd = b->dl();
+  const DLTensor *inputs[] = {&xd, &wd, &bd};
+  for (bool useJit : {false, true})
+    for (bool graph : {false, true}) {
+      INFO((useJit ? "jit" : "eval") << (graph ? ", graph" : ""));
+      Runner r(p, rt, useJit, graph);
+      for (int call = 0; call < 2; ++call) {
+        auto out = r.run(inputs);
+        INFO((out ? "" : out.error().message));
+        REQUIRE(out);
+        std::vector<float> y = hostFloats((*out)[0]);
+        double worst = 0;
+        for (size_t i = 0; i < y.size(); ++i) worst = std::max(worst, std::fabs(y[i] - want[i]) / scale[i]);
+        // f32 products summed in f32 (TF32 would be off by 1e-3): within
+        // 1e-5 of the sum of |terms|, 768 terms of 6e-8 rounding each.
+        CHECK(worst < 1e-5);
+        if (call == 0) WARN("largest error over the sum of |terms|: " << worst);
+      }
+    }
+  CHECK(rt->stats().library_calls == 8);
+}
+
+TEST_CASE("matmul on the GPU: batches with a transposed A, f16 inputs, alpha and beta", "[cuda][matmul]") {
+  // c[t] = 0.5 * a[t]^T @ b[t], a [3, 40, 24] (stored k x m), b [3, 40, 56]; then the same in f16.
+  for (const char *dtype : {"f32", "f16"}) {
+    INFO(dtype);
+    std::string t = dtype;
+    Program p = parseText("func @main(%a: " + t + "[?, ?, ?], %b: " + t +
+                          "[?, ?, ?]) -> (f32[?, ?, ?]) {\n  %batch = size %a, 0\n  %m = size %a, 2\n  %n = size %b, 2\n"
+                          "  %c = alloc f32[%batch, %m, %n]\n  matmul %a, %b, %c transpose_a alpha 0.5\n  return %c\n}\n");
+    const int64_t batch = 3, k = 40, m = 24, n = 56;
+    // Multiples of 1/8 in [-2, 2]: exact in f16, their sums exact in f32.
+    std::mt19937 g(17);
+    std::uniform_int_distribution<int> u(1, 16);
+    std::vector<float> av(batch * k * m), bv(batch * k * n);
+    for (float &v : av) v = u(g) / 8.0f * (u(g) % 2 ? 1 : -1);
+    for (float &v : bv) v = u(g) / 8.0f * (u(g) % 2 ? 1 : -1);
+    auto rt = cudaRuntime();
+    auto make = [&](const std::vector<float> &v, std::vector<int64_t> shape) {
+      if (t == "f32") return Tensor::fromHost(rt, shape, v);
+      std::vector<uint16_t> h(v.size());
+      for (size_t i = 0; i < v.size(); ++i) {  // exact f16 bits of a normal value
+        uint32_t x;
+        std::memcpy(&x, &v[i], 4);
+        h[i] = uint16_t(((x >> 16) & 0x8000) | ((((x >> 23) & 0xff) - 112) << 10) | ((x >> 13) & 0x3ff));
+      }
+      return Tensor::fromHost(rt, DType::f16, shape, h.data(), h.size() * 2);
+    };
+    auto a = make(av, {batch, k, m});
+    auto b = make(bv, {batch, k, n});
+    REQUIRE((a && b));
+    DLTensor ad = a->dl(), bd = b->dl();
+    const DLTensor *inputs[] = {&ad, &bd};
+    for (bool useJit : {false, true}) {
+      Runner r(p, rt, useJit);
+      auto out = r.run(inputs);
+      INFO((out ? "" : out.error().message));
+      REQUIRE(out);
+      std::vector<float> c = hostFloats((*out)[0]);
+      int bad = 0;
+      for (int64_t s = 0; s < batch; ++s)
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double want = 0;
+            for (int64_t q = 0; q < k; ++q) want += double(av[(s * k + q) * m + i]) * bv[(s * k + q) * n + j];
+            bad += c[(s * m + i) * n + j] != float(0.5 * want);
+          }
+      CHECK(bad == 0);
+    }
+  }
+}

@@ -1,0 +1,286 @@
+// test_matmul.cpp - the matmul statement on the host backend: every layout
+// (transposes, batches, a matrix shared across the batch), f32, f16 and
+// bf16 inputs, bias, alpha and beta, against a reference computed here;
+// evaluator and JIT with identical records; shapes that disagree at run
+// time; graph mode running such programs eagerly; injected failures.
+#include <cmath>
+#include <random>
+
+#include "common/inject.h"
+#include "helpers.h"
+
+using namespace hostjit;
+using namespace hostjit::test;
+
+namespace {
+
+struct Config {
+  bool ta = false, tb = false;
+  uint32_t rankA = 2, rankB = 2;
+  std::string in = "f32", out = "f32";
+  bool bias = false;
+  double alpha = 1.0, beta = 0.0;
+  int64_t batch = 1, m = 5, n = 4, k = 7;
+};
+
+std::string dims(uint32_t rank) { return rank == 3 ? "[?, ?, ?]" : "[?, ?]"; }
+
+// The program of a configuration: C from a copy of %d when beta is not 0.
+std::string program(const Config &c) {
+  bool batched = c.rankA == 3 || c.rankB == 3;
+  std::string s = "kernel @copy(ptr<f32>, ptr<f32>, i64) {\n  host = \"copy_f32\"\n}\n\n";
+  s += "func @main(%a: " + c.in + dims(c.rankA) + ", %b: " + c.in + dims(c.rankB) + ", %bias: " + c.out +
+       "[?], %d: " + c.out + (batched ? "[?, ?, ?]" : "[?, ?]") + ") -> (" + c.out + (batched ? "[?, ?, ?]" : "[?, ?]") +
+       ") {\n";
+  uint32_t ra = c.rankA, rb = c.rankB;
+  s += "  %m = size %a, " + std::to_string(c.ta ? ra - 1 : ra - 2) + "\n";
+  s += "  %n = size %b, " + std::to_string(c.tb ? rb - 2 : rb - 1) + "\n";
+  if (batched) s += std::string("  %batch = size ") + (ra == 3 ? "%a" : "%b") + ", 0\n";
+  s += "  %c = alloc " + c.out + (batched ? "[%batch, %m, %n]" : "[%m, %n]") + "\n";
+  if (c.beta != 0.0) {
+    s += "  %mn = mul %m, %n\n";
+    s += batched ? "  %all = mul %mn, %batch\n" : "  %all = mul %mn, 1\n";
+    s += "  launch @copy grid(1, 1, 1) block(1, 1, 1) smem(0) (%d, %c, %all)\n";
+  }
+  s += "  matmul %a, %b, %c";
+  if (c.ta) s += " transpose_a";
+  if (c.tb) s += " transpose_b";
+  if (c.alpha != 1.0) s += " alpha " + std::to_string(c.alpha);
+  if (c.beta != 0.0) s += " beta " + std::to_string(c.beta);
+  if (c.bias) s += " bias %bias";
+  s += "\n  return %c\n}\n";
+  return s;
+}
+
+// Random non-zero multiples of 1/8 in [-2, 2]: exact in f16 and bf16, and
+// their products and sums exact in f32, so every backend must agree with
+// the reference to the last bit before the output's own rounding.
+std::vector<float> dyadic(size_t n, std::mt19937 &g) {
+  std::uniform_int_distribution<int> u(1, 16);
+  std::vector<float> v(n);
+  for (float &x : v) x = static_cast<float>(u(g)) / 8.0f * (u(g) % 2 ? 1.0f : -1.0f);
+  return v;
+}
+
+// Bits of a float that f16 or bf16 hold exactly (no rounding needed).
+uint16_t exactBits(float f, const std::string &dtype) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if (dtype == "bf16") return uint16_t(x >> 16);
+  if (f == 0.0f) return uint16_t((x >> 16) & 0x8000);
+  uint32_t sign = (x >> 16) & 0x8000, exp = ((x >> 23) & 0xff) - 127 + 15, man = (x >> 13) & 0x3ff;
+  return uint16_t(sign | exp << 10 | man);
+}
+
+Tensor tensorOf(const std::shared_ptr<Runtime> &rt, const std::string &dtype, std::vector<int64_t> shape,
+                const std::vector<float> &v) {
+  if (dtype == "f32") {
+    auto t = Tensor::fromHost(rt, shape, v);
+    REQUIRE(t);
+    return std::move(*t);
+  }
+  std::vector<uint16_t> bits(v.size());
+  for (size_t i = 0; i < v.size(); ++i) bits[i] = exactBits(v[i], dtype);
+  auto t = Tensor::fromHost(rt, dtype == "f16" ? DType::f16 : DType::bf16, shape, bits.data(), bits.size() * 2);
+  REQUIRE(t);
+  return std::move(*t);
+}
+
+float decode(const Tensor &t, size_t i) {
+  auto host = t.toHost();
+  REQUIRE(host);
+  const unsigned char *p = host->data();
+  if (t.dtype() == DType::f32) {
+    float f;
+    std::memcpy(&f, p + 4 * i, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, p + 2 * i, 2);
+  uint32_t bits;
+  if (t.dtype() == DType::bf16) {
+    bits = uint32_t(h) << 16;
+  } else {
+    uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+    bits = uint32_t(h >> 15) << 31 | (exp ? (exp + 127 - 15) << 23 | man << 13 : 0);  // normal or zero
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// Runs configuration c through the evaluator and the JIT; checks both
+// against the reference (exact for f32, to the output's rounding for f16
+// and bf16) and against each other's record.
+void check(const Config &c) {
+  std::string text = program(c);
+  INFO(text);
+  Program p = parseOk(text);
+  std::mt19937 g(42);
+  int64_t aRows = c.ta ? c.k : c.m, aCols = c.ta ? c.m : c.k, bRows = c.tb ? c.n : c.k, bCols = c.tb ? c.k : c.n;
+  int64_t aBatch = c.rankA == 3 ? c.batch : 1, bBatch = c.rankB == 3 ? c.batch : 1;
+  int64_t batch = std::max(aBatch, bBatch);
+  std::vector<float> av = dyadic(aBatch * aRows * aCols, g), bv = dyadic(bBatch * bRows * bCols, g);
+  std::vector<float> biasv = dyadic(c.n, g), dv = dyadic(batch * c.m * c.n, g);
+  std::vector<double> want(batch * c.m * c.n);
+  for (int64_t t = 0; t < batch; ++t)
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        double s = 0;
+        for (int64_t q = 0; q < c.k; ++q) {
+          double x = av[(aBatch > 1 ? t : 0) * aRows * aCols + (c.ta ? q * aCols + i : i * aCols + q)];
+          double y = bv[(bBatch > 1 ? t : 0) * bRows * bCols + (c.tb ? j * bCols + q : q * bCols + j)];
+          s += x * y;
+        }
+        size_t at = (t * c.m + i) * c.n + j;
+        want[at] = c.alpha * s + (c.beta != 0.0 ? c.beta * dv[at] : 0.0) + (c.bias ? biasv[j] : 0.0);
+      }
+  // One runtime and one set of inputs for both paths, so the records name
+  // the same input addresses.
+  auto rt = makeRuntime();
+  auto shape = [](int64_t b, int64_t r, int64_t cl, uint32_t rank) {
+    return rank == 3 ? std::vector<int64_t>{b, r, cl} : std::vector<int64_t>{r, cl};
+  };
+  Tensor a = tensorOf(rt, c.in, shape(aBatch, aRows, aCols, c.rankA), av);
+  Tensor b = tensorOf(rt, c.in, shape(bBatch, bRows, bCols, c.rankB), bv);
+  Tensor bias = tensorOf(rt, c.out, {c.n}, biasv);
+  bool batched = c.rankA == 3 || c.rankB == 3;
+  Tensor d = tensorOf(rt, c.out, batched ? std::vector<int64_t>{batch, c.m, c.n} : std::vector<int64_t>{c.m, c.n}, dv);
+  DLTensor ad = a.dl(), bd = b.dl(), biasd = bias.dl(), dd = d.dl();
+  const DLTensor *inputs[] = {&ad, &bd, &biasd, &dd};
+  std::vector<std::string> first;
+  for (bool jit : {false, true}) {
+    INFO((jit ? "jit" : "eval"));
+    hj_reset_stats(rt->context());
+    Runner r(p, rt, jit);
+    hj_record_enable(rt->context(), 1);
+    auto out = r.run(inputs);
+    INFO((out ? "" : out.error().message));
+    REQUIRE(out);
+    int bad = 0;
+    double ulp = c.out == "f32" ? 0.0 : c.out == "f16" ? 1.0 / 1024 : 1.0 / 128;
+    for (size_t i = 0; i < want.size(); ++i) {
+      double got = decode((*out)[0], i);
+      bad += std::fabs(got - want[i]) > ulp * std::fabs(want[i]);
+    }
+    CHECK(bad == 0);
+    CHECK(rt->stats().library_calls == 1);
+    auto record = rt->recordLines();
+    bool seen = false;
+    for (const std::string &l : record) seen |= l.rfind("matmul batch=" + std::to_string(batch), 0) == 0;
+    CHECK(seen);
+    if (first.empty()) {
+      first = record;
+    } else {
+      auto diff = compareRecords(first, record, "evaluator", "jit");
+      INFO((diff ? *diff : ""));
+      CHECK(!diff);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("matmul: every transpose, with bias, alpha and beta, f32", "[matmul]") {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      Config c;
+      c.ta = ta, c.tb = tb;
+      check(c);
+      c.bias = true, c.alpha = 0.5, c.beta = 0.25;
+      check(c);
+    }
+}
+
+TEST_CASE("matmul: batches, and a matrix shared across the batch", "[matmul]") {
+  for (auto [ra, rb] : {std::pair{3u, 3u}, std::pair{3u, 2u}, std::pair{2u, 3u}}) {
+    Config c;
+    c.rankA = ra, c.rankB = rb, c.batch = 3;
+    c.tb = rb == 3;
+    check(c);
+  }
+}
+
+TEST_CASE("matmul: f16 and bf16 inputs, f32 or their own dtype out", "[matmul]") {
+  for (const char *in : {"f16", "bf16"})
+    for (bool own : {false, true}) {
+      Config c;
+      c.in = in;
+      c.out = own ? in : "f32";
+      c.bias = true;
+      c.m = 6, c.n = 9, c.k = 11;
+      check(c);
+    }
+}
+
+TEST_CASE("matmul: shapes that disagree at run time name the statement, evaluator and JIT alike", "[matmul]") {
+  Program p = parseOk(
+      "func @main(%a: f32[?, ?], %b: f32[?, ?]) -> (f32[?, ?]) {\n  %m = size %a, 0\n  %n = size %b, 1\n"
+      "  %c = alloc f32[%m, %n]\n  matmul %a, %b, %c\n  return %c\n}\n",
+      "bad.hir");
+  std::string first;
+  for (bool jit : {false, true}) {
+    auto rt = makeRuntime();
+    std::mt19937 g(3);
+    auto a = Tensor::fromHost(rt, {4, 5}, dyadic(20, g));
+    auto b = Tensor::fromHost(rt, {6, 3}, dyadic(18, g));
+    REQUIRE(a);
+    REQUIRE(b);
+    DLTensor ad = a->dl(), bd = b->dl();
+    const DLTensor *inputs[] = {&ad, &bd};
+    Runner r(p, rt, jit);
+    auto out = r.run(inputs);
+    REQUIRE(!out);
+    CHECK(out.error().message ==
+          "matmul of @main at bad.hir:5:3: op(A) is 4 x 5 and op(B) is 6 x 3: A's columns must be B's rows");
+    CHECK(rt->stats().live_bytes == 0);
+  }
+}
+
+TEST_CASE("matmul: graph mode runs a program with a library call eagerly and says why", "[matmul][graph]") {
+  Config c;
+  c.bias = true;
+  Program p = parseOk(program(c));
+  for (bool jit : {false, true}) {
+    auto rt = makeRuntime();
+    std::mt19937 g(5);
+    auto a = Tensor::fromHost(rt, {5, 7}, dyadic(35, g));
+    auto b = Tensor::fromHost(rt, {7, 4}, dyadic(28, g));
+    auto bias = Tensor::fromHost(rt, {4}, dyadic(4, g));
+    auto d = Tensor::fromHost(rt, {5, 4}, dyadic(20, g));
+    REQUIRE((a && b && bias && d));
+    DLTensor ad = a->dl(), bd = b->dl(), biasd = bias->dl(), dd = d->dl();
+    const DLTensor *inputs[] = {&ad, &bd, &biasd, &dd};
+    Runner graph(p, rt, jit, OptLevel::O2, true);
+    for (int call = 0; call < 3; ++call) {
+      auto out = graph.run(inputs);
+      INFO((out ? "" : out.error().message));
+      REQUIRE(out);
+    }
+    CHECK(rt->stats().graph_fallbacks == 3);
+    CHECK(rt->stats().graph_builds == 0);
+    CHECK(rt->stats().library_calls == 3);
+    CHECK_THAT(std::string(hj_graph_reason(rt->context())),
+               Catch::Contains("the program makes a library call, matmul (matmul of @main at test.hir:"));
+  }
+}
+
+TEST_CASE("matmul: a failure injected at every operation frees everything", "[matmul][inject]") {
+  Config c;
+  c.bias = true, c.beta = 0.5;
+  Program p = parseOk(program(c));
+  for (bool jit : {false, true}) {
+    auto rt = makeRuntime();
+    std::mt19937 g(9);
+    auto a = Tensor::fromHost(rt, {5, 7}, dyadic(35, g));
+    auto b = Tensor::fromHost(rt, {7, 4}, dyadic(28, g));
+    auto bias = Tensor::fromHost(rt, {4}, dyadic(4, g));
+    auto d = Tensor::fromHost(rt, {5, 4}, dyadic(20, g));
+    REQUIRE((a && b && bias && d));
+    DLTensor ad = a->dl(), bd = b->dl(), biasd = bias->dl(), dd = d->dl();
+    const DLTensor *inputs[] = {&ad, &bd, &biasd, &dd};
+    Runner r(p, rt, jit);
+    uint64_t ops = injectEverywhere(*rt, [&] { return r.run(inputs); }, jit ? "matmul (jit)" : "matmul (eval)");
+    CHECK(ops >= 4);
+  }
+}
