@@ -47,7 +47,7 @@ struct CollectivePart {
 // in deps (indices of earlier nodes); nodes without an edge between them may
 // run concurrently.
 struct GraphNode {
-  enum class Kind : uint8_t { Memset, Fill, Kernel, Collective } kind = Kind::Kernel;
+  enum class Kind : uint8_t { Memset, Fill, Kernel, Collective, Library } kind = Kind::Kernel;
   void *ptr = nullptr;  // Memset, Fill: destination
   size_t bytes = 0;
   uint64_t pattern = 0;  // Fill: the element pattern, `width` bytes
@@ -62,6 +62,9 @@ struct GraphNode {
   const CollectivePart *parts = nullptr;
   uint32_t numParts = 0;
   void *const *buffers = nullptr;
+  // Library: the call (its pointers ignored), buffers[0..4] its A, B, C,
+  // bias and workspace (copied).
+  const MatmulCall *matmul = nullptr;
   const uint32_t *deps = nullptr;
   uint32_t numDeps = 0;
 };
@@ -73,7 +76,7 @@ class Graph {
  public:
   virtual ~Graph() = default;
   // Gives node `index` new arguments (Kernel), a new destination (Memset,
-  // Fill) or new buffers (Collective); its kind, sizes, kernel, dims and
+  // Fill) or new buffers (Collective, Library); its kind, sizes, kernel, dims and
   // dependencies are those it was built with.
   virtual int32_t update(size_t index, const GraphNode &node) = 0;
   virtual int32_t launch() = 0;

@@ -207,8 +207,12 @@ class CudaBackend final : public Backend {
         if (int32_t st = coResidency_.check(d_, modules_->device, ordinal_, *n.kernel, n.grid, n.block, n.smem))
           return st;
     }
+    auto library = [this](const MatmulCall &c, CUstream s) {
+      if (!blas_) blas_ = std::make_unique<CublasLt>();
+      return blas_->matmul(c, s, ordinal_);
+    };
     return makeCudaGraph(d_, ctx_, streams_[0], ordinal_, [this](const std::string &cause) { return faulted(cause); },
-                         nodes, out);
+                         library, nodes, out);
   }
 
   // The copies run on stream 0 after every stream has drained (so they are

@@ -101,7 +101,7 @@ class CudaGraph final : public Graph {
         for (unsigned i = 0; i < count; ++i)
           if (CUresult r = d_.cuGraphKernelNodeSetAttribute(made[0], attrs[i].id, &attrs[i].value))
             return error("cuGraphKernelNodeSetAttribute", r, n.kernel->name.c_str());
-      } else if (n.kind == GraphNode::Kind::Collective) {
+      } else if (n.kind == GraphNode::Kind::Collective || n.kind == GraphNode::Kind::Library) {
         CUgraph child = nullptr;
         if (int32_t st = capture(n, &child)) return st;
         CUresult r = d_.cuGraphAddChildGraphNode(&made[0], graph_, deps.data(), deps.size(), child);
@@ -133,7 +133,7 @@ class CudaGraph final : public Graph {
         return error("cuGraphExecKernelNodeSetParams", r, n.kernel->name.c_str());
       return HJ_OK;
     }
-    if (n.kind == GraphNode::Kind::Collective) {
+    if (n.kind == GraphNode::Kind::Collective || n.kind == GraphNode::Kind::Library) {
       // Captured anew with the new buffers; the same calls make the same
       // topology, which an executable's child graph node requires. The
       // executable takes its own references to what the capture holds
@@ -162,6 +162,7 @@ class CudaGraph final : public Graph {
 
   // Set by the backend: a sticky error makes the backend faulted.
   std::function<int32_t(const std::string &)> onFault;
+  LibraryCall library;  // makes a Library node's call
 
  private:
   int32_t error(const char *what, CUresult r, const char *kernel = nullptr) {
@@ -171,19 +172,25 @@ class CudaGraph final : public Graph {
                 ordinal_, describe(d_, r).c_str());
   }
 
-  // The work of a collective node's calls, captured into a new graph.
+  // The work of a collective node's or a library node's calls, captured
+  // into a new graph.
   int32_t capture(const GraphNode &n, CUgraph *out) {
     if (!capture_)
       if (CUresult r = d_.cuStreamCreate(&capture_, CU_STREAM_NON_BLOCKING)) return error("cuStreamCreate", r);
     if (CUresult r = d_.cuStreamBeginCapture_v2(capture_, CU_STREAM_CAPTURE_MODE_RELAXED))
       return error("cuStreamBeginCapture", r);
     int32_t st = HJ_OK;
-    for (uint32_t i = 0; i < n.numParts && st == HJ_OK; ++i) {
+    if (n.kind == GraphNode::Kind::Library) {
+      MatmulCall m = *n.matmul;
+      m.a = n.buffers[0], m.b = n.buffers[1], m.c = n.buffers[2], m.bias = n.buffers[3], m.workspace = n.buffers[4];
+      st = library(m, capture_);
+    }
+    for (uint32_t i = 0; n.kind == GraphNode::Kind::Collective && i < n.numParts && st == HJ_OK; ++i) {
       const CollectivePart &c = n.parts[i];
       st = n.comm->run(c.kind, n.buffers[2 * i], n.buffers[2 * i + 1], c.count, c.dtype, c.op, c.peer, capture_, c.what);
     }
     std::string why = st ? hj_last_error() : "";
-    if (st) n.comm->closeGroups();  // a group the failed part left open ends inside the capture
+    if (st && n.comm) n.comm->closeGroups();  // a group the failed part left open ends inside the capture
     CUgraph g = nullptr;
     CUresult r = d_.cuStreamEndCapture(capture_, &g);
     if (st) {
@@ -208,10 +215,11 @@ class CudaGraph final : public Graph {
 }  // namespace
 
 int32_t makeCudaGraph(const Driver &d, CUcontext ctx, CUstream stream, int32_t ordinal,
-                      std::function<int32_t(const std::string &)> onFault, const std::vector<GraphNode> &nodes,
-                      std::unique_ptr<Graph> &out) {
+                      std::function<int32_t(const std::string &)> onFault, LibraryCall library,
+                      const std::vector<GraphNode> &nodes, std::unique_ptr<Graph> &out) {
   auto g = std::make_unique<CudaGraph>(d, ctx, stream, ordinal);
   g->onFault = std::move(onFault);
+  g->library = std::move(library);
   if (int32_t st = g->build(nodes)) return st;
   out = std::move(g);
   return HJ_OK;

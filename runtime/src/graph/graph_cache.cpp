@@ -221,15 +221,6 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
         erase(e);
         return status;
       }
-      if (!e->eagerReason.empty()) {
-        // The trace met a call no graph holds: this and every later call
-        // of the signature run eagerly. Nothing was counted or recorded.
-        reason_ = e->eagerReason;
-        enter(Mode::Eager);
-        ++r_.stats.graph_fallbacks;
-        *again = 1;
-        return HJ_OK;
-      }
       if (int32_t st = plan(*e)) {
         erase(e);
         return st;

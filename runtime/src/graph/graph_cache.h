@@ -81,6 +81,7 @@ struct PlannedOp {
   std::vector<unsigned char> values;  // Kernel: the argument values; Memset, Fill: the destination;
                                       // Collective: each part's source and destination addresses
   std::vector<void *> params;         // pointers into values, one per parameter
+  MatmulCall matmul;                  // Library: the call (values: its five addresses)
   bool dirty = false;                 // values differ from the executable graph's
 };
 
@@ -113,7 +114,7 @@ struct GraphEntry {
   std::vector<int64_t> outDims;
   // What one call counts in hj_stats beyond its outputs' allocations.
   uint64_t fastAllocs = 0, fastMemsets = 0, fastFills = 0, frees = 0, launches = 0;
-  uint64_t collectives = 0, collectiveBytes = 0;
+  uint64_t collectives = 0, collectiveBytes = 0, libraryCalls = 0;
   bool streams = false;     // work on another stream than 0
   bool unknownUse = false;  // hj_record_use of an address no traced buffer starts at
   uint64_t peakBytes = 0;  // the most bytes live at once during the program
@@ -179,9 +180,9 @@ class GraphCache {
   // A call of hj_collective: a node of its own, or a part of the group node
   // that a GROUP_BEGIN opened, after the previous collective node.
   int32_t collective(const CollectiveCall &c);
-  // Trace: a call graph mode does not capture yet (`what`, a library call):
-  // the signature's calls run eagerly, hj_graph_reason says why.
-  int32_t notCaptured(const std::string &what);
+  // A library call (hj_matmul): a node of its own, captured from the
+  // library's calls on CUDA.
+  int32_t matmul(const MatmulCall &c);
 
  private:
   GraphEntry *insert(std::string_view key);

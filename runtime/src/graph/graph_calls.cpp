@@ -130,9 +130,29 @@ int32_t GraphCache::collective(const CollectiveCall &c) {
   return HJ_OK;
 }
 
-int32_t GraphCache::notCaptured(const std::string &what) {
-  if (cur_ && cur_->eagerReason.empty())
-    cur_->eagerReason = "the program makes a library call, " + what + ", which graph mode does not capture yet";
+int32_t GraphCache::matmul(const MatmulCall &c) {
+  if (group_ >= 0) return insideGroup("a matmul");
+  GraphEntry &e = *cur_;
+  const void *ptrs[5] = {c.a, c.b, c.c, c.bias, c.workspace};
+  if (mode_ == Mode::Trace) {
+    PlannedOp &op = e.ops.emplace_back();
+    op.kind = GraphNode::Kind::Library;
+    op.matmul = c;
+    op.values.assign(reinterpret_cast<const unsigned char *>(ptrs), reinterpret_cast<const unsigned char *>(ptrs) + sizeof ptrs);
+    if (int32_t st = placeOp(e, static_cast<uint32_t>(e.ops.size() - 1))) return st;
+    ++event_;
+    return HJ_OK;
+  }
+  if (opAt_ >= e.ops.size()) return mismatch("matmul (%s) is operation %zu; there were %zu", c.site, opAt_ + 1, e.ops.size());
+  PlannedOp &op = e.ops[opAt_];
+  const MatmulCall &t = op.matmul;
+  bool same = op.kind == GraphNode::Kind::Library && t.batch == c.batch && t.m == c.m && t.n == c.n && t.k == c.k &&
+              std::memcmp(t.batchStride, c.batchStride, sizeof t.batchStride) == 0 &&
+              std::memcmp(t.rowStride, c.rowStride, sizeof t.rowStride) == 0 && t.workspaceBytes == c.workspaceBytes &&
+              t.aType == c.aType && t.cType == c.cType && t.flags == c.flags && t.alpha == c.alpha && t.beta == c.beta;
+  if (!same) return mismatch("matmul (%s), operation %zu, is another multiply than the one traced", c.site, opAt_ + 1);
+  if (int32_t st = placeOp(e, static_cast<uint32_t>(opAt_))) return st;
+  markDirty(e, static_cast<uint32_t>(opAt_++), ptrs, 0, sizeof ptrs);
   return HJ_OK;
 }
 

@@ -73,6 +73,9 @@ inline GraphNode nodeOf(const GraphEntry &e, const PlannedOp &op, Comm *comm) {
     n.parts = op.parts.data();
     n.numParts = static_cast<uint32_t>(op.parts.size());
     n.buffers = reinterpret_cast<void *const *>(op.values.data());
+  } else if (op.kind == GraphNode::Kind::Library) {
+    n.matmul = &op.matmul;
+    n.buffers = reinterpret_cast<void *const *>(op.values.data());
   } else if (op.kind == GraphNode::Kind::Kernel) {
     n.kernel = &op.table->kernels[op.kernel];
     n.grid = {uint32_t(op.dims[0]), uint32_t(op.dims[1]), uint32_t(op.dims[2])};

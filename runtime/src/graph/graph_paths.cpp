@@ -29,7 +29,7 @@ class TracePath final : public CallPath {
   int32_t event(uint32_t event, bool wait) override { return g_.event(event, wait); }
   int32_t streamSync() override { return g_.streamSync(); }
   int32_t collective(const CollectiveCall &c) override { return g_.collective(c); }
-  int32_t matmul(const MatmulCall &c) override { return g_.notCaptured(std::string("matmul (") + c.site + ")"); }
+  int32_t matmul(const MatmulCall &c) override { return g_.matmul(c); }
 
  private:
   GraphCache &g_;
@@ -110,8 +110,13 @@ class ReplayPath final : public CallPath {
     return HJ_OK;
   }
   int32_t matmul(const MatmulCall &c) override {
-    // A program with a library call runs eagerly (its trace said so).
-    return fail(HJ_ERR_INTERNAL, "graph mode: matmul (%s) in a replay", c.site);
+    if (int32_t st = r_.backend.checkFault()) return st;
+    if (int32_t st = r_.injector.check("matmul (%s)", c.site)) return st;
+    // A node of the graph: it multiplies when the graph is launched.
+    if (int32_t st = g_.matmul(c)) return st;
+    ++r_.stats.library_calls;
+    r_.buffers.noteMatmul(c, g_.stream());
+    return HJ_OK;
   }
   bool rerunsOnFailure() const override { return g_.mismatched(); }
 

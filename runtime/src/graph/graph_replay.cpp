@@ -124,7 +124,7 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
     e.patches.clear();
     for (uint32_t oi = 0; oi < e.ops.size(); ++oi) {
       PlannedOp &op = e.ops[oi];
-      if (op.kind == GraphNode::Kind::Collective) {
+      if (op.kind == GraphNode::Kind::Collective || op.kind == GraphNode::Kind::Library) {
         for (uint32_t off = 0; off < op.values.size(); off += sizeof(void *)) {
           void *p;
           std::memcpy(&p, op.values.data() + off, sizeof p);
@@ -269,6 +269,7 @@ int32_t GraphCache::fastReplay(GraphEntry &e, void *const *inputs, const hj_grap
   s.launches += e.launches;
   s.collectives += e.collectives;
   s.collective_bytes += e.collectiveBytes;
+  s.library_calls += e.libraryCalls;
   s.peak_bytes = std::max(s.peak_bytes, liveBefore + e.peakBytes);
   for (uint32_t k = 0; k < e.outSource.size(); ++k) {
     uint32_t src = e.outSource[k];

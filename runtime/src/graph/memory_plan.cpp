@@ -32,11 +32,13 @@ int32_t GraphCache::plan(GraphEntry &e) {
   e.zeroedOffset = generalBytes;
   e.zeroedBytes = zeroedBytes;
   e.blockBytes = generalBytes + zeroedBytes;
-  for (const PlannedOp &op : e.ops)
+  for (const PlannedOp &op : e.ops) {
+    if (op.kind == GraphNode::Kind::Library) ++e.libraryCalls;
     if (op.kind == GraphNode::Kind::Kernel) {
       ++e.launches;
       if (!e.keepAlive) e.keepAlive = op.table->keepAlive;
     }
+  }
   e.dirty.reserve(e.ops.size());  // markDirty then never allocates
   if (e.blockBytes == 0) return HJ_OK;
   if (int32_t st = r_.buffers.memory().allocate(e.blockBytes, &e.block)) {

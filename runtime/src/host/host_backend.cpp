@@ -48,6 +48,10 @@ class HostGraph final : public Graph {
       s.parts.assign(node.parts, node.parts + node.numParts);
       s.buffers.assign(node.buffers, node.buffers + 2 * node.numParts);
     }
+    if (node.kind == GraphNode::Kind::Library) {
+      s.matmul = *node.matmul;
+      s.buffers.assign(node.buffers, node.buffers + 5);
+    }
   }
 
   int32_t update(size_t index, const GraphNode &node) override {
@@ -57,6 +61,8 @@ class HostGraph final : public Graph {
       copyParams(s, node.params);
     else if (s.node.kind == GraphNode::Kind::Collective)
       s.buffers.assign(node.buffers, node.buffers + 2 * node.numParts);
+    else if (s.node.kind == GraphNode::Kind::Library)
+      s.buffers.assign(node.buffers, node.buffers + 5);
     else
       s.node.ptr = node.ptr;
     return HJ_OK;
@@ -79,6 +85,13 @@ class HostGraph final : public Graph {
                              c.what);
           }
           break;
+        case GraphNode::Kind::Library: {
+          MatmulCall m = s.matmul;
+          m.a = s.buffers[0], m.b = s.buffers[1], m.c = s.buffers[2], m.bias = s.buffers[3];
+          m.workspace = s.buffers[4];
+          st = backend_.matmul(m);
+          break;
+        }
       }
       if (st != HJ_OK) return st;
     }
@@ -91,7 +104,8 @@ class HostGraph final : public Graph {
     std::vector<unsigned char> values;
     std::vector<void *> ptrs;
     std::vector<CollectivePart> parts;  // Collective
-    std::vector<void *> buffers;
+    std::vector<void *> buffers;        // Collective: 2 per part; Library: A, B, C, bias, workspace
+    MatmulCall matmul;                  // Library
     std::vector<uint32_t> deps;
   };
 
