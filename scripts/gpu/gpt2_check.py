@@ -93,7 +93,14 @@ def main():
         cmd = [hostjit, "run", prog, "--backend", "cuda", "--mode", "both", "--no-tier", "--repeat", "30",
                "--save-outputs", save, "--stats", "text"] + (["--graph"] if graph else []) + args
         r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, NCCL_NVLS_ENABLE="0"))
-        print("\n".join(l for l in r.stdout.splitlines() if "calls, median" in l or "ready" in l))
+        for line in r.stdout.splitlines():
+            if "calls, median" in line or "ready" in line:
+                print(line)
+            for key in ("backend_allocs", "backend_frees", "pool_hits", "library_calls", "launches", "graph_fast",
+                        "peak_bytes", "reserved_bytes"):
+                m = re.search(r"^(\w+) stats: .*\b%s=(\d+)" % key, line)
+                if m:
+                    print("  %s %s=%s" % (m.group(1), key, m.group(2)))
         if r.returncode != 0:
             print(r.stdout[-3000:], r.stderr[-3000:])
             sys.exit("hostjit failed (%d)" % r.returncode)
@@ -105,6 +112,26 @@ def main():
                   (mode, " graph" if graph else "", got.shape[0], got.shape[1], err.max(), rel.max(),
                    np.abs(ref).max()))
             ok &= bool(err.max() < 2e-3)
+    # PyTorch on the same weights: host us per forward (issued, then drained
+    # outside the timing) and end-to-end ms, eager.
+    import statistics
+    import time
+    tc = tokens.cuda()
+    with torch.no_grad():
+        for _ in range(5):
+            forward(tc, wc)
+        torch.cuda.synchronize()
+        issue, total = [], []
+        for _ in range(30):
+            t0 = time.perf_counter()
+            forward(tc, wc)
+            t1 = time.perf_counter()
+            torch.cuda.synchronize()
+            t2 = time.perf_counter()
+            issue.append((t1 - t0) * 1e6)
+            total.append((t2 - t0) * 1e3)
+    print("pytorch eager: host %.1f us per forward (median of 30), end to end %.3f ms; peak memory %.1f MiB" %
+          (statistics.median(issue), statistics.median(total), torch.cuda.max_memory_allocated() / 2**20))
     sys.exit(0 if ok else 1)
 
 
