@@ -151,6 +151,8 @@ class Verifier {
 
   void check(const CommQuery &n) { define(n.result); }
 
+  // A tensor that is an input or a buffer, not a view (used once checked).
+  bool rootTensor(const Operand &o, const std::string &what);
   // The tensors of a collective: contiguous memory of a dtype NCCL moves.
   bool collectiveTensor(const Operand &o, const std::string &what);
 

@@ -256,7 +256,7 @@ void Verifier::check(const Launch &n) {
   }
 }
 
-bool Verifier::collectiveTensor(const Operand &o, const std::string &what) {
+bool Verifier::rootTensor(const Operand &o, const std::string &what) {
   if (!o.isValue()) {
     error(o.loc, what + " must be a tensor");
     return false;
@@ -271,6 +271,12 @@ bool Verifier::collectiveTensor(const Operand &o, const std::string &what) {
     error(o.loc, what + " must be a buffer or an input, not a view (" + name(o.value) + ")");
     return false;
   }
+  return true;
+}
+
+bool Verifier::collectiveTensor(const Operand &o, const std::string &what) {
+  if (!rootTensor(o, what)) return false;
+  const Value &v = p_.value(o.value);
   const Alloc *al = p_.allocOf(o.value);
   if (al && !al->strides.empty()) {
     error(o.loc, what + " must be contiguous; " + name(o.value) + " has explicit strides");
@@ -310,20 +316,8 @@ void Verifier::check(const Collective &n) {
 
 bool Verifier::matmulTensor(const Operand &o, const std::string &what, uint32_t minRank, uint32_t maxRank,
                             bool written) {
-  if (!o.isValue()) {
-    error(o.loc, what + " must be a tensor");
-    return false;
-  }
-  if (!use(o)) return false;
+  if (!rootTensor(o, what)) return false;
   const Value &v = p_.value(o.value);
-  if (!v.isTensor) {
-    error(o.loc, what + " must be a tensor; " + name(o.value) + " is a scalar");
-    return false;
-  }
-  if (p_.rootOf(o.value) != o.value) {
-    error(o.loc, what + " must be a buffer or an input, not a view (" + name(o.value) + ")");
-    return false;
-  }
   if (written && v.def == Value::Def::TensorInput) {
     error(o.loc, what + " is written, so it must be a buffer the program allocated; " + name(o.value) +
                      " is an input");

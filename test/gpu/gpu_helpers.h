@@ -56,6 +56,26 @@ inline Program load(const std::string &file) {
   return p;
 }
 
+// A program from text that must parse and check.
+inline Program parseText(const std::string &text, const std::string &name = "test.hir") {
+  Diagnostics d;
+  Program p = parse(text, name, d);
+  INFO(d.format(name, p.source));
+  REQUIRE(d.empty());
+  return p;
+}
+
+// Calls f(useJit, graph) for the evaluator and the JIT, eager and in graph
+// mode, each with an INFO naming it.
+template <class F>
+void eachPath(F &&f) {
+  for (bool useJit : {false, true})
+    for (bool graph : {false, true}) {
+      INFO((useJit ? "jit" : "eval") << (graph ? ", graph" : ""));
+      f(useJit, graph);
+    }
+}
+
 // The source tree: $HOSTJIT_SOURCE_DIR when set (the tests run on another
 // machine than the one that built them), else where they were built from.
 inline std::string sourceDir() {

@@ -45,14 +45,6 @@ std::string twiceSource() {
   return path;
 }
 
-Program parseText(const std::string &text) {
-  Diagnostics d;
-  Program p = parse(text, "images.hir", d);
-  INFO(d.format("images.hir", p.source));
-  REQUIRE(d.empty());
-  return p;
-}
-
 // The nvcc to build images with while the test runs, if there is one.
 std::optional<std::string> findNvcc() {
   for (const char *c : {static_cast<const char *>(std::getenv("HOSTJIT_NVCC")), "/usr/local/cuda/bin/nvcc"})
@@ -65,7 +57,7 @@ std::optional<std::string> findNvcc() {
 // and the JIT, and checks y against a * x + 1 (fused or not) and z = 2y.
 void checkRuns(const std::string &image) {
   INFO(image);
-  Program p = parseText(program(image, twiceSource()));
+  Program p = parseText(program(image, twiceSource()), "images.hir");
   auto rt = cudaRuntime();
   const int64_t n = 1000;
   std::vector<float> xs(n);
@@ -94,7 +86,7 @@ void checkRuns(const std::string &image) {
 }
 
 std::string loadError(const std::string &image) {
-  Program p = parseText(program(image, twiceSource()));
+  Program p = parseText(program(image, twiceSource()), "images.hir");
   auto rt = cudaRuntime();
   auto ev = Evaluator::create(p, rt);
   REQUIRE(!ev);

@@ -41,24 +41,22 @@ TEST_CASE("launch attributes on the GPU: a cooperative grid meets at its barrier
   REQUIRE(x);
   DLTensor xd = x->dl();
   const DLTensor *inputs[] = {&xd};
-  for (bool useJit : {false, true})
-    for (bool graph : {false, true}) {
-      INFO((useJit ? "jit" : "eval") << (graph ? ", graph" : ""));
-      Runner r(p, rt, useJit, graph);
-      for (int64_t blocks : {132, 264, 264, 528}) {
-        INFO("blocks " << blocks);
-        ScalarArg scalars[] = {ScalarArg::i64(blocks)};
-        auto out = r.run(inputs, scalars);
-        INFO((out ? "" : out.error().message));
-        REQUIRE(out);
-        auto host = (*out)[0].toHost();
-        REQUIRE(host);
-        const float *v = reinterpret_cast<const float *>(host->data());
-        int bad = 0;
-        for (int64_t b = 0; b < blocks; ++b) bad += std::fabs(v[b] - want) > 1e-4 * want || v[b] != v[0];
-        CHECK(bad == 0);
-      }
+  eachPath([&](bool useJit, bool graph) {
+    Runner r(p, rt, useJit, graph);
+    for (int64_t blocks : {132, 264, 264, 528}) {
+      INFO("blocks " << blocks);
+      ScalarArg scalars[] = {ScalarArg::i64(blocks)};
+      auto out = r.run(inputs, scalars);
+      INFO((out ? "" : out.error().message));
+      REQUIRE(out);
+      auto host = (*out)[0].toHost();
+      REQUIRE(host);
+      const float *v = reinterpret_cast<const float *>(host->data());
+      int bad = 0;
+      for (int64_t b = 0; b < blocks; ++b) bad += std::fabs(v[b] - want) > 1e-4 * want || v[b] != v[0];
+      CHECK(bad == 0);
     }
+  });
 }
 
 TEST_CASE("launch attributes on the GPU: a cooperative grid too large to be co-resident fails, naming the most",
@@ -70,52 +68,48 @@ TEST_CASE("launch attributes on the GPU: a cooperative grid too large to be co-r
   REQUIRE(x);
   DLTensor xd = x->dl();
   const DLTensor *inputs[] = {&xd};
-  for (bool useJit : {false, true})
-    for (bool graph : {false, true}) {
-      INFO((useJit ? "jit" : "eval") << (graph ? ", graph" : ""));
-      Runner r(p, rt, useJit, graph);
-      ScalarArg scalars[] = {ScalarArg::i64(100000)};
-      auto out = r.run(inputs, scalars);
-      REQUIRE(!out);
-      const std::string &msg = out.error().message;
-      WARN(msg);
-      CHECK(msg.find("cooperative launch of @coop_sum grid(100000, 1, 1) block(256, 1, 1) smem(0): 100000 blocks "
-                     "cannot all be resident on CUDA device 0, which holds at most ") != std::string::npos);
-      CHECK(msg.find("a grid-wide barrier would never complete") != std::string::npos);
-      // The context is still usable: the launch never reached the device.
-      ScalarArg fits[] = {ScalarArg::i64(132)};
-      auto again = r.run(inputs, fits);
-      INFO((again ? "" : again.error().message));
-      CHECK(again);
-    }
+  eachPath([&](bool useJit, bool graph) {
+    Runner r(p, rt, useJit, graph);
+    ScalarArg scalars[] = {ScalarArg::i64(100000)};
+    auto out = r.run(inputs, scalars);
+    REQUIRE(!out);
+    const std::string &msg = out.error().message;
+    WARN(msg);
+    CHECK(msg.find("cooperative launch of @coop_sum grid(100000, 1, 1) block(256, 1, 1) smem(0): 100000 blocks "
+                   "cannot all be resident on CUDA device 0, which holds at most ") != std::string::npos);
+    CHECK(msg.find("a grid-wide barrier would never complete") != std::string::npos);
+    // The context is still usable: the launch never reached the device.
+    ScalarArg fits[] = {ScalarArg::i64(132)};
+    auto again = r.run(inputs, fits);
+    INFO((again ? "" : again.error().message));
+    CHECK(again);
+  });
 }
 
 TEST_CASE("launch attributes on the GPU: blocks launched in clusters see their cluster, eager and graph",
           "[cuda][launch]") {
   Program p = load(kPrograms + "/cluster_rank.hir");
   auto rt = cudaRuntime();
-  for (bool useJit : {false, true})
-    for (bool graph : {false, true}) {
-      INFO((useJit ? "jit" : "eval") << (graph ? ", graph" : ""));
-      Runner r(p, rt, useJit, graph);
-      for (int64_t blocks : {8, 8, 264}) {
-        ScalarArg scalars[] = {ScalarArg::i64(blocks)};
-        auto out = r.run({}, scalars);
-        INFO((out ? "" : out.error().message));
-        REQUIRE(out);
-        auto host = (*out)[0].toHost();
-        REQUIRE(host);
-        const int32_t *v = reinterpret_cast<const int32_t *>(host->data());
-        int bad = 0;
-        for (int64_t b = 0; b < blocks; ++b) bad += v[b] != int32_t(b % 2 + 200);
-        CHECK(bad == 0);
-      }
-      ScalarArg odd[] = {ScalarArg::i64(7)};
-      auto out = r.run({}, odd);
-      REQUIRE(!out);
-      CHECK(out.error().message.find("launch of @cluster_rank grid(7, 1, 1): grid.x is not a multiple of the "
-                                     "kernel's cluster(2, 1, 1)") != std::string::npos);
+  eachPath([&](bool useJit, bool graph) {
+    Runner r(p, rt, useJit, graph);
+    for (int64_t blocks : {8, 8, 264}) {
+      ScalarArg scalars[] = {ScalarArg::i64(blocks)};
+      auto out = r.run({}, scalars);
+      INFO((out ? "" : out.error().message));
+      REQUIRE(out);
+      auto host = (*out)[0].toHost();
+      REQUIRE(host);
+      const int32_t *v = reinterpret_cast<const int32_t *>(host->data());
+      int bad = 0;
+      for (int64_t b = 0; b < blocks; ++b) bad += v[b] != int32_t(b % 2 + 200);
+      CHECK(bad == 0);
     }
+    ScalarArg odd[] = {ScalarArg::i64(7)};
+    auto out = r.run({}, odd);
+    REQUIRE(!out);
+    CHECK(out.error().message.find("launch of @cluster_rank grid(7, 1, 1): grid.x is not a multiple of the "
+                                   "kernel's cluster(2, 1, 1)") != std::string::npos);
+  });
 }
 
 TEST_CASE("launch attributes on the GPU: a programmatic dependent launch waits for its producer, eager and graph",
@@ -128,20 +122,18 @@ TEST_CASE("launch attributes on the GPU: a programmatic dependent launch waits f
   REQUIRE(x);
   DLTensor xd = x->dl();
   const DLTensor *inputs[] = {&xd};
-  for (bool useJit : {false, true})
-    for (bool graph : {false, true}) {
-      INFO((useJit ? "jit" : "eval") << (graph ? ", graph" : ""));
-      Runner r(p, rt, useJit, graph);
-      for (int call = 0; call < 3; ++call) {
-        auto out = r.run(inputs);
-        INFO((out ? "" : out.error().message));
-        REQUIRE(out);
-        auto host = (*out)[0].toHost();
-        REQUIRE(host);
-        const float *z = reinterpret_cast<const float *>(host->data());
-        int64_t bad = 0;
-        for (int64_t i = 0; i < n; ++i) bad += z[i] != 2.0f * xs[i] + 1.0f;
-        CHECK(bad == 0);
-      }
+  eachPath([&](bool useJit, bool graph) {
+    Runner r(p, rt, useJit, graph);
+    for (int call = 0; call < 3; ++call) {
+      auto out = r.run(inputs);
+      INFO((out ? "" : out.error().message));
+      REQUIRE(out);
+      auto host = (*out)[0].toHost();
+      REQUIRE(host);
+      const float *z = reinterpret_cast<const float *>(host->data());
+      int64_t bad = 0;
+      for (int64_t i = 0; i < n; ++i) bad += z[i] != 2.0f * xs[i] + 1.0f;
+      CHECK(bad == 0);
     }
+  });
 }

@@ -16,14 +16,6 @@ using namespace hostjit::gputest;
 
 namespace {
 
-Program parseText(const std::string &text) {
-  Diagnostics d;
-  Program p = parse(text, "matmul.hir", d);
-  INFO(d.format("matmul.hir", p.source));
-  REQUIRE(d.empty());
-  return p;
-}
-
 std::vector<float> uniform(size_t n, unsigned seed) {
   std::mt19937 g(seed);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -69,23 +61,21 @@ TEST_CASE("matmul on the GPU: a linear layer of GPT-2's size through cuBLASLt, e
   REQUIRE((x && w && b));
   DLTensor xd = x->dl(), wd = w->dl(), bd = b->dl();
   const DLTensor *inputs[] = {&xd, &wd, &bd};
-  for (bool useJit : {false, true})
-    for (bool graph : {false, true}) {
-      INFO((useJit ? "jit" : "eval") << (graph ? ", graph" : ""));
-      Runner r(p, rt, useJit, graph);
-      for (int call = 0; call < 2; ++call) {
-        auto out = r.run(inputs);
-        INFO((out ? "" : out.error().message));
-        REQUIRE(out);
-        std::vector<float> y = hostFloats((*out)[0]);
-        double worst = 0;
-        for (size_t i = 0; i < y.size(); ++i) worst = std::max(worst, std::fabs(y[i] - want[i]) / scale[i]);
-        // f32 products summed in f32 (TF32 would be off by 1e-3): within
-        // 1e-5 of the sum of |terms|, 768 terms of 6e-8 rounding each.
-        CHECK(worst < 1e-5);
-        if (call == 0) WARN("largest error over the sum of |terms|: " << worst);
-      }
+  eachPath([&](bool useJit, bool graph) {
+    Runner r(p, rt, useJit, graph);
+    for (int call = 0; call < 2; ++call) {
+      auto out = r.run(inputs);
+      INFO((out ? "" : out.error().message));
+      REQUIRE(out);
+      std::vector<float> y = hostFloats((*out)[0]);
+      double worst = 0;
+      for (size_t i = 0; i < y.size(); ++i) worst = std::max(worst, std::fabs(y[i] - want[i]) / scale[i]);
+      // f32 products summed in f32 (TF32 would be off by 1e-3): within
+      // 1e-5 of the sum of |terms|, 768 terms of 6e-8 rounding each.
+      CHECK(worst < 1e-5);
+      if (call == 0) WARN("largest error over the sum of |terms|: " << worst);
     }
+  });
   CHECK(rt->stats().library_calls == 8);
 }
 

@@ -179,6 +179,26 @@ void check(const Config &c) {
   }
 }
 
+// The inputs of Config{}'s program with a bias (a 5 x 7, b 7 x 4, bias 4,
+// d 5 x 4), from `seed`.
+struct LayerInputs {
+  std::vector<Tensor> t;
+  std::vector<DLTensor> dl;
+  std::vector<const DLTensor *> ptrs;
+  LayerInputs(const std::shared_ptr<Runtime> &rt, unsigned seed) {
+    std::mt19937 g(seed);
+    for (auto [shape, n] : {std::pair{std::vector<int64_t>{5, 7}, 35}, std::pair{std::vector<int64_t>{7, 4}, 28},
+                            std::pair{std::vector<int64_t>{4}, 4}, std::pair{std::vector<int64_t>{5, 4}, 20}}) {
+      auto x = Tensor::fromHost(rt, shape, dyadic(n, g));
+      REQUIRE(x);
+      t.push_back(std::move(*x));
+    }
+    for (Tensor &x : t) dl.push_back(x.dl());
+    for (const DLTensor &x : dl) ptrs.push_back(&x);
+  }
+  std::span<const DLTensor *const> span() const { return ptrs; }
+};
+
 }  // namespace
 
 TEST_CASE("matmul: every transpose, with bias, alpha and beta, f32", "[matmul]") {
@@ -247,14 +267,8 @@ TEST_CASE("matmul: graph mode holds it as a node, replayed with moving inputs", 
     Runner eager(p, rt, jit), graph(p, rt, jit, OptLevel::O2, true);
     for (int call = 0; call < 4; ++call) {
       // New inputs (new addresses, new values) on every call.
-      std::mt19937 g(100 + call);
-      auto a = Tensor::fromHost(rt, {5, 7}, dyadic(35, g));
-      auto b = Tensor::fromHost(rt, {7, 4}, dyadic(28, g));
-      auto bias = Tensor::fromHost(rt, {4}, dyadic(4, g));
-      auto d = Tensor::fromHost(rt, {5, 4}, dyadic(20, g));
-      REQUIRE((a && b && bias && d));
-      DLTensor ad = a->dl(), bd = b->dl(), biasd = bias->dl(), dd = d->dl();
-      const DLTensor *inputs[] = {&ad, &bd, &biasd, &dd};
+      LayerInputs in(rt, 100 + call);
+      auto inputs = in.span();
       auto want = eager.run(inputs);
       auto got = graph.run(inputs);
       INFO((got ? "" : got.error().message));
@@ -275,14 +289,8 @@ TEST_CASE("matmul: a failure injected at every operation frees everything", "[ma
   Program p = parseOk(program(c));
   for (bool jit : {false, true}) {
     auto rt = makeRuntime();
-    std::mt19937 g(9);
-    auto a = Tensor::fromHost(rt, {5, 7}, dyadic(35, g));
-    auto b = Tensor::fromHost(rt, {7, 4}, dyadic(28, g));
-    auto bias = Tensor::fromHost(rt, {4}, dyadic(4, g));
-    auto d = Tensor::fromHost(rt, {5, 4}, dyadic(20, g));
-    REQUIRE((a && b && bias && d));
-    DLTensor ad = a->dl(), bd = b->dl(), biasd = bias->dl(), dd = d->dl();
-    const DLTensor *inputs[] = {&ad, &bd, &biasd, &dd};
+    LayerInputs in(rt, 9);
+    auto inputs = in.span();
     Runner r(p, rt, jit);
     uint64_t ops = injectEverywhere(*rt, [&] { return r.run(inputs); }, jit ? "matmul (jit)" : "matmul (eval)");
     CHECK(ops >= 4);
