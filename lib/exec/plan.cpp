@@ -242,11 +242,33 @@ class Planner {
     plan_.steps.push_back(std::move(s));
   }
 
-  // A tensor operand's sizes and strides (in elements) as table expressions.
+  // A tensor operand's sizes and strides (in elements) as table expressions,
+  // and the memory it is in (a view's: its root's, from the same address).
   CollectiveBuffer shapeOf(const Operand &o, std::vector<ExprId> &sizes, std::vector<ExprId> &strides) {
     const Value &v = p_.value(o.value);
     sizes.clear();
     strides.clear();
+    auto id = [&](const Operand &e) { return e.isValue() ? p_.value(e.value).expr : table_.constInt(e.i); };
+    auto contiguous = [&] {
+      strides.assign(sizes.size(), table_.constInt(1));
+      for (size_t d = sizes.size(); d-- > 1;)
+        strides[d - 1] = table_.binary(OpCode::Mul, strides[d], sizes[d], nullptr);
+    };
+    if (v.def == Value::Def::Stmt && v.defIndex < p_.body.size())
+      if (const auto *view = std::get_if<View>(&p_.body[v.defIndex].node)) {
+        for (const Operand &e : view->extents) sizes.push_back(id(e));
+        if (!view->strides.empty()) {
+          for (const Operand &e : view->strides) strides.push_back(id(e));
+        } else {
+          contiguous();
+        }
+        ValueId root = p_.rootOf(o.value);
+        const Value &r = p_.value(root);
+        if (r.def == Value::Def::TensorInput) return InputRef{r.defIndex};
+        SlotRef slot = slotOf(root);
+        useIfOtherStream(slot);
+        return slot;
+      }
     if (v.def == Value::Def::TensorInput) {
       for (uint32_t d = 0; d < v.rank; ++d) {
         sizes.push_back(v.inputDims[d] == kDynamic ? table_.inputSize(v.defIndex, d) : table_.constInt(v.inputDims[d]));
@@ -255,14 +277,11 @@ class Planner {
       return InputRef{v.defIndex};
     }
     const Alloc &al = *p_.allocOf(o.value);
-    auto id = [&](const Operand &e) { return e.isValue() ? p_.value(e.value).expr : table_.constInt(e.i); };
     for (const Operand &e : al.extents) sizes.push_back(id(e));
     if (!al.strides.empty()) {
       for (const Operand &e : al.strides) strides.push_back(id(e));
     } else {
-      strides.assign(sizes.size(), table_.constInt(1));
-      for (size_t d = sizes.size(); d-- > 1;)
-        strides[d - 1] = table_.binary(OpCode::Mul, strides[d], sizes[d], nullptr);
+      contiguous();
     }
     SlotRef slot = slotOf(o.value);
     useIfOtherStream(slot);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <set>
 
 #include "hostjit/runtime.h"
@@ -105,6 +106,56 @@ class Analyzer {
     DType dtype = DType::f32;
     uint32_t rank = 0;
   };
+
+  // A segment that is a matmul: its inputs A, B (and the bias), one output
+  // C, nothing of a kernel's.
+  void matmulSegment(size_t i, const Segment &s, SegmentPlan &sp, const std::string &path,
+                     const std::set<std::string> &visible) {
+    const MatmulSpec &m = *s.matmul;
+    sp.matmul = true;
+    if (s.kernel) error(path + ".kernel", "a segment is a kernel or a matmul, not both");
+    if (!s.summary.empty() || !s.scalars.empty() || !s.scratch.empty() || !sp.intermediates.empty())
+      error(path, "a matmul segment takes no summary, scalars or scratch (its workspace is matmul.workspace_bytes)");
+    size_t want = m.bias ? 3 : 2;
+    if (s.inputs.size() != want) {
+      error(path + ".inputs", "a matmul takes " + std::string(m.bias ? "A, B and the bias" : "A and B") + ": " +
+                                  std::to_string(want) + " inputs, not " + std::to_string(s.inputs.size()));
+      return;
+    }
+    if (s.outputs.size() != 1 || sp.allocs.size() != 1) {
+      error(path + ".outputs", "a matmul writes one output, a buffer of its own (not an alias)");
+      return;
+    }
+    Found a = findTensor(i, s.inputs[0], visible), b = findTensor(i, s.inputs[1], visible);
+    const TensorInfo &c = a_.tensors.at(s.outputs[0].name);
+    if (!a.ok || !b.ok) return;  // an unknown input, already reported
+    auto ranked = [&](const Found &t, const std::string &what, uint32_t lo, uint32_t hi) {
+      if (t.rank < lo || t.rank > hi)
+        error(path, "matmul's " + what + " has rank " + std::to_string(t.rank) + "; it must be " + std::to_string(lo) +
+                        (lo == hi ? "" : " or " + std::to_string(hi)));
+    };
+    ranked(a, "A ('" + s.inputs[0] + "')", 2, 3);
+    ranked(b, "B ('" + s.inputs[1] + "')", 2, 3);
+    ranked({true, c.dtype, c.rank}, "output ('" + s.outputs[0].name + "')", 2, 3);
+    if (c.rank == 2 && (a.rank == 3 || b.rank == 3))
+      error(path, "matmul's output has rank 2 while A or B has a batch dim");
+    if (a.dtype != DType::f32 && a.dtype != DType::f16 && a.dtype != DType::bf16)
+      error(path, "matmul's A ('" + s.inputs[0] + "') is " + dtypeName(a.dtype) + "; a matmul takes f32, f16 or bf16");
+    else if (b.dtype != a.dtype)
+      error(path, "matmul's B ('" + s.inputs[1] + "') is " + dtypeName(b.dtype) + "; it must be A's dtype, " +
+                      dtypeName(a.dtype));
+    else if (c.dtype != DType::f32 && c.dtype != a.dtype)
+      error(path, "matmul's output is " + std::string(dtypeName(c.dtype)) + "; with " + dtypeName(a.dtype) +
+                      " inputs it must be f32 or " + dtypeName(a.dtype));
+    if (m.bias) {
+      Found bias = findTensor(i, s.inputs[2], visible);
+      if (bias.ok && (bias.rank != 1 || bias.dtype != c.dtype))
+        error(path, "matmul's bias ('" + s.inputs[2] + "') must be a rank-1 tensor of the output's dtype, " +
+                        dtypeName(c.dtype));
+    }
+    if (!std::isfinite(m.alpha)) error(path + ".matmul.alpha", "must be finite");
+    sizeExpr(i, m.workspaceBytes, path + ".matmul.workspace_bytes", visible, 0, "a workspace size", INT64_MAX);
+  }
   Found findTensor(size_t seg, const std::string &name, const std::set<std::string> &visible) const {
     Found r;
     if (!visible.count(name)) return r;
@@ -393,6 +444,10 @@ class Analyzer {
       m.flags = (e.zeroInit ? uint32_t{HJ_ALLOC_ZERO_INIT} : 0u) | (e.resetsToZero ? uint32_t{HJ_ALLOC_RESETS_TO_ZERO} : 0u);
       sp.scratch.push_back(m);
     }
+    if (s.matmul) {
+      matmulSegment(i, s, sp, path, visible);
+      return;
+    }
     // The launch.
     if (!s.kernel) {
       if (!sp.allocs.empty() || !sp.intermediates.empty() || !s.scalars.empty() || !s.scratch.empty())
@@ -512,7 +567,7 @@ class Analyzer {
         if (r != a_.tensors.end() && r->second.kind == TensorKind::Buffer)
           r->second.lastUse = std::max(r->second.lastUse, static_cast<int>(i));
       };
-      if (sp.kernel >= 0)
+      if (sp.kernel >= 0 || sp.matmul)
         for (const std::string &n : sp.tensorArgs) touch(n);
       for (const std::string &n : sp.views) touch(a_.tensors.at(n).base);  // making a view uses its base
     }

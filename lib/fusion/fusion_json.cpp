@@ -216,10 +216,25 @@ class Reader {
   }
 
   Segment segment(const json &j, const std::string &path) const {
-    object(j, path, {"name", "kernel", "inputs", "outputs", "summary", "scalars", "scratch", "launch"});
+    object(j, path, {"name", "kernel", "matmul", "inputs", "outputs", "summary", "scalars", "scratch", "launch"});
     Segment s;
     if (j.contains("name")) s.name = string(j["name"], join(path, "name"));
     if (j.contains("kernel")) s.kernel = string(j["kernel"], join(path, "kernel"));
+    if (j.contains("matmul")) {
+      std::string mp = join(path, "matmul");
+      const json &m = j["matmul"];
+      object(m, mp, {"transpose_a", "transpose_b", "bias", "alpha", "workspace_bytes"});
+      MatmulSpec spec;
+      spec.transposeA = boolean(m, "transpose_a", mp);
+      spec.transposeB = boolean(m, "transpose_b", mp);
+      spec.bias = boolean(m, "bias", mp);
+      if (m.contains("alpha")) {
+        if (!m["alpha"].is_number()) fail(join(mp, "alpha"), "expected a number, got " + kindOf(m["alpha"]));
+        spec.alpha = m["alpha"].get<double>();
+      }
+      if (m.contains("workspace_bytes")) spec.workspaceBytes = expr(m["workspace_bytes"], join(mp, "workspace_bytes"));
+      s.matmul = spec;
+    }
     for (size_t i = 0; const json &x : array(j, "inputs", path)) s.inputs.push_back(string(x, at(join(path, "inputs"), i++)));
     for (size_t i = 0; const json &x : array(j, "outputs", path))
       s.outputs.push_back(tensor(x, at(join(path, "outputs"), i++), false));

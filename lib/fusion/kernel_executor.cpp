@@ -235,7 +235,7 @@ Expected<void> KernelExecutor::run(Runtime &rt, std::span<const DLTensor *const>
 Expected<void> KernelExecutor::launch(Runtime &rt, std::span<const DLTensor *const> inputs,
                                       std::span<const ScalarArg> scalars, std::span<const DLTensor *const> outputs,
                                       std::span<const DLTensor *const> intermediates) const {
-  if (a_->segments[index_].kernel < 0) return {};
+  if (a_->segments[index_].kernel < 0 && !a_->segments[index_].matmul) return {};
   // The segment program's tensors: inputs, outputs, then (supplied) intermediates.
   const Runner &r = intermediates.empty() ? fallback_ : supplied_;
   Scratch<const DLTensor *, 16> given(inputs.size() + outputs.size() + intermediates.size());

@@ -105,6 +105,7 @@ class Lowerer {
                                   : b_.program().exprs.constInt(o.i, want));
       }
     }
+    if (sp.matmul) matmul(i, s, sp, origin(i, s));
     for (const fusion::Intermediate &m : sp.scratch) b_.free(Operand::of(values_.at(m.irName)));
     for (ValueId v : allocated) b_.free(Operand::of(v));
     b_.ret({});
@@ -234,7 +235,9 @@ class Lowerer {
     if (comments_ && first < b_.program().body.size())
       comments_->stmt(first).leading.push_back(" segments[" + std::to_string(i) + "]" +
                                                (s.name.empty() ? "" : " (" + s.name + ")") +
-                                               (s.kernel ? ": kernel @" + *s.kernel : ": views only"));
+                                               (s.kernel   ? ": kernel @" + *s.kernel
+                                                : s.matmul ? std::string(": matmul")
+                                                           : ": views only"));
   }
 
   // The launch of segment i, built; its statement's origin is `from`.
@@ -260,6 +263,33 @@ class Lowerer {
     b_.launch(KernelId{static_cast<uint32_t>(sp.kernel)}, grid, block, smem, args);
     b_.program().body.back().origin = from;
     return std::get<Launch>(b_.program().body.back().node);
+  }
+
+  // The matmul of segment i (a library call), with its workspace allocated
+  // around it; the statement's origin is `from`.
+  void matmul(size_t i, const Segment &s, const fusion::SegmentPlan &sp, const std::string &from) {
+    const MatmulSpec &ms = *s.matmul;
+    std::string sname = s.name.empty() ? "seg" + std::to_string(i) : s.name;
+    auto tensor = [&](const std::string &n) { return Operand::of(values_.at(n)); };
+    Matmul m;
+    m.a = tensor(sp.tensorArgs[0]);
+    m.b = tensor(sp.tensorArgs[1]);
+    m.c = tensor(sp.tensorArgs.back());
+    m.bias = ms.bias ? tensor(sp.tensorArgs[2]) : Operand::integer(0);
+    m.workspace = Operand::integer(0);
+    m.transposeA = ms.transposeA;
+    m.transposeB = ms.transposeB;
+    m.alpha = ms.alpha;
+    std::optional<ValueId> ws;
+    auto bytes = fusion::foldLiterals(ms.workspaceBytes);
+    if (!bytes || bytes->kind != Operand::Kind::Int || bytes->i != 0) {
+      Operand n = expr(i, ms.workspaceBytes, sname + "_workspace_bytes", at("segments", i) + ".matmul.workspace_bytes");
+      ws = b_.alloc(sname + "_workspace", DType::u8, {n}, {}, false, false);
+      m.workspace = Operand::of(*ws);
+    }
+    b_.matmul(m);
+    b_.program().body.back().origin = from;
+    if (ws) b_.free(Operand::of(*ws));
   }
 
   // The segment's scratch buffers, allocated just before its launch.
@@ -295,6 +325,7 @@ class Lowerer {
     }
     allocScratch(i, s, sp);
     if (sp.kernel >= 0) launch(i, s, sp, origin(i, s));
+    if (sp.matmul) matmul(i, s, sp, origin(i, s));
     // Scratch first, then the intermediates: the executor's segment program
     // frees its scratch before the intermediates, or before its caller
     // frees the intermediates it gave.

@@ -151,17 +151,19 @@ class Verifier {
 
   void check(const CommQuery &n) { define(n.result); }
 
-  // A tensor that is an input or a buffer, not a view (used once checked).
+  // A tensor value (used once checked); rootTensor: and an input or a
+  // buffer, not a view.
+  bool tensorValue(const Operand &o, const std::string &what);
   bool rootTensor(const Operand &o, const std::string &what);
   // The tensors of a collective: contiguous memory of a dtype NCCL moves.
   bool collectiveTensor(const Operand &o, const std::string &what);
 
   void check(const Collective &n);
-  // A matmul's operand: a tensor input or a buffer (not a view) of a rank
-  // in [minRank, maxRank]; `written`: a buffer, not an input.
-  bool matmulTensor(const Operand &o, const std::string &what, uint32_t minRank, uint32_t maxRank, bool written);
+  // A matmul's operand: a tensor (input, buffer or view) of a rank in
+  // [minRank, maxRank].
+  bool matmulTensor(const Operand &o, const std::string &what, uint32_t minRank, uint32_t maxRank);
   // Dim d of tensor v when the program fixes it (a static input dim, a
-  // constant extent).
+  // constant extent of its buffer or view).
   std::optional<int64_t> staticDim(ValueId v, uint32_t d) const;
   void check(const Matmul &n);
 

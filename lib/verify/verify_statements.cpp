@@ -257,18 +257,22 @@ void Verifier::check(const Launch &n) {
 }
 
 bool Verifier::rootTensor(const Operand &o, const std::string &what) {
+  if (!tensorValue(o, what)) return false;
+  if (p_.rootOf(o.value) != o.value) {
+    error(o.loc, what + " must be a buffer or an input, not a view (" + name(o.value) + ")");
+    return false;
+  }
+  return true;
+}
+
+bool Verifier::tensorValue(const Operand &o, const std::string &what) {
   if (!o.isValue()) {
     error(o.loc, what + " must be a tensor");
     return false;
   }
   if (!use(o)) return false;
-  const Value &v = p_.value(o.value);
-  if (!v.isTensor) {
+  if (!p_.value(o.value).isTensor) {
     error(o.loc, what + " must be a tensor; " + name(o.value) + " is a scalar");
-    return false;
-  }
-  if (p_.rootOf(o.value) != o.value) {
-    error(o.loc, what + " must be a buffer or an input, not a view (" + name(o.value) + ")");
     return false;
   }
   return true;
@@ -314,15 +318,9 @@ void Verifier::check(const Collective &n) {
   if (n.kind == K::Send || n.kind == K::Recv) intOperand(n.peer, "the peer of " + kw, 0);
 }
 
-bool Verifier::matmulTensor(const Operand &o, const std::string &what, uint32_t minRank, uint32_t maxRank,
-                            bool written) {
-  if (!rootTensor(o, what)) return false;
+bool Verifier::matmulTensor(const Operand &o, const std::string &what, uint32_t minRank, uint32_t maxRank) {
+  if (!tensorValue(o, what)) return false;
   const Value &v = p_.value(o.value);
-  if (written && v.def == Value::Def::TensorInput) {
-    error(o.loc, what + " is written, so it must be a buffer the program allocated; " + name(o.value) +
-                     " is an input");
-    return false;
-  }
   if (v.rank < minRank || v.rank > maxRank) {
     error(o.loc, what + " must have rank " + std::to_string(minRank) +
                      (minRank == maxRank ? "" : " or " + std::to_string(maxRank)) + "; " + name(o.value) +
@@ -336,17 +334,20 @@ std::optional<int64_t> Verifier::staticDim(ValueId v, uint32_t d) const {
   const Value &val = p_.value(v);
   if (val.def == Value::Def::TensorInput)
     return val.inputDims[d] == kDynamic ? std::nullopt : std::optional<int64_t>(val.inputDims[d]);
+  if (val.def == Value::Def::Stmt && val.defIndex < p_.body.size())
+    if (const auto *view = std::get_if<View>(&p_.body[val.defIndex].node))
+      return d < view->extents.size() ? known(view->extents[d]) : std::nullopt;
   const Alloc *al = p_.allocOf(v);
   if (!al || d >= al->extents.size()) return std::nullopt;
   return known(al->extents[d]);
 }
 
 void Verifier::check(const Matmul &n) {
-  bool ok = matmulTensor(n.a, "matmul's A", 2, 3, false) & matmulTensor(n.b, "matmul's B", 2, 3, false) &
-            matmulTensor(n.c, "matmul's C", 2, 3, true);
+  bool ok = matmulTensor(n.a, "matmul's A", 2, 3) & matmulTensor(n.b, "matmul's B", 2, 3) &
+            matmulTensor(n.c, "matmul's C", 2, 3);
   bool bias = n.bias.isValue(), ws = n.workspace.isValue();
-  if (bias) ok &= matmulTensor(n.bias, "matmul's bias", 1, 1, false);
-  if (ws) ok &= matmulTensor(n.workspace, "matmul's workspace", 1, 1, true);
+  if (bias) ok &= matmulTensor(n.bias, "matmul's bias", 1, 1);
+  if (ws) ok &= matmulTensor(n.workspace, "matmul's workspace", 1, 1);
   if (!ok) return;
   const Value &a = p_.value(n.a.value), &b = p_.value(n.b.value), &c = p_.value(n.c.value);
   if (a.dtype != DType::f32 && a.dtype != DType::f16 && a.dtype != DType::bf16)

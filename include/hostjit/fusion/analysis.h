@@ -39,7 +39,8 @@ struct Intermediate {
 };
 
 struct SegmentPlan {
-  int kernel = -1;                      // index in Fusion::kernels; -1: nothing launched
+  int kernel = -1;                      // index in Fusion::kernels; -1: no kernel launched
+  bool matmul = false;                  // a library call instead (Segment::matmul)
   std::vector<std::string> allocs;      // outputs allocated here, in order
   std::vector<std::string> views;       // alias outputs made here, in order
   std::vector<Intermediate> intermediates;

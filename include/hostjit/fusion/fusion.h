@@ -117,9 +117,21 @@ struct TensorSpec {
 // (summary entries that are not aliases and not outputs) and scalars: the
 // order nvFuser kernels take. CUDA paths are relative to the fusion file.
 
+// A segment that is a library call instead of a kernel (nvFuser's
+// expression-evaluated matmul and linear segments): its output is
+// inputs[0] @ inputs[1] (each transposed where asked), times alpha, plus
+// inputs[2] over the output's columns when `bias`. The library's workspace
+// is allocated for the call, workspaceBytes of it.
+struct MatmulSpec {
+  bool transposeA = false, transposeB = false, bias = false;
+  double alpha = 1.0;
+  SizeExpr workspaceBytes = 0;
+};
+
 struct Segment {
   std::string name;
   std::optional<std::string> kernel;  // absent: every output is an alias, nothing is launched
+  std::optional<MatmulSpec> matmul;   // instead of a kernel: a library call
   std::vector<std::string> inputs;    // fusion inputs or outputs of earlier segments
   std::vector<TensorSpec> outputs;
   // The kernel summary: every global buffer the kernel uses besides its
