@@ -5,13 +5,13 @@
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 
-#include <chrono>
 #include <cstdlib>
 
 #include "hostjit/exec/evaluator.h"
 #include "hostjit/exec/host_data.h"
 #include "hostjit/jit.h"
 #include "hostjit/text/text.h"
+#include "cuda_bench.h"
 #include "reference.h"
 
 using namespace hostjit;
@@ -22,26 +22,8 @@ constexpr int kBatch = 64;
 std::unique_ptr<Jit> gJit;
 
 std::shared_ptr<Runtime> cudaRuntime() {
-  hj_options o;
-  hj_options_init(&o);
-  o.backend = HJ_BACKEND_CUDA;
-  o.check_zeroed = o.fill_nan = o.reuse_zeroed_memory = 0;
-  auto rt = Runtime::create(o);
+  auto rt = bench::cudaBenchRuntime();
   return rt ? *rt : nullptr;
-}
-
-template <class Fn>
-void timeBatches(benchmark::State &state, Runtime &rt, Fn &&issue) {
-  for (auto _ : state) {
-    auto a = std::chrono::steady_clock::now();
-    for (int i = 0; i < kBatch; ++i) issue();
-    auto b = std::chrono::steady_clock::now();
-    state.SetIterationTime(std::chrono::duration<double>(b - a).count());
-    hj_synchronize(rt.context());
-  }
-  // Host time to issue one call (the manual time covers only issuing).
-  state.counters["us_per_call"] = benchmark::Counter(static_cast<double>(state.iterations()) * kBatch / 1e6,
-                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 struct ExampleSetup {
@@ -97,19 +79,19 @@ void BM_Example(benchmark::State &state, const char *name, int mode) {
   const DLTensor *const *in = s.inputs->pointers().data();
   switch (mode) {
     case 0:  // evaluator, raw call
-      timeBatches(state, *s.rt, [&] {
+      bench::timeBatches(state, *s.rt, kBatch, [&] {
         s.ev->call(ctx, in, s.scalars.data(), s.outData.data(), s.outDims.data());
         s.freeOutputs();
       });
       break;
     case 1:  // JIT, raw call
-      timeBatches(state, *s.rt, [&] {
+      bench::timeBatches(state, *s.rt, kBatch, [&] {
         s.cp->call(ctx, in, s.scalars.data(), s.outData.data(), s.outDims.data());
         s.freeOutputs();
       });
       break;
     case 2:  // JIT, checked arguments and owning outputs
-      timeBatches(state, *s.rt, [&] { auto out = s.cp->run(s.inputs->span(), s.c.scalars); });
+      bench::timeBatches(state, *s.rt, kBatch, [&] { auto out = s.cp->run(s.inputs->span(), s.c.scalars); });
       break;
   }
   hj_stats st = s.rt->stats();
@@ -142,9 +124,9 @@ void BM_Launch(benchmark::State &state, bool bare) {
   void *params[] = {&xdata, &y, &work, &sem, &total};
   int64_t dims[7] = {blocks, 1, 1, 256, 1, 1, 0};
   if (bare)
-    timeBatches(state, *s.rt, [&] { cuLaunch(fn, unsigned(blocks), 1, 1, 256, 1, 1, 0, stream, params, nullptr); });
+    bench::timeBatches(state, *s.rt, kBatch, [&] { cuLaunch(fn, unsigned(blocks), 1, 1, 256, 1, 1, 0, stream, params, nullptr); });
   else
-    timeBatches(state, *s.rt, [&] { hj_launch(ctx, s.cp->kernels(), 0, dims, params, nullptr); });
+    bench::timeBatches(state, *s.rt, kBatch, [&] { hj_launch(ctx, s.cp->kernels(), 0, dims, params, nullptr); });
   hj_free(ctx, y);
   hj_free(ctx, work);
   hj_free(ctx, sem);

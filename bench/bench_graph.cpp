@@ -22,6 +22,7 @@
 #include <map>
 #include <optional>
 
+#include "cuda_bench.h"
 #include "hostjit/exec/evaluator.h"
 #include "hostjit/exec/host_data.h"
 #include "hostjit/jit.h"
@@ -94,11 +95,7 @@ struct Setup {
   }
   Setup(const std::string &text, const std::map<std::string, std::vector<int64_t>> &shapes,
         std::vector<ScalarArg> scalarArgs) {
-    hj_options o;
-    hj_options_init(&o);
-    o.backend = HJ_BACKEND_CUDA;
-    o.check_zeroed = o.fill_nan = o.reuse_zeroed_memory = 0;
-    auto r = Runtime::create(o);
+    auto r = bench::cudaBenchRuntime();
     if (!r) {
       error = r.error().message;
       return;

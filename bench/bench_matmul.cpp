@@ -7,9 +7,7 @@
 #include <cublasLt.h>  // types and prototypes only: the library is loaded with dlopen
 #include <dlfcn.h>
 
-#include <chrono>
-
-#include "hostjit/exec/runtime_handles.h"
+#include "cuda_bench.h"
 
 using namespace hostjit;
 
@@ -23,11 +21,7 @@ struct Setup {
   void *x = nullptr, *w = nullptr, *b = nullptr, *y = nullptr, *ws = nullptr;
   std::string error;
   Setup() {
-    hj_options o;
-    hj_options_init(&o);
-    o.backend = HJ_BACKEND_CUDA;
-    o.check_zeroed = o.fill_nan = o.reuse_zeroed_memory = 0;
-    auto r = Runtime::create(o);
+    auto r = bench::cudaBenchRuntime();
     if (!r) {
       error = r.error().message;
       return;
@@ -52,19 +46,6 @@ struct Setup {
     for (int i = 0; i < HJ_MM_DIMS; ++i) d[i] = v[i];
   }
 };
-
-template <class Fn>
-void timeBatches(benchmark::State &state, Runtime &rt, Fn &&issue) {
-  for (auto _ : state) {
-    auto a = std::chrono::steady_clock::now();
-    for (int i = 0; i < kBatch; ++i) issue();
-    auto b = std::chrono::steady_clock::now();
-    state.SetIterationTime(std::chrono::duration<double>(b - a).count());
-    hj_synchronize(rt.context());
-  }
-  state.counters["us_per_call"] = benchmark::Counter(static_cast<double>(state.iterations()) * kBatch / 1e6,
-                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-}
 
 // cuBLASLt called directly: the descriptors, layouts and algorithm made
 // once, as hostjit's plan does; each call sets the bias and multiplies.
@@ -107,7 +88,7 @@ void BM_Matmul_bare(benchmark::State &state) {
   if (!found) return state.SkipWithError("no algorithm");
   auto stream = static_cast<cudaStream_t>(hj_context_native_stream(s.rt->context()));
   float alpha = 1, beta = 0;
-  timeBatches(state, *s.rt, [&] {
+  bench::timeBatches(state, *s.rt, kBatch, [&] {
     const void *bias = s.b;
     cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
     cublasLtMatmul(h, desc, &alpha, s.w, la, s.x, lb, &beta, s.y, lc, s.y, lc, &r.algo, s.ws, kWorkspace, stream);
@@ -120,7 +101,7 @@ void BM_Matmul_hj(benchmark::State &state) {
   int64_t d[HJ_MM_DIMS];
   s.dims(d);
   hj_context *ctx = s.rt->context();
-  timeBatches(state, *s.rt, [&] {
+  bench::timeBatches(state, *s.rt, kBatch, [&] {
     hj_matmul(ctx, s.x, s.w, s.y, s.b, s.ws, d, HJ_DTYPE_f32 | HJ_DTYPE_f32 << 8, HJ_MM_TRANSPOSE_B | HJ_MM_BIAS, 1.0,
               0.0, "bench");
   });
