@@ -108,9 +108,8 @@ int32_t CublasLt::matmul(const MatmulCall &m, CUstream stream, int32_t ordinal) 
     if (cublasStatus_t s = l.cublasLtCreate(&h)) return refused("cublasLtCreate", s);
     handle_ = h;
   }
-  int64_t shape[] = {m.batch, m.m, m.n, m.k, m.batchStride[0], m.batchStride[1], m.batchStride[2], m.rowStride[0],
-                     m.rowStride[1], m.rowStride[2], int64_t(m.workspaceBytes), m.aType, m.cType, m.flags};
-  std::string key(reinterpret_cast<const char *>(shape), sizeof shape);
+  Key key = {m.batch, m.m, m.n, m.k, m.batchStride[0], m.batchStride[1], m.batchStride[2], m.rowStride[0],
+             m.rowStride[1], m.rowStride[2], int64_t(m.workspaceBytes), m.aType, m.cType, m.flags};
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: a
@@ -166,7 +165,7 @@ int32_t CublasLt::matmul(const MatmulCall &m, CUstream stream, int32_t ordinal) 
                   ordinal,
                   s ? statusText(l, s).c_str() : "none found");
     p->algo = result.algo;
-    it = plans_.emplace(std::move(key), std::move(p)).first;
+    it = plans_.emplace(key, std::move(p)).first;
   }
   Plan &p = *it->second;
   if (m.flags & HJ_MM_BIAS) {

@@ -8,8 +8,9 @@
 
 #include <cuda.h>
 
+#include <array>
+#include <cstring>
 #include <memory>
-#include <string>
 #include <unordered_map>
 
 #include "base/call_path.h"
@@ -32,8 +33,18 @@ class CublasLt {
 
  private:
   struct Plan;
+  // What a plan depends on: the shape, strides, workspace, dtypes and flags.
+  // A fixed array, so that finding the plan of a call allocates nothing.
+  using Key = std::array<int64_t, 14>;
+  struct KeyHash {
+    size_t operator()(const Key &k) const {
+      size_t h = 0;
+      for (int64_t v : k) h = h * 1000003u ^ std::hash<int64_t>()(v);
+      return h;
+    }
+  };
   void *handle_ = nullptr;  // cublasLtHandle_t, made on first use
-  std::unordered_map<std::string, std::unique_ptr<Plan>> plans_;
+  std::unordered_map<Key, std::unique_ptr<Plan>, KeyHash> plans_;
 };
 
 }  // namespace hj

@@ -2,9 +2,7 @@
 // hj_matmul takes (f32, f16, bf16 inputs; f32 or the inputs' dtype out).
 #include "host/host_matmul.h"
 
-#include <algorithm>
 #include <cstring>
-#include <vector>
 
 namespace hj {
 
@@ -94,23 +92,19 @@ void hostMatmul(const MatmulCall &c) {
   int64_t aI = ta ? 1 : c.rowStride[0], aP = ta ? c.rowStride[0] : 1;
   int64_t bP = tb ? 1 : c.rowStride[1], bJ = tb ? c.rowStride[1] : 1;
   float alpha = float(c.alpha), beta = float(c.beta);
-  std::vector<float> row(static_cast<size_t>(n));
   for (int64_t bt = 0; bt < c.batch; ++bt) {
     int64_t a0 = bt * c.batchStride[0], b0 = bt * c.batchStride[1], c0 = bt * c.batchStride[2];
-    for (int64_t i = 0; i < m; ++i) {
-      std::fill(row.begin(), row.end(), 0.0f);
-      for (int64_t p = 0; p < k; ++p) {
-        float av = load(c.a, a0 + i * aI + p * aP, c.aType);
-        for (int64_t j = 0; j < n; ++j) row[j] += av * load(c.b, b0 + p * bP + j * bJ, c.aType);
-      }
+    for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
+        float sum = 0.0f;
+        for (int64_t p = 0; p < k; ++p)
+          sum += load(c.a, a0 + i * aI + p * aP, c.aType) * load(c.b, b0 + p * bP + j * bJ, c.aType);
         int64_t at = c0 + i * c.rowStride[2] + j;
-        float v = alpha * row[j];
+        float v = alpha * sum;
         if (beta != 0.0f) v += beta * load(c.c, at, c.cType);
         if (c.flags & HJ_MM_BIAS) v += load(c.bias, j, c.cType);
         store(c.c, at, c.cType, v);
       }
-    }
   }
 }
 
