@@ -144,10 +144,7 @@ ValueId ProgramBuilder::scalarOp(std::string name, OpCode op, Operand a, Operand
     p_.values[id.index].expr = e;
   }
   node.result = id;
-  Stmt s;
-  s.node = node;
-  s.loc = loc;
-  p_.body.push_back(std::move(s));
+  append(node, loc);
   return id;
 }
 
@@ -158,10 +155,7 @@ ValueId ProgramBuilder::alloc(std::string name, DType dtype, std::vector<Operand
   uint32_t stmtIndex = static_cast<uint32_t>(p_.body.size());
   ValueId id = newValue(std::move(name), true, dtype, static_cast<uint32_t>(extents.size()), Value::Def::Stmt,
                         stmtIndex, loc);
-  Stmt s;
-  s.node = Alloc{id, dtype, std::move(extents), std::move(strides), zeroInit, resetsToZero};
-  s.loc = loc;
-  p_.body.push_back(std::move(s));
+  append(Alloc{id, dtype, std::move(extents), std::move(strides), zeroInit, resetsToZero}, loc);
   return id;
 }
 
@@ -174,19 +168,13 @@ ValueId ProgramBuilder::view(std::string name, Operand base, std::vector<Operand
   uint32_t stmtIndex = static_cast<uint32_t>(p_.body.size());
   ValueId id = newValue(std::move(name), true, dtype, static_cast<uint32_t>(extents.size()), Value::Def::Stmt,
                         stmtIndex, loc);
-  Stmt s;
-  s.node = View{id, base, std::move(extents), std::move(strides)};
-  s.loc = loc;
-  p_.body.push_back(std::move(s));
+  append(View{id, base, std::move(extents), std::move(strides)}, loc);
   return id;
 }
 
 void ProgramBuilder::free(Operand tensor, Loc loc) {
   checkOperand(tensor);
-  Stmt s;
-  s.node = Free{tensor};
-  s.loc = loc;
-  p_.body.push_back(std::move(s));
+  append(Free{tensor}, loc);
 }
 
 void ProgramBuilder::launch(KernelId kernel, std::array<Operand, 3> grid, std::array<Operand, 3> block, Operand smem,
@@ -196,18 +184,12 @@ void ProgramBuilder::launch(KernelId kernel, std::array<Operand, 3> grid, std::a
   for (const Operand &o : block) checkOperand(o);
   checkOperand(smem);
   for (const Operand &o : args) checkOperand(o);
-  Stmt s;
-  s.node = Launch{kernel, grid, block, smem, std::move(args)};
-  s.loc = loc;
-  p_.body.push_back(std::move(s));
+  append(Launch{kernel, grid, block, smem, std::move(args)}, loc);
 }
 
 void ProgramBuilder::ret(std::vector<Operand> values, Loc loc) {
   for (const Operand &o : values) checkOperand(o);
-  Stmt s;
-  s.node = Return{std::move(values)};
-  s.loc = loc;
-  p_.body.push_back(std::move(s));
+  append(Return{std::move(values)}, loc);
 }
 
 ValueId ProgramBuilder::forBegin(std::string name, Operand lo, Operand hi, Loc loc) {
@@ -236,119 +218,94 @@ ProgramBuilder::ForValues ProgramBuilder::forBegin(std::string name, Operand lo,
   }
   out.carried = f.carried;
   out.results = f.results;
-  Stmt s;
-  s.node = std::move(f);
-  s.loc = loc;
-  p_.body.push_back(std::move(s));
+  append(std::move(f), loc);
   open_.push_back(stmtIndex);
   return out;
 }
 
 void ProgramBuilder::yield(std::vector<Operand> values, Loc loc) {
   for (const Operand &o : values) checkOperand(o);
-  Stmt s;
-  s.node = Yield{std::move(values)};
-  s.loc = loc;
-  p_.body.push_back(std::move(s));
+  append(Yield{std::move(values)}, loc);
 }
 
 void ProgramBuilder::forEnd(Loc loc) {
-  if (open_.empty() || p_.body[open_.back()].kind() != StmtKind::For)
-    throw ApiMisuse("ProgramBuilder::forEnd: no loop is the innermost open block");
-  uint32_t begin = open_.back();
-  open_.pop_back();
+  uint32_t begin = closeBlock(StmtKind::For, "ProgramBuilder::forEnd: no loop is the innermost open block");
   std::get<For>(p_.body[begin].node).end = static_cast<uint32_t>(p_.body.size());
-  Stmt s;
-  s.node = EndFor{begin};
-  s.loc = loc;
-  p_.body.push_back(std::move(s));
+  append(EndFor{begin}, loc);
 }
 
 ValueId ProgramBuilder::stream(std::string name, Loc loc) {
-  uint32_t stmtIndex = static_cast<uint32_t>(p_.body.size());
-  ValueId id = newValue(std::move(name), false, DType::i64, 0, Value::Def::Stmt, stmtIndex, loc);
-  p_.values[id.index].handle = Value::Handle::Stream;
-  Stmt s;
-  s.node = StreamDef{id};
-  s.loc = loc;
-  p_.body.push_back(std::move(s));
+  ValueId id = handle(std::move(name), Value::Handle::Stream, loc);
+  append(StreamDef{id}, loc);
   return id;
 }
 
 void ProgramBuilder::onBegin(Operand stream, Loc loc) {
   checkOperand(stream);
   open_.push_back(static_cast<uint32_t>(p_.body.size()));
-  Stmt s;
-  s.node = On{stream, 0};
-  s.loc = loc;
-  p_.body.push_back(std::move(s));
+  append(On{stream, 0}, loc);
 }
 
 void ProgramBuilder::onEnd(Loc loc) {
-  if (open_.empty() || p_.body[open_.back()].kind() != StmtKind::On)
-    throw ApiMisuse("ProgramBuilder::onEnd: no 'on' block is the innermost open block");
-  uint32_t begin = open_.back();
-  open_.pop_back();
+  uint32_t begin = closeBlock(StmtKind::On, "ProgramBuilder::onEnd: no 'on' block is the innermost open block");
   std::get<On>(p_.body[begin].node).end = static_cast<uint32_t>(p_.body.size());
+  append(EndOn{begin}, loc);
+}
+
+void ProgramBuilder::append(Stmt::Node node, Loc loc) {
   Stmt s;
-  s.node = EndOn{begin};
+  s.node = std::move(node);
   s.loc = loc;
   p_.body.push_back(std::move(s));
 }
 
+uint32_t ProgramBuilder::closeBlock(StmtKind kind, const char *misuse) {
+  if (open_.empty() || p_.body[open_.back()].kind() != kind) throw ApiMisuse(misuse);
+  uint32_t begin = open_.back();
+  open_.pop_back();
+  return begin;
+}
+
 ValueId ProgramBuilder::record(std::string name, Loc loc) {
+  ValueId id = handle(std::move(name), Value::Handle::Event, loc);
+  append(Record{id}, loc);
+  return id;
+}
+
+ValueId ProgramBuilder::handle(std::string name, Value::Handle kind, Loc loc) {
   uint32_t stmtIndex = static_cast<uint32_t>(p_.body.size());
   ValueId id = newValue(std::move(name), false, DType::i64, 0, Value::Def::Stmt, stmtIndex, loc);
-  p_.values[id.index].handle = Value::Handle::Event;
-  Stmt s;
-  s.node = Record{id};
-  s.loc = loc;
-  p_.body.push_back(std::move(s));
+  p_.values[id.index].handle = kind;
   return id;
 }
 
 void ProgramBuilder::wait(Operand event, Loc loc) {
   checkOperand(event);
-  Stmt s;
-  s.node = Wait{event};
-  s.loc = loc;
-  p_.body.push_back(std::move(s));
+  append(Wait{event}, loc);
 }
 
 void ProgramBuilder::sync(Loc loc) {
-  Stmt s;
-  s.node = Sync{};
-  s.loc = loc;
-  p_.body.push_back(std::move(s));
+  append(Sync{}, loc);
 }
 
 ValueId ProgramBuilder::commQuery(std::string name, bool world, Loc loc) {
   uint32_t stmtIndex = static_cast<uint32_t>(p_.body.size());
   ValueId id = newValue(std::move(name), false, DType::i64, 0, Value::Def::Stmt, stmtIndex, loc);
   p_.values[id.index].expr = p_.exprs.commQuery(world);
-  Stmt s;
-  s.node = CommQuery{id, world};
-  s.loc = loc;
-  p_.body.push_back(std::move(s));
+  append(CommQuery{id, world}, loc);
   return id;
 }
 
 void ProgramBuilder::matmul(Matmul m, Loc loc) {
   for (const Operand *o : {&m.a, &m.b, &m.c, &m.bias, &m.workspace}) checkOperand(*o);
-  Stmt s;
-  s.node = std::move(m);
-  s.loc = loc;
-  p_.body.push_back(std::move(s));
+  append(std::move(m), loc);
 }
 
 void ProgramBuilder::collective(Collective c, Loc loc) {
   checkOperand(c.src);
   checkOperand(c.dst);
   checkOperand(c.peer);
-  Stmt s;
-  s.node = std::move(c);
-  s.loc = loc;
-  p_.body.push_back(std::move(s));
+  append(std::move(c), loc);
 }
 
 }  // namespace hostjit

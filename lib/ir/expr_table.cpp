@@ -85,20 +85,23 @@ ExprId ExprTable::constFloat(double v, DType type) {
   return intern(e);
 }
 
-ExprId ExprTable::inputSize(uint32_t input, uint32_t dim) {
+namespace {
+
+// A size or stride of dim `dim` of tensor input `input`.
+Expr inputDim(Expr::Kind kind, uint32_t input, uint32_t dim) {
   Expr e;
-  e.kind = Expr::Kind::InputSize;
+  e.kind = kind;
   e.input = input;
   e.dim = dim;
-  return intern(e);
+  return e;
 }
 
+}  // namespace
+
+ExprId ExprTable::inputSize(uint32_t input, uint32_t dim) { return intern(inputDim(Expr::Kind::InputSize, input, dim)); }
+
 ExprId ExprTable::inputStride(uint32_t input, uint32_t dim) {
-  Expr e;
-  e.kind = Expr::Kind::InputStride;
-  e.input = input;
-  e.dim = dim;
-  return intern(e);
+  return intern(inputDim(Expr::Kind::InputStride, input, dim));
 }
 
 ExprId ExprTable::scalarInput(uint32_t input, DType type) {

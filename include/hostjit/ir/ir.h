@@ -446,6 +446,13 @@ class ProgramBuilder {
   Program finish() { return std::move(p_); }
 
  private:
+  // Appends a statement at loc.
+  void append(Stmt::Node node, Loc loc);
+  // Closes the innermost open block, which must be of `kind` (else
+  // ApiMisuse with `misuse`); returns its opening statement's index.
+  uint32_t closeBlock(StmtKind kind, const char *misuse);
+  // The value a stream or event statement about to be appended defines.
+  ValueId handle(std::string name, Value::Handle kind, Loc loc);
   void checkOperand(const Operand &o) const;
   ValueId scalarOp(std::string name, OpCode op, Operand a, Operand b, Operand c, Loc loc);
   ExprId exprOf(const Operand &o, DType want);
