@@ -46,6 +46,7 @@ struct RunOptions {
   bool parity = false, printRecord = false, cache = true, tiered = true, graph = false;
   std::string stats;
   std::vector<std::string> hostLibs;
+  std::vector<std::string> customLibs;  // --custom-calls
   // --ranks N: this run is rank `rank` of `world`; its runtimes join the
   // communicators `ids` (one per mode).
   int ranks = 0;

@@ -62,6 +62,8 @@ and first values.
   --check-parity                 run every mode with call recording; compare records and outputs
   --stats json|text              print each mode's runtime counters
   --host-kernels LIB.so          load host kernels from a shared library (repeatable)
+  --custom-calls LIB.so          load custom call functions from a shared library, for
+                                 declarations that name no library (repeatable)
   --no-cache                     do not use the JIT object cache
   --no-tier                      compile the native code before the first call (by default the
                                  evaluator serves calls until the native code is ready; with
@@ -145,7 +147,7 @@ bool optionApplies(const std::string &command, const std::string &option) {
   static const char *runOnly[] = {"--input",        "--scalar",       "--seed",         "--backend",      "--mode",
                                   "--repeat",       "--check-parity", "--stats",        "--host-kernels", "--no-cache",
                                   "--no-tier",      "--print-record", "--graph",        "--ranks",        "--save-inputs",
-                                  "--save-outputs"};
+                                  "--save-outputs", "--custom-calls"};
   auto in = [&](const auto &list) { return std::find(std::begin(list), std::end(list), option) != std::end(list); };
   if (in(compileOnly)) return command == "compile";
   if (in(runOnly)) return command == "run";
@@ -255,6 +257,9 @@ int realMain(int argc, char **argv) {
     } else if (a == "--stats") {
       if (!value(&v) || (v != "json" && v != "text")) return userError("--stats expects json or text");
       o.stats = v;
+    } else if (a == "--custom-calls") {
+      if (!value(&v)) return userError("--custom-calls needs a shared library path");
+      o.customLibs.push_back(v);
     } else if (a == "--host-kernels") {
       if (!value(&v)) return userError("--host-kernels needs a shared library path");
       o.hostLibs.push_back(v);

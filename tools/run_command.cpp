@@ -168,6 +168,8 @@ Expected<std::shared_ptr<Runtime>> makeRuntime(const RunOptions &o, int modeInde
   if (hj_context_backend((*rt)->context()) == HJ_BACKEND_HOST)
     for (const std::string &lib : o.hostLibs)
       if (int32_t st = hj_load_host_library((*rt)->context(), lib.c_str())) return runtimeError(st);
+  for (const std::string &lib : o.customLibs)
+    if (int32_t st = hj_load_custom_library((*rt)->context(), lib.c_str())) return runtimeError(st);
   return rt;
 }
 
@@ -315,7 +317,11 @@ int cmdRun(const RunOptions &o) {
   }
   for (ModeResult &r : results) {
     r.out.clear();
-    stats[r.name] = statsJson(r.rt->stats());
+    hj_stats st = r.rt->stats();
+    stats[r.name] = statsJson(st);
+    if (st.graph_fallbacks > 0 && *hj_graph_reason(r.rt->context()))
+      say("%s: graph mode ran %llu calls eagerly: %s\n", r.name, (unsigned long long)st.graph_fallbacks,
+          hj_graph_reason(r.rt->context()));
   }
   if (o.stats == "json") say("%s\n", stats.dump(2).c_str());
   else if (o.stats == "text")

@@ -151,9 +151,12 @@ class Emitter {
         if (!slots_[r.index]) slots_[r.index] = b_.CreateConstInBoundsGEP2_64(buffersTy_, buffers_, 0, r.index, slotName(r));
       });
       if (const auto *a = std::get_if<step::Alloc>(&s)) maxRank = std::max({maxRank, a->sizes.size(), a->strides.size()});
-      if (const auto *l = std::get_if<step::Launch>(&s)) {
-        maxArgs = std::max(maxArgs, l->args.size());
-        for (const Arg &a : l->args) slotWords_ = std::max(slotWords_, 1 + structDims(a).size());
+      const Args *args = nullptr;
+      if (const auto *l = std::get_if<step::Launch>(&s)) args = &l->args;
+      if (const auto *c = std::get_if<step::Call>(&s)) args = &c->args;
+      if (args) {
+        maxArgs = std::max(maxArgs, args->size());
+        for (const Arg &a : *args) slotWords_ = std::max(slotWords_, 1 + structDims(a).size());
       }
     }
     sizesTy_ = llvm::ArrayType::get(i64_, maxRank);
@@ -470,8 +473,22 @@ class Emitter {
   void emit(const step::Launch &s) {
     ExprRef dims[7] = {s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2], s.smem};
     storeScratch(dims_, dimsTy_, heldDims_, dims);
-    for (size_t a = 0; a < s.args.size(); ++a) {
-      const Arg &arg = s.args[a];
+    packArgs(s.args);
+    Value *site = b_.CreateGlobalString(s.site, "site", 0, &m_);
+    check(b_.CreateCall(rt_.hj_launch, {ctx_, table_, b_.getInt32(s.kernel.index), dims_, params_, site}, "st"));
+  }
+
+  void emit(const step::Call &s) {
+    packArgs(s.args);
+    Value *site = b_.CreateGlobalString(s.site, "site", 0, &m_);
+    check(b_.CreateCall(rt_.hj_custom_call, {ctx_, table_, b_.getInt32(s.callee.index), params_, site}, "st"));
+  }
+
+  // Stores a launch's or a call's arguments in the argument slots that
+  // params_ points to, as cuLaunchKernel's kernelParams.
+  void packArgs(const Args &args) {
+    for (size_t a = 0; a < args.size(); ++a) {
+      const Arg &arg = args[a];
       Value *v = nullptr;
       if (const auto *in = std::get_if<InputArg>(&arg)) {
         v = inputData(in->input);
@@ -492,8 +509,6 @@ class Emitter {
       for (size_t d = 0; d < sd.size(); ++d)  // a tensor struct's sizes, then strides
         b_.CreateStore(val(sd[d]), b_.CreateConstInBoundsGEP2_64(argsTy_, args_, 0, a * slotWords_ + 1 + d));
     }
-    Value *site = b_.CreateGlobalString(s.site, "site", 0, &m_);
-    check(b_.CreateCall(rt_.hj_launch, {ctx_, table_, b_.getInt32(s.kernel.index), dims_, params_, site}, "st"));
   }
 
   void emitReturn(llvm::Function *) {

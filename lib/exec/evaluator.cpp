@@ -75,43 +75,14 @@ class Interpreter {
     int64_t dims[7];
     for (int d = 0; d < 3; ++d) dims[d] = i64(s.grid[d]), dims[3 + d] = i64(s.block[d]);
     dims[6] = i64(s.smem);
-    // One 8-byte word per argument, 1 + 2 * rank for a tensor struct: at
-    // most 17 each, so a few args fit the stack without counting.
-    size_t words = s.args.size() * (1 + 2 * kMaxRank);
-    if (words > 256) {
-      words = s.args.size();
-      for (const Arg &arg : s.args) words += structDims(arg).size();
-    }
-    Scratch<uint64_t, 256> values(words);
-    Scratch<void *, 32> params(s.args.size());
-    size_t word = 0;
-    for (size_t a = 0; a < s.args.size(); ++a) {
-      const Arg &arg = s.args[a];
-      uint64_t *slot = &values[word];
-      params[a] = slot;
-      ++word;
-      switch (arg.index()) {
-        case 0: {  // InputArg
-          const InputArg &in = *std::get_if<InputArg>(&arg);
-          void *p = inputData(in.input);
-          std::memcpy(slot, &p, sizeof p);
-          word += packDims(in.structDims, slot + 1);
-          break;
-        }
-        case 1: {  // BufferArg
-          const BufferArg &b = *std::get_if<BufferArg>(&arg);
-          std::memcpy(slot, &slots_[b.slot.index], sizeof(void *));
-          word += packDims(b.structDims, slot + 1);
-          break;
-        }
-        default: {  // ValueArg
-          const ValueArg &v = *std::get_if<ValueArg>(&arg);
-          *slot = exprArgBits(regs_[v.expr.index], v.param.value);
-          break;
-        }
-      }
-    }
-    return hj_launch(ctx_, table_, s.kernel.index, dims, params.data(), s.site.c_str());
+    return withParams(s.args, [&](void **params) {
+      return hj_launch(ctx_, table_, s.kernel.index, dims, params, s.site.c_str());
+    });
+  }
+  int32_t operator()(const step::Call &s) {
+    return withParams(s.args, [&](void **params) {
+      return hj_custom_call(ctx_, table_, s.callee.index, params, s.site.c_str());
+    });
   }
   int32_t operator()(const step::LoopBegin &s) {
     const PlanLoop &l = plan_.loops[s.loop.index];
@@ -156,6 +127,48 @@ class Interpreter {
   int32_t operator()(const std::monostate &) { return HJ_OK; }
 
  private:
+  // Packs args as cuLaunchKernel's kernelParams (one pointer per argument
+  // to its value) and hands them to f.
+  template <class F>
+  int32_t withParams(const Args &args, F &&f) {
+    // One 8-byte word per argument, 1 + 2 * rank for a tensor struct: at
+    // most 17 each, so a few args fit the stack without counting.
+    size_t words = args.size() * (1 + 2 * kMaxRank);
+    if (words > 256) {
+      words = args.size();
+      for (const Arg &arg : args) words += structDims(arg).size();
+    }
+    Scratch<uint64_t, 256> values(words);
+    Scratch<void *, 32> params(args.size());
+    size_t word = 0;
+    for (size_t a = 0; a < args.size(); ++a) {
+      const Arg &arg = args[a];
+      uint64_t *slot = &values[word];
+      params[a] = slot;
+      ++word;
+      switch (arg.index()) {
+        case 0: {  // InputArg
+          const InputArg &in = *std::get_if<InputArg>(&arg);
+          void *p = inputData(in.input);
+          std::memcpy(slot, &p, sizeof p);
+          word += packDims(in.structDims, slot + 1);
+          break;
+        }
+        case 1: {  // BufferArg
+          const BufferArg &b = *std::get_if<BufferArg>(&arg);
+          std::memcpy(slot, &slots_[b.slot.index], sizeof(void *));
+          word += packDims(b.structDims, slot + 1);
+          break;
+        }
+        default: {  // ValueArg
+          const ValueArg &v = *std::get_if<ValueArg>(&arg);
+          *slot = exprArgBits(regs_[v.expr.index], v.param.value);
+          break;
+        }
+      }
+    }
+    return f(params.data());
+  }
   int64_t i64(ExprRef e) const { return regs_[e.index].i; }
   // A tensor struct's sizes and strides after its data pointer; the words written.
   size_t packDims(const ExprRefs &dims, uint64_t *out) const {

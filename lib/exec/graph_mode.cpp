@@ -68,6 +68,14 @@ std::shared_ptr<const GraphSignature> GraphSignature::of(const Plan &plan, std::
       markAll(l->grid);
       markAll(l->block);
       mark(l->smem);
+    } else if (const auto *m = std::get_if<step::Matmul>(&st)) {
+      markAll(m->dims);  // a library call's shape is its node's, built once per key
+    } else if (const auto *c = std::get_if<step::Call>(&st)) {
+      // A custom call's arguments are its node's, captured once per key.
+      for (const Arg &a : c->args) {
+        markAll(structDims(a));
+        if (const auto *v = std::get_if<ValueArg>(&a)) mark(v->expr);
+      }
     }
   }
   for (const PlanOutput &o : plan.outputs) {

@@ -354,26 +354,44 @@ class Planner {
     for (int i = 0; i < 3; ++i) s.grid[i] = operandI64(n.grid[i]);
     for (int i = 0; i < 3; ++i) s.block[i] = operandI64(n.block[i]);
     s.smem = operandI64(n.smem);
-    const Kernel &k = p_.kernel(n.kernel);
+    s.args = args(p_.kernel(n.kernel), n.args);
+    plan_.steps.push_back(std::move(s));
+  }
+
+  void step(const Call &n) {
+    step::Call s;
+    s.callee = KernelRef{n.callee.index};
+    ++calls_;
+    if (!stmt_->loc.known() && !stmt_->origin.empty()) s.site = stmt_->origin;
+    else s.site = site("call " + std::to_string(calls_) + " of @" + p_.funcName);
+    if (currentStream() != 0) s.site += " (on stream " + std::to_string(currentStream()) + ")";
+    s.args = args(p_.kernel(n.callee), n.args);
+    plan_.steps.push_back(std::move(s));
+  }
+
+  // The arguments of a launch or a call, in declared order; a buffer used
+  // on another stream than its own is marked so first.
+  Args args(const Kernel &k, const std::vector<Operand> &operands) {
+    Args out;
     std::vector<SlotRef> buffers;  // each buffer once, in argument order
-    for (size_t i = 0; i < n.args.size(); ++i) {
-      const Operand &a = n.args[i];
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const Operand &a = operands[i];
       if (!a.isValue() || !p_.value(a.value).isTensor) {
-        s.args.push_back(ValueArg{operand(a, k.params[i].dtype), ParamKind{paramKind(k.params[i])}});
+        out.push_back(ValueArg{operand(a, k.params[i].dtype), ParamKind{paramKind(k.params[i])}});
         continue;
       }
       ExprRefs dims = k.params[i].isStruct ? structDims(a.value) : ExprRefs{};
       ValueId root = p_.rootOf(a.value);  // a view passes its root's memory
       if (p_.value(root).def == Value::Def::TensorInput) {
-        s.args.push_back(InputArg{InputRef{p_.value(root).defIndex}, std::move(dims)});
+        out.push_back(InputArg{InputRef{p_.value(root).defIndex}, std::move(dims)});
       } else {
         SlotRef slot = slotOf(root);
-        s.args.push_back(BufferArg{slot, std::move(dims)});
+        out.push_back(BufferArg{slot, std::move(dims)});
         if (std::find(buffers.begin(), buffers.end(), slot) == buffers.end()) buffers.push_back(slot);
       }
     }
     for (SlotRef slot : buffers) useIfOtherStream(slot);
-    plan_.steps.push_back(std::move(s));
+    return out;
   }
 
   // The sizes, then the strides (elements), of a tensor passed as a struct.
@@ -448,7 +466,7 @@ class Planner {
 
   const Program &p_;
   const Stmt *stmt_ = nullptr;  // the statement being planned
-  uint32_t launches_ = 0;
+  uint32_t launches_ = 0, calls_ = 0;
   ExprTable table_;
   Plan plan_;
   std::unordered_map<uint32_t, uint32_t> map_, slots_;
@@ -474,6 +492,8 @@ Kernel planKernel(const Kernel &k, const std::string &file) {
   std::filesystem::path dir = file.empty() ? std::filesystem::path() : std::filesystem::path(file).parent_path();
   if (k.cuda) pk.cuda = (dir / *k.cuda).lexically_normal().string();
   if (k.image) pk.image = (dir / *k.image).lexically_normal().string();
+  if (k.library && k.library->find('/') != std::string::npos)
+    pk.library = (dir / *k.library).lexically_normal().string();
   return pk;
 }
 

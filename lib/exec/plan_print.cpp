@@ -172,6 +172,10 @@ std::string kernelText(const Kernel &k) {
     s += " cluster=(" + std::to_string((*k.cluster)[0]) + ", " + std::to_string((*k.cluster)[1]) + ", " +
          std::to_string((*k.cluster)[2]) + ")";
   if (k.pdl) s += " pdl";
+  if (k.custom) s += " custom";
+  if (k.symbol) s += " symbol=" + quoted(*k.symbol);
+  if (k.library) s += " library=" + quoted(*k.library);
+  if (k.capturable) s += " capturable";
   return s;
 }
 

@@ -53,12 +53,23 @@ Expected<std::shared_ptr<KernelTable>> KernelTable::load(const std::shared_ptr<R
   bool cuda = hj_context_backend(rt->context()) == HJ_BACKEND_CUDA;
   std::vector<std::string> sources(plan.kernels.size());
   std::vector<std::vector<int32_t>> params(plan.kernels.size());
+  std::vector<std::vector<uint32_t>> dtypes(plan.kernels.size());
   std::vector<hj_kernel_desc> descs(plan.kernels.size());
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     const Kernel &k = plan.kernels[i];
     hj_kernel_desc &d = descs[i];
     for (const ParamType &t : k.params) params[i].push_back(paramKind(t));
     d.name = k.name.c_str();
+    if (k.custom) {
+      for (const ParamType &t : k.params) dtypes[i].push_back(static_cast<uint32_t>(t.dtype));
+      d.custom_symbol = k.symbol ? k.symbol->c_str() : "";
+      d.custom_library = k.library ? k.library->c_str() : nullptr;
+      d.custom_flags = k.capturable ? uint32_t(HJ_CUSTOM_CAPTURABLE) : 0u;
+      d.param_dtypes = dtypes[i].data();
+      d.num_params = static_cast<uint32_t>(params[i].size());
+      d.params = params[i].data();
+      continue;
+    }
     d.host_symbol = k.host ? k.host->c_str() : nullptr;
     d.num_params = static_cast<uint32_t>(params[i].size());
     d.params = params[i].data();

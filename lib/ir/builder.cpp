@@ -301,6 +301,12 @@ void ProgramBuilder::matmul(Matmul m, Loc loc) {
   append(std::move(m), loc);
 }
 
+void ProgramBuilder::call(KernelId callee, std::vector<Operand> args, Loc loc) {
+  if (callee.index >= p_.kernels.size()) throw ApiMisuse("ProgramBuilder::call: unknown declaration id");
+  for (const Operand &o : args) checkOperand(o);
+  append(Call{callee, std::move(args)}, loc);
+}
+
 void ProgramBuilder::collective(Collective c, Loc loc) {
   checkOperand(c.src);
   checkOperand(c.dst);

@@ -366,6 +366,21 @@ void Parser::parseStmt() {
     b_.ret(std::move(vals), first.loc);
     return;
   }
+  if (isIdent("call")) {
+    next();
+    if (peek().kind != Tok::At) fail("a custom call '@name'");
+    const Token &ct = next();
+    auto cid = b_.program().findKernel(ct.text);
+    if (!cid) {
+      error(ct.loc, "call of undeclared custom call @" + ct.text);
+      throw Failed{};
+    }
+    expectPunct("(");
+    auto args = parseOperandList(")");
+    expectPunct(")");
+    b_.call(*cid, std::move(args), first.loc);
+    return;
+  }
   if (isIdent("launch")) {
     next();
     if (peek().kind != Tok::At) fail("a kernel '@name'");
@@ -388,7 +403,7 @@ void Parser::parseStmt() {
     b_.launch(*kid, grid, block, smem, std::move(args), first.loc);
     return;
   }
-  fail("a statement (%name = ..., free, launch, matmul, for, yield, on, wait, sync, a collective or return)");
+  fail("a statement (%name = ..., free, launch, matmul, call, for, yield, on, wait, sync, a collective or return)");
 }
 
 }  // namespace hostjit::text_detail

@@ -13,13 +13,13 @@ Program Parser::run(std::vector<std::string> tail) {
   // kernels declared anywhere in the file.
   std::vector<size_t> funcs;
   while (peek().kind != Tok::End) {
-    if (isIdent("kernel")) {
+    if (isIdent("kernel") || isIdent("custom")) {
       parseKernel();
     } else if (isIdent("func")) {
       funcs.push_back(pos_);
       skipBraced();
     } else {
-      error(peek().loc, "expected 'kernel' or 'func', found " + describe(peek()));
+      error(peek().loc, "expected 'kernel', 'custom' or 'func', found " + describe(peek()));
       skipToTopLevel();
     }
   }
@@ -75,7 +75,7 @@ void Parser::skipBraced() {
 }
 
 void Parser::skipToTopLevel() {
-  while (peek().kind != Tok::End && !isIdent("kernel") && !isIdent("func")) next();
+  while (peek().kind != Tok::End && !isIdent("kernel") && !isIdent("custom") && !isIdent("func")) next();
 }
 
 void Parser::skipLine(uint32_t line) {
@@ -117,13 +117,15 @@ std::vector<int64_t> Parser::parseDims() {
 
 void Parser::parseKernel() {
   const Token &kw = next();
+  const bool custom = kw.text == "custom";
+  const char *noun = custom ? "custom call" : "kernel";
   Comments comments;
   comments.leading = kw.leadingComments;
   try {
-    if (peek().kind != Tok::At) fail("a kernel name '@name'");
+    if (peek().kind != Tok::At) fail(std::string("a ") + noun + " name '@name'");
     Loc loc = peek().loc;
     std::string name = next().text;
-    if (b_.program().findKernel(name)) error(loc, "redefinition of kernel @" + name);
+    if (b_.program().findKernel(name)) error(loc, std::string("redefinition of ") + noun + " @" + name);
     expectPunct("(");
     std::vector<ParamType> params;
     if (!isPunct(")")) {
@@ -160,20 +162,23 @@ void Parser::parseKernel() {
     comments.trailing = next().trailingComment;
     KernelId id = b_.kernel(name, params, std::nullopt, std::nullopt, std::nullopt, kw.loc);
     Kernel &k = b_.program().kernels[id.index];
+    k.custom = custom;
     if (c_.kernels.size() <= id.index) c_.kernels.resize(id.index + 1);
     KernelComments &kc = c_.kernels[id.index];
     kc.decl = comments;
-    std::set<std::string> seenFlags;  // cooperative and pdl, which have no empty state
+    std::set<std::string> seenFlags;  // cooperative, pdl and capturable, which have no empty state
     while (!isPunct("}")) {
       if (peek().kind == Tok::End) fail("'}'");
       const Token &at = peek();
       Comments ac;
       ac.leading = at.leadingComments;
-      std::string key = expectIdent("an attribute (cuda, entry, host, image, nvrtc_options, cooperative, pdl or cluster)");
+      std::string key = expectIdent(custom ? "an attribute (symbol, library or capturable)"
+                                           : "an attribute (cuda, entry, host, image, nvrtc_options, cooperative, pdl or cluster)");
       expectPunct("=");
-      if (key == "cooperative" || key == "pdl") {
-        bool &flag = key == "pdl" ? k.pdl : k.cooperative;
-        Comments &fc = key == "pdl" ? kc.pdl : kc.cooperative;
+      bool flagKey = custom ? key == "capturable" : key == "cooperative" || key == "pdl";
+      if (flagKey) {
+        bool &flag = key == "pdl" ? k.pdl : key == "capturable" ? k.capturable : k.cooperative;
+        Comments &fc = key == "pdl" ? kc.pdl : key == "capturable" ? kc.capturable : kc.cooperative;
         if (!isIdent("true") && !isIdent("false")) fail("true or false");
         if (!seenFlags.insert(key).second) error(at.loc, "attribute '" + key + "' given twice");
         const Token &val = next();
@@ -182,7 +187,7 @@ void Parser::parseKernel() {
         fc = ac;
         continue;
       }
-      if (key == "cluster") {
+      if (!custom && key == "cluster") {
         if (k.cluster) error(at.loc, "attribute 'cluster' given twice");
         expectPunct("(");
         std::array<int64_t, 3> dims{};
@@ -203,14 +208,18 @@ void Parser::parseKernel() {
       ac.trailing = val.trailingComment;
       std::optional<std::string> *slot = nullptr;
       Comments *cslot = nullptr;
-      if (key == "cuda") slot = &k.cuda, cslot = &kc.cuda;
+      if (custom) {
+        if (key == "symbol") slot = &k.symbol, cslot = &kc.symbol;
+        else if (key == "library") slot = &k.library, cslot = &kc.library;
+      } else if (key == "cuda") slot = &k.cuda, cslot = &kc.cuda;
       else if (key == "entry") slot = &k.entry, cslot = &kc.entry;
       else if (key == "host") slot = &k.host, cslot = &kc.host;
       else if (key == "image") slot = &k.image, cslot = &kc.image;
       else if (key == "nvrtc_options") slot = &k.nvrtcOptions, cslot = &kc.nvrtcOptions;
       if (!slot) {
-        error(at.loc, "unknown kernel attribute '" + key +
-                          "'; expected cuda, entry, host, image, nvrtc_options, cooperative, pdl or cluster");
+        error(at.loc, custom ? "unknown custom call attribute '" + key + "'; expected symbol, library or capturable"
+                             : "unknown kernel attribute '" + key +
+                                   "'; expected cuda, entry, host, image, nvrtc_options, cooperative, pdl or cluster");
         continue;
       }
       if (*slot) error(at.loc, "attribute '" + key + "' given twice");

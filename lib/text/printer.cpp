@@ -142,6 +142,8 @@ std::string printStmt(const Program &p, const Stmt &s) {
           if (n.bias.isValue()) r += " bias " + printOperand(p, n.bias);
           if (n.workspace.isValue()) r += " workspace " + printOperand(p, n.workspace);
           return r;
+        } else if constexpr (std::is_same_v<T, Call>) {
+          return "call @" + p.kernel(n.callee).name + "(" + list(p, n.args) + ")";
         } else if constexpr (std::is_same_v<T, Return>) {
           return n.values.empty() ? "return" : "return " + list(p, n.values);
         } else {
@@ -165,7 +167,7 @@ std::string print(const Program &p, const ProgramComments *comments) {
     const Kernel &k = p.kernels[ki];
     const KernelComments &kc = kernelComments(ki);
     leading(out, kc.decl, "");
-    out += "kernel @" + k.name + "(";
+    out += (k.custom ? "custom @" : "kernel @") + k.name + "(";
     for (size_t i = 0; i < k.params.size(); ++i) {
       if (i) out += ", ";
       out += toString(k.params[i]);
@@ -183,6 +185,8 @@ std::string print(const Program &p, const ProgramComments *comments) {
     attr("host", k.host, kc.host);
     attr("image", k.image, kc.image);
     attr("nvrtc_options", k.nvrtcOptions, kc.nvrtcOptions);
+    attr("symbol", k.symbol, kc.symbol);
+    attr("library", k.library, kc.library);
     auto raw = [&](const char *name, const std::string &v, const Comments &c) {
       leading(out, c, "  ");
       out += std::string("  ") + name + " = " + v;
@@ -193,6 +197,7 @@ std::string print(const Program &p, const ProgramComments *comments) {
       raw("cluster", "(" + std::to_string((*k.cluster)[0]) + ", " + std::to_string((*k.cluster)[1]) + ", " +
                          std::to_string((*k.cluster)[2]) + ")", kc.cluster);
     if (k.pdl) raw("pdl", "true", kc.pdl);
+    if (k.capturable) raw("capturable", "true", kc.capturable);
     leading(out, kc.closing, "  ");
     out += "}";
     endLine(out, kc.closing);

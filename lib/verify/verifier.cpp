@@ -30,7 +30,12 @@ void Verifier::error(Loc loc, std::string msg) {
 void Verifier::checkKernels() {
   std::unordered_map<std::string, Loc> seen;
   for (const Kernel &k : p_.kernels) {
-    if (!seen.emplace(k.name, k.loc).second) d_.error(k.loc, "redefinition of kernel @" + k.name);
+    if (!seen.emplace(k.name, k.loc).second)
+      d_.error(k.loc, std::string("redefinition of ") + (k.custom ? "custom call @" : "kernel @") + k.name);
+    if (k.custom) {
+      checkCustom(k);
+      continue;
+    }
     if (k.cuda && !k.entry) d_.error(k.loc, "kernel @" + k.name + " gives 'cuda' without 'entry'");
     if (k.image && !k.entry) d_.error(k.loc, "kernel @" + k.name + " gives 'image' without 'entry'");
     if (k.entry && !k.cuda && !k.image) d_.error(k.loc, "kernel @" + k.name + " gives 'entry' without 'cuda' or 'image'");
@@ -52,6 +57,17 @@ void Verifier::checkKernels() {
       if (!pt.isTensor() && !isScalarType(pt.dtype))
         d_.error(k.loc, "kernel @" + k.name + ": parameter type " + toString(pt) + " is not a scalar type");
   }
+}
+
+void Verifier::checkCustom(const Kernel &k) {
+  if (!k.symbol || k.symbol->empty())
+    d_.error(k.loc, "custom call @" + k.name + " has no symbol (the name of its extern \"C\" function)");
+  if (k.library && k.library->empty()) d_.error(k.loc, "custom call @" + k.name + ": library is empty");
+  if (k.cuda || k.entry || k.host || k.image || k.nvrtcOptions || k.cooperative || k.pdl || k.cluster)
+    d_.error(k.loc, "custom call @" + k.name + " has kernel attributes; a custom call takes symbol, library and capturable");
+  for (const ParamType &pt : k.params)
+    if (!pt.isTensor() && !isScalarType(pt.dtype))
+      d_.error(k.loc, "custom call @" + k.name + ": parameter type " + toString(pt) + " is not a scalar type");
 }
 
 void Verifier::checkSignature() {

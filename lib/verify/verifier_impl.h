@@ -39,6 +39,8 @@ class Verifier {
   static std::string at(Loc l) { return l.known() ? " at line " + std::to_string(l.line) : ""; }
 
   void checkKernels();
+  // A custom call's declaration: a symbol, no kernel attributes.
+  void checkCustom(const Kernel &k);
 
   void checkSignature();
 
@@ -166,6 +168,10 @@ class Verifier {
   // constant extent of its buffer or view).
   std::optional<int64_t> staticDim(ValueId v, uint32_t d) const;
   void check(const Matmul &n);
+  void check(const Call &n);
+  // The arguments of a launch or a call against the declaration's
+  // parameters; `what` is "launch of" or "call of".
+  void checkArgs(const Kernel &k, const std::vector<Operand> &args, const char *what);
 
   void check(const Return &n);
 

@@ -199,6 +199,10 @@ const Stmt *Verifier::returnStmt() {
 
 void Verifier::check(const Launch &n) {
   const Kernel &k = p_.kernel(n.kernel);
+  if (k.custom) {
+    error(stmt_->loc, "@" + k.name + " is a custom call, not a kernel; run it with call");
+    return;
+  }
   static const char *axes[] = {"x", "y", "z"};
   for (int i = 0; i < 3; ++i) intOperand(n.grid[i], std::string("grid.") + axes[i], 1, HJ_MAX_GRID_DIM);
   for (int i = 0; i < 3; ++i) intOperand(n.block[i], std::string("block.") + axes[i], 1, HJ_MAX_BLOCK_THREADS);
@@ -219,12 +223,26 @@ void Verifier::check(const Launch &n) {
               std::string("grid.") + axes[i] + " is " + std::to_string(*g) + ", not a multiple of @" + k.name +
                   "'s cluster." + axes[i] + " " + std::to_string(c) + "; the grid counts blocks");
     }
-  if (n.args.size() != k.params.size()) {
-    error(stmt_->loc, "launch of @" + k.name + " passes " + std::to_string(n.args.size()) +
-                          " arguments; the kernel declares " + std::to_string(k.params.size()));
+  checkArgs(k, n.args, "launch of");
+}
+
+void Verifier::check(const Call &n) {
+  const Kernel &k = p_.kernel(n.callee);
+  if (!k.custom) {
+    error(stmt_->loc, "@" + k.name + " is a kernel, not a custom call; launch it");
+    return;
   }
-  for (size_t i = 0; i < n.args.size(); ++i) {
-    const Operand &a = n.args[i];
+  checkArgs(k, n.args, "call of");
+}
+
+void Verifier::checkArgs(const Kernel &k, const std::vector<Operand> &args, const char *verb) {
+  if (args.size() != k.params.size()) {
+    error(stmt_->loc, std::string(verb) + " @" + k.name + " passes " + std::to_string(args.size()) +
+                          " arguments; " + (k.custom ? "the custom call" : "the kernel") + " declares " +
+                          std::to_string(k.params.size()));
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Operand &a = args[i];
     if (!use(a) || i >= k.params.size()) continue;
     const ParamType &pt = k.params[i];
     std::string what = "argument " + std::to_string(i + 1) + " of @" + k.name;

@@ -12,6 +12,7 @@ config.substitutions.append(("%hostjit", config.hostjit))
 config.substitutions.append(("%examples", config.examples_dir))
 config.substitutions.append(("%test_kernels", config.test_kernels))
 config.substitutions.append(("%example_kernels", config.example_kernels))
+config.substitutions.append(("%custom_calls", config.custom_calls))
 config.substitutions.append(("FileCheck", config.filecheck))
 # LLVM's `not` inverts the status of the one command after it (the shell's
 # `!` would invert a whole pipeline's, hiding FileCheck's verdict); `not

@@ -50,6 +50,7 @@ inline std::shared_ptr<Runtime> makeRuntime(hj_options o) {
   REQUIRE(rt);
   REQUIRE(hj_load_host_library((*rt)->context(), HOSTJIT_TEST_KERNELS) == HJ_OK);
   REQUIRE(hj_load_host_library((*rt)->context(), HOSTJIT_EXAMPLE_KERNELS) == HJ_OK);
+  REQUIRE(hj_load_custom_library((*rt)->context(), HOSTJIT_CUSTOM_CALLS) == HJ_OK);
   return *rt;
 }
 

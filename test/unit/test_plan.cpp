@@ -18,6 +18,10 @@ const char *kSample = R"(kernel @k(ptr<f32>, tensor<f32, 1>, i64, f32) {
   host = "k"
 }
 
+custom @c(tensor<f32, 2>, f32) {
+  symbol = "c"
+}
+
 func @main(%x: f32[?], %alpha: f32) -> (f32[4], f32[?]) {
   %n = size %x, 0
   %blocks = ceildiv %n, 128
@@ -49,6 +53,7 @@ func @main(%x: f32[?], %alpha: f32) -> (f32[4], f32[?]) {
   %ws = alloc u8[256]
   %mc = alloc f32[4, 4]
   matmul %ma, %ma, %mc transpose_b alpha 0.5 beta 0.25 bias %mb workspace %ws
+  call @c(%mc, %alpha)
   free %ma
   free %mb
   free %ws

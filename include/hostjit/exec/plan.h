@@ -165,6 +165,11 @@ struct Matmul {
                  (CollectiveBuffer, workspace), (ExprRefs, dims), (uint32_t, dtypes), (uint32_t, flags),
                  (double, alpha, 1.0), (double, beta, 0.0), (std::string, site))
 };
+// hj_custom_call of `callee` (a custom call of Plan::kernels) with its
+// arguments in declared order, packed as a launch's are.
+struct Call {
+  HOSTJIT_FIELDS((KernelRef, callee), (Args, args), (std::string, site))
+};
 }  // namespace step
 
 using Step = std::variant<

@@ -204,6 +204,13 @@ struct Matmul {
   bool transposeA = false, transposeB = false;
   double alpha = 1.0, beta = 0.0;
 };
+// `call @name(args)`: a custom call, the extern "C" host function of a
+// `custom` declaration, on the current stream (hj_custom_call). Arguments
+// match the declaration's parameters as a launch's match a kernel's.
+struct Call {
+  KernelId callee;
+  std::vector<Operand> args;
+};
 struct Return {
   std::vector<Operand> values;
 };
@@ -244,6 +251,14 @@ struct Kernel {
   // them; the host backend checks the cluster rule and runs as before.
   bool cooperative = false, pdl = false;
   std::optional<std::array<int64_t, 3>> cluster;
+  // A custom call instead of a kernel (`custom @name(...) { ... }`, run by
+  // `call`): `symbol` is its hj_custom_call_fn, looked up in `library` (a
+  // shared library: a path with a '/' is taken relative to the program's
+  // file, a bare name is left to the dynamic linker) or, without one, among
+  // the functions registered with hj_register_custom_call. capturable: it
+  // only queues stream work, so graph mode may capture it into a graph.
+  bool custom = false, capturable = false;
+  std::optional<std::string> symbol, library;
   Loc loc, clusterLoc;  // the declaration's, and its cluster attribute's
 };
 
@@ -441,6 +456,8 @@ class ProgramBuilder {
   ValueId commQuery(std::string name, bool world, Loc loc = {});
   void collective(Collective c, Loc loc = {});
   void matmul(Matmul m, Loc loc = {});
+  // `call @callee(args)`; callee must be a declaration of this program.
+  void call(KernelId callee, std::vector<Operand> args, Loc loc = {});
 
   Program &program() { return p_; }
   Program finish() { return std::move(p_); }

@@ -23,6 +23,7 @@ struct Comments {
 };
 struct KernelComments {
   Comments decl, cuda, entry, host, image, nvrtcOptions, cooperative, pdl, cluster;
+  Comments symbol, library, capturable;  // a custom call's
   Comments closing;  // above and after the closing '}'
 };
 // A program's comments, by what they go with. A statement's are in

@@ -163,7 +163,57 @@ typedef struct hj_kernel_desc {
    * of the cluster's: the grid counts blocks, as in CUDA. */
   uint32_t launch_flags;
   uint32_t cluster[3];
+  /* A custom call instead of a kernel, when custom_symbol is not NULL: the
+   * hj_custom_call_fn named custom_symbol, among the functions registered
+   * with hj_register_custom_call for the context, else in custom_library (a
+   * shared library, opened with dlopen when the table is made and closed
+   * with the table), else in the libraries of hj_load_custom_library; on
+   * every backend. custom_flags: HJ_CUSTOM_*.
+   * param_dtypes: the hj_dtype of each ptr and tensor parameter (any value
+   * for scalars), handed to the function; NULL: unknown (HJ_DTYPE_COUNT). */
+  const char *custom_symbol;
+  const char *custom_library;
+  uint32_t custom_flags;
+  const uint32_t *param_dtypes;
 } hj_kernel_desc;
+
+/* hj_kernel_desc custom_flags. */
+enum {
+  HJ_CUSTOM_CAPTURABLE = 1u /* the function only queues work on the stream it is given (no host
+                               synchronisation, no allocation), so graph mode may capture it into a
+                               CUDA graph; without it a program that calls it runs eagerly in graph mode */
+};
+
+/* A custom call's argument, in declared order. */
+typedef struct hj_custom_arg {
+  int32_t kind;           /* HJ_PARAM_PTR, HJ_PARAM_TENSOR (rank below, not in kind), or a scalar kind */
+  uint32_t dtype;         /* ptr and tensor: the element type (hj_dtype) */
+  uint32_t rank;          /* tensor: its rank (0 to 8); else 0 */
+  void *data;             /* ptr and tensor: the memory (a view's root's, as a launch passes it) */
+  const int64_t *sizes;   /* tensor: rank extents; else NULL */
+  const int64_t *strides; /* tensor: rank strides, in elements; else NULL */
+  hj_value value;         /* scalars: the value, as its kind */
+} hj_custom_arg;
+
+/* What a custom call is given. Valid only during the call. */
+typedef struct hj_custom_call_args {
+  const char *name;      /* the declaration's name (without '@') */
+  const char *site;      /* the statement ("call 1 of @main at f.hir:7:3") */
+  int32_t backend;       /* hj_backend_kind: HJ_BACKEND_HOST or HJ_BACKEND_CUDA */
+  int32_t device;        /* the CUDA device ordinal (0 on the host) */
+  void *stream;          /* CUDA: the CUstream to queue the work on, with the device's context current
+                            (in graph mode, a stream being captured); host: NULL, do the work now */
+  uint32_t num_args;
+  const hj_custom_arg *args;
+} hj_custom_call_args;
+
+/* A custom call: does its work (CUDA: queues it on call->stream, in stream
+ * order with the program's kernels; it must not synchronise the stream, and
+ * may not allocate or synchronise at all when it is capturable) and returns
+ * 0, or writes a NUL-terminated message of at most error_cap bytes to error
+ * and returns non-zero: the call then fails with HJ_ERR_BACKEND, naming the
+ * custom call, its statement and the message. It must not throw. */
+typedef int32_t (*hj_custom_call_fn)(const hj_custom_call_args *call, char *error, uint64_t error_cap);
 
 /* A communicator's unique id (NCCL's ncclUniqueId on CUDA): made once by
  * one rank with hj_comm_unique_id and handed to every rank (docs/spmd.md). */
@@ -205,8 +255,9 @@ typedef enum hj_record_kind {
   HJ_REC_SYNC = 8,         /* hj_stream_sync */
   HJ_REC_USE = 9,          /* hj_record_use: buffer is the buffer id */
   HJ_REC_COLLECTIVE = 10,  /* hj_collective: index is its kind, bytes its bytes, kernel its peer or root */
-  HJ_REC_MATMUL = 11       /* hj_matmul: dims batch m n k, flags HJ_MM_*, dtype A's | C's << 8, args a b c
+  HJ_REC_MATMUL = 11,      /* hj_matmul: dims batch m n k, flags HJ_MM_*, dtype A's | C's << 8, args a b c
                               (bias, workspace) as buffers or pointers, bytes the workspace's */
+  HJ_REC_CUSTOM_CALL = 12  /* hj_custom_call: name, kernel (its index) and args as a launch's */
 } hj_record_kind;
 
 /* One launch argument as recorded: a buffer from this context is named by its

@@ -114,6 +114,8 @@ int32_t hj_kernel_table_create(hj_context *ctx, const hj_kernel_desc *kernels, u
     auto table = std::make_unique<hj_kernel_table>();
     table->backend = ctx->backend->kind();
     table->device = ctx->backend->deviceId();
+    auto libs = std::make_shared<hj::CustomLibraries>();
+    bool usesLoaded = false;
     for (uint32_t i = 0; i < count; ++i) {
       const hj_kernel_desc &d = kernels[i];
       hj::KernelEntry &e = table->kernels.emplace_back();
@@ -123,10 +125,25 @@ int32_t hj_kernel_table_create(hj_context *ctx, const hj_kernel_desc *kernels, u
       for (int32_t p : e.params)
         if (paramBytes(p) == 0)
           return fail(HJ_ERR_INVALID_ARGUMENT, "kernel @%s: unknown parameter kind %d", e.name.c_str(), p);
+      if (d.custom_symbol) {
+        if (int32_t st = ctx->customCalls.resolve(d, e, *libs, &usesLoaded)) return st;
+        continue;
+      }
       if (int32_t st = ctx->injector.check("loading kernel @%s", d.name ? d.name : "?")) return st;
       if (int32_t st = ctx->backend->loadKernel(d, e)) return st;
     }
-    table->keepAlive = ctx->backend->keepAlive();
+    // What the kernels and the custom calls need while the table or a graph
+    // made from it lives.
+    struct Held {
+      std::shared_ptr<void> backend;
+      std::shared_ptr<hj::CustomLibraries> own, loaded;
+    };
+    std::shared_ptr<void> backendHeld = ctx->backend->keepAlive();
+    if (libs->handles.empty() && !usesLoaded)
+      table->keepAlive = std::move(backendHeld);
+    else
+      table->keepAlive = std::make_shared<Held>(
+          Held{std::move(backendHeld), std::move(libs), usesLoaded ? ctx->customCalls.loaded() : nullptr});
     *out = table.release();
     return HJ_OK;
   });
@@ -154,7 +171,8 @@ int32_t hj_kernel_table_native(const hj_kernel_table *table, uint32_t index, voi
   if (!table || index >= table->kernels.size())
     return fail(HJ_ERR_INVALID_ARGUMENT, "hj_kernel_table_native: index %u is not in the table", index);
   const hj::KernelEntry &k = table->kernels[index];
-  *handle = table->backend == HJ_BACKEND_CUDA ? k.function : reinterpret_cast<void *>(k.host);
+  if (k.custom) *handle = reinterpret_cast<void *>(k.custom);
+  else *handle = table->backend == HJ_BACKEND_CUDA ? k.function : reinterpret_cast<void *>(k.host);
   return HJ_OK;
 }
 

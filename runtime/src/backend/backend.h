@@ -32,6 +32,12 @@ struct KernelEntry {
   uint32_t launchFlags = 0;      // HJ_LAUNCH_*
   hj_dim3 cluster{0, 0, 0};      // thread-block cluster dims; 0 0 0: none
   bool clustered() const { return cluster.x != 0; }
+  // A custom call instead of a kernel (hj_kernel_desc.custom_symbol): its
+  // function, whether graph mode may capture it, and the hj_dtype of each
+  // ptr and tensor parameter.
+  hj_custom_call_fn custom = nullptr;
+  bool capturable = false;
+  std::vector<uint32_t> dtypes;
 };
 
 // One call of a collective node: hj_collective's arguments (a group is its
@@ -47,15 +53,17 @@ struct CollectivePart {
 // in deps (indices of earlier nodes); nodes without an edge between them may
 // run concurrently.
 struct GraphNode {
-  enum class Kind : uint8_t { Memset, Fill, Kernel, Collective, Library } kind = Kind::Kernel;
+  // Custom: a custom call (kernel, params as a Kernel's), captured on CUDA
+  // into a child graph from the function's stream work.
+  enum class Kind : uint8_t { Memset, Fill, Kernel, Collective, Library, Custom } kind = Kind::Kernel;
   void *ptr = nullptr;  // Memset, Fill: destination
   size_t bytes = 0;
   uint64_t pattern = 0;  // Fill: the element pattern, `width` bytes
   unsigned width = 0;
-  const KernelEntry *kernel = nullptr;  // Kernel
+  const KernelEntry *kernel = nullptr;  // Kernel, Custom
   hj_dim3 grid{}, block{};
   uint32_t smem = 0;
-  void **params = nullptr;  // one pointer per declared parameter; the values are copied
+  void **params = nullptr;  // Kernel, Custom: one pointer per declared parameter; the values are copied
   // Collective: `numParts` calls of `comm`, part i reading buffers[2i] and
   // writing buffers[2i + 1] (copied, like kernel arguments).
   Comm *comm = nullptr;
@@ -65,6 +73,7 @@ struct GraphNode {
   // Library: the call (its pointers ignored), buffers[0..4] its A, B, C,
   // bias and workspace (copied).
   const MatmulCall *matmul = nullptr;
+  const char *site = "";  // Custom: the statement, for messages
   const uint32_t *deps = nullptr;
   uint32_t numDeps = 0;
 };

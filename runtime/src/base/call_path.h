@@ -58,6 +58,15 @@ struct MatmulCall {
   const char *site = "";
 };
 
+// hj_custom_call, checked: entry `callee` of the table is a custom call;
+// params as a LaunchCall's.
+struct CustomCall {
+  const hj_kernel_table *table = nullptr;
+  uint32_t callee = 0;
+  void **params = nullptr;
+  const char *site = "";
+};
+
 class CallPath {
  public:
   virtual ~CallPath() = default;
@@ -76,6 +85,7 @@ class CallPath {
   virtual int32_t streamSync() = 0;
   virtual int32_t collective(const CollectiveCall &c) = 0;
   virtual int32_t matmul(const MatmulCall &c) = 0;
+  virtual int32_t customCall(const CustomCall &c) = 0;
   // Whether a failure of this path will be undone by running the call again
   // eagerly (a replay that found the program's calls differ): then nothing
   // reached the other ranks, and the communicator is left as it is.

@@ -12,6 +12,7 @@
 #include "base/fault_injection.h"
 #include "base/settings.h"
 #include "comm/comm.h"
+#include "core/custom_calls.h"
 #include "core/eager_path.h"
 #include "graph/graph_cache.h"
 #include "memory/buffers.h"
@@ -39,6 +40,7 @@ struct hj_context {
   hj::Buffers buffers;
   hj::StreamEvents events{*backend};
   std::unique_ptr<hj::Comm> comm;  // SPMD: this context's rank (hj_comm_init)
+  hj::CustomCalls customCalls;     // hj_register_custom_call
   hj::EagerPath eager;
   // The path each runtime call of a program takes: `eager`, or graph
   // mode's trace or replay path while a graph-mode call runs.

@@ -1,6 +1,7 @@
 // eager_path.cpp - the runtime calls of a program, made as they come.
 #include "core/eager_path.h"
 
+#include "backend/custom_call.h"
 #include "base/error.h"
 
 namespace hj {
@@ -87,6 +88,25 @@ int32_t EagerPath::matmul(const MatmulCall &c) {
     if (int32_t s2 = r_.backend.synchronize()) return s2;
   ++r_.stats.library_calls;
   r_.buffers.noteMatmul(c, stream());
+  return HJ_OK;
+}
+
+}  // namespace hj
+
+namespace hj {
+
+int32_t EagerPath::customCall(const CustomCall &c) {
+  const KernelEntry &k = c.table->kernels[c.callee];
+  if (int32_t st = r_.backend.checkFault()) return st;
+  if (int32_t st = r_.injector.check("custom call @%s (%s)", k.name.c_str(), c.site)) return st;
+  int32_t st = r_.backend.onDevice([&](void *stream) {
+    return invokeCustomCall(k, c.params, r_.backend.kind(), r_.backend.deviceId(), stream, c.site);
+  });
+  if (st) return st;
+  if (r_.settings.sync)
+    if (int32_t s2 = r_.backend.synchronize()) return s2;
+  ++r_.stats.library_calls;
+  r_.buffers.noteLaunch(k, c.callee, nullptr, c.params, stream());
   return HJ_OK;
 }
 

@@ -74,6 +74,7 @@ class EagerPath final : public CallPath {
   int32_t streamSync() override;
   int32_t collective(const CollectiveCall &c) override;
   int32_t matmul(const MatmulCall &c) override;
+  int32_t customCall(const CustomCall &c) override;
 
  private:
   // HOSTJIT_SYNC: waits for the kernel and names it when it faulted.

@@ -6,6 +6,7 @@
 
 #include <array>
 
+#include "backend/custom_call.h"
 #include "base/error.h"
 #include "cuda/cuda_launch.h"
 
@@ -101,7 +102,8 @@ class CudaGraph final : public Graph {
         for (unsigned i = 0; i < count; ++i)
           if (CUresult r = d_.cuGraphKernelNodeSetAttribute(made[0], attrs[i].id, &attrs[i].value))
             return error("cuGraphKernelNodeSetAttribute", r, n.kernel->name.c_str());
-      } else if (n.kind == GraphNode::Kind::Collective || n.kind == GraphNode::Kind::Library) {
+      } else if (n.kind == GraphNode::Kind::Collective || n.kind == GraphNode::Kind::Library ||
+                 n.kind == GraphNode::Kind::Custom) {
         CUgraph child = nullptr;
         if (int32_t st = capture(n, &child)) return st;
         CUresult r = d_.cuGraphAddChildGraphNode(&made[0], graph_, deps.data(), deps.size(), child);
@@ -133,7 +135,8 @@ class CudaGraph final : public Graph {
         return error("cuGraphExecKernelNodeSetParams", r, n.kernel->name.c_str());
       return HJ_OK;
     }
-    if (n.kind == GraphNode::Kind::Collective || n.kind == GraphNode::Kind::Library) {
+    if (n.kind == GraphNode::Kind::Collective || n.kind == GraphNode::Kind::Library ||
+        n.kind == GraphNode::Kind::Custom) {
       // Captured anew with the new buffers; the same calls make the same
       // topology, which an executable's child graph node requires. The
       // executable takes its own references to what the capture holds
@@ -172,8 +175,9 @@ class CudaGraph final : public Graph {
                 ordinal_, describe(d_, r).c_str());
   }
 
-  // The work of a collective node's or a library node's calls, captured
-  // into a new graph.
+  // The work of a collective node's, a library node's or a custom call's
+  // calls, captured into a new graph (a custom call that queues nothing
+  // gives an empty graph, which a child node may hold).
   int32_t capture(const GraphNode &n, CUgraph *out) {
     if (!capture_)
       if (CUresult r = d_.cuStreamCreate(&capture_, CU_STREAM_NON_BLOCKING)) return error("cuStreamCreate", r);
@@ -185,6 +189,8 @@ class CudaGraph final : public Graph {
       m.a = n.buffers[0], m.b = n.buffers[1], m.c = n.buffers[2], m.bias = n.buffers[3], m.workspace = n.buffers[4];
       st = library(m, capture_);
     }
+    if (n.kind == GraphNode::Kind::Custom)
+      st = invokeCustomCall(*n.kernel, n.params, HJ_BACKEND_CUDA, ordinal_, capture_, n.site);
     for (uint32_t i = 0; n.kind == GraphNode::Kind::Collective && i < n.numParts && st == HJ_OK; ++i) {
       const CollectivePart &c = n.parts[i];
       st = n.comm->run(c.kind, n.buffers[2 * i], n.buffers[2 * i + 1], c.count, c.dtype, c.op, c.peer, capture_, c.what);

@@ -181,6 +181,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
     values_.assign(values, values + numValues);
     enter(Mode::Trace);
     resetStreams();
+    uncapturable_.clear();
     event_ = 0;
     liveBytes_ = 0;
     traced_.clear();
@@ -220,6 +221,19 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
       if (status != HJ_OK) {
         erase(e);
         return status;
+      }
+      if (!uncapturable_.empty()) {
+        // Nothing of the trace reached the device: keep the signature, with
+        // the reason, and run this call and the later ones eagerly.
+        e->eagerReason = reason_ = uncapturable_;
+        e->allocs.clear();
+        e->ops.clear();
+        e->libraryCalls = e->launches = e->collectives = 0;
+        cur_ = e;
+        enter(Mode::Eager);
+        ++r_.stats.graph_fallbacks;
+        *again = 1;
+        return HJ_OK;
       }
       if (int32_t st = plan(*e)) {
         erase(e);

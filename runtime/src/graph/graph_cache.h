@@ -75,13 +75,14 @@ struct PlannedOp {
   uint32_t alloc = 0;  // Memset, Fill: the allocation
   uint64_t pattern = 0;
   unsigned width = 0;
-  const hj_kernel_table *table = nullptr;  // Kernel
+  const hj_kernel_table *table = nullptr;  // Kernel, Custom
   uint32_t kernel = 0;
   int64_t dims[7] = {};
-  std::vector<unsigned char> values;  // Kernel: the argument values; Memset, Fill: the destination;
+  std::vector<unsigned char> values;  // Kernel, Custom: the argument values; Memset, Fill: the destination;
                                       // Collective: each part's source and destination addresses
   std::vector<void *> params;         // pointers into values, one per parameter
   MatmulCall matmul;                  // Library: the call (values: its five addresses)
+  std::string site;                   // Custom: the statement, for messages
   bool dirty = false;                 // values differ from the executable graph's
 };
 
@@ -164,7 +165,13 @@ class GraphCache {
   // Replay: a buffer of the program is freed (a planned one keeps its last
   // kernel in the plan, for HOSTJIT_CHECK_ZEROED).
   int32_t replayFree(void *ptr, bool onError);
-  int32_t launch(const hj_kernel_table *table, uint32_t kernel, const int64_t *dims, void **params);
+  // kind: Kernel, or Custom for a custom call (dims then zero).
+  int32_t launch(const hj_kernel_table *table, uint32_t kernel, const int64_t *dims, void **params,
+                 GraphNode::Kind kind = GraphNode::Kind::Kernel);
+  // A custom call: a node captured from its function's stream work on CUDA,
+  // like a library call; one that is not capturable makes this signature
+  // run eagerly (the trace ends with the reason).
+  int32_t customCall(const CustomCall &c);
   // Streams and events become edges between the graph's nodes (the backend's
   // stream is not changed: the graph launches on stream 0). A wait makes the
   // stream's next operation depend on what preceded the event's record; a
@@ -238,6 +245,7 @@ class GraphCache {
   hj_stats statsMark_{};
   bool mismatched_ = false;
   bool fast_ = false;
+  std::string uncapturable_;  // Trace: why the program cannot be a graph (a custom call's), "" when it can
   std::vector<void *> fastOut_;  // fast replay: the outputs, in allocation order
   std::vector<hj_graph_value> values_;  // this call's hj_graph_values
   // Streams and events of the run in progress.

@@ -16,7 +16,10 @@
 namespace hj {
 
 int32_t GraphCache::placeOp(GraphEntry &e, uint32_t index) {
-  if (group_ >= 0) return insideGroup(e.ops[index].kind == GraphNode::Kind::Kernel ? "a launch" : "a memset or fill");
+  if (group_ >= 0)
+    return insideGroup(e.ops[index].kind == GraphNode::Kind::Kernel   ? "a launch"
+                       : e.ops[index].kind == GraphNode::Kind::Custom ? "a custom call"
+                                                                      : "a memset or fill");
   PlannedOp &op = e.ops[index];
   std::vector<uint32_t> &f = frontier_[stream_];
   if (mode_ == Mode::Trace) {
@@ -275,12 +278,26 @@ void GraphCache::markDirty(GraphEntry &e, uint32_t index, const void *value, siz
   }
 }
 
-int32_t GraphCache::launch(const hj_kernel_table *table, uint32_t kernel, const int64_t *dims, void **params) {
+int32_t GraphCache::customCall(const CustomCall &c) {
+  if (group_ >= 0) return insideGroup("a custom call");
+  const KernelEntry &k = c.table->kernels[c.callee];
+  if (mode_ == Mode::Trace && !k.capturable && uncapturable_.empty())
+    uncapturable_ = "custom call @" + k.name + " (" + c.site +
+                    ") may not be captured into a graph (its declaration does not say `capturable = true`)";
+  static const int64_t noDims[7] = {};
+  bool tracing = mode_ == Mode::Trace;
+  if (int32_t st = launch(c.table, c.callee, noDims, c.params, GraphNode::Kind::Custom)) return st;
+  if (tracing) cur_->ops.back().site = c.site;
+  return HJ_OK;
+}
+
+int32_t GraphCache::launch(const hj_kernel_table *table, uint32_t kernel, const int64_t *dims, void **params,
+                           GraphNode::Kind kind) {
   GraphEntry &e = *cur_;
   const KernelEntry &k = table->kernels[kernel];
   if (mode_ == Mode::Trace) {
     PlannedOp &op = e.ops.emplace_back();
-    op.kind = GraphNode::Kind::Kernel;
+    op.kind = kind;
     op.table = table;
     op.kernel = kernel;
     std::memcpy(op.dims, dims, sizeof op.dims);
@@ -297,11 +314,13 @@ int32_t GraphCache::launch(const hj_kernel_table *table, uint32_t kernel, const 
     ++event_;
     return HJ_OK;
   }
-  if (opAt_ >= e.ops.size()) return mismatch("launch of @%s is operation %zu; there were %zu", k.name.c_str(), opAt_ + 1, e.ops.size());
+  if (opAt_ >= e.ops.size())
+    return mismatch("%s of @%s is operation %zu; there were %zu", kind == GraphNode::Kind::Custom ? "call" : "launch",
+                    k.name.c_str(), opAt_ + 1, e.ops.size());
   PlannedOp &op = e.ops[opAt_];
-  if (op.kind != GraphNode::Kind::Kernel || op.table != table || op.kernel != kernel ||
-      std::memcmp(op.dims, dims, sizeof op.dims) != 0)
-    return mismatch("launch of @%s, operation %zu, has another kernel or other dims", k.name.c_str(), opAt_ + 1);
+  if (op.kind != kind || op.table != table || op.kernel != kernel || std::memcmp(op.dims, dims, sizeof op.dims) != 0)
+    return mismatch("%s of @%s, operation %zu, has another %s", kind == GraphNode::Kind::Custom ? "call" : "launch",
+                    k.name.c_str(), opAt_ + 1, kind == GraphNode::Kind::Custom ? "callee" : "kernel or other dims");
   if (int32_t st = placeOp(e, static_cast<uint32_t>(opAt_))) return st;
   uint32_t index = static_cast<uint32_t>(opAt_++);
   size_t off = 0;

@@ -76,6 +76,10 @@ inline GraphNode nodeOf(const GraphEntry &e, const PlannedOp &op, Comm *comm) {
   } else if (op.kind == GraphNode::Kind::Library) {
     n.matmul = &op.matmul;
     n.buffers = reinterpret_cast<void *const *>(op.values.data());
+  } else if (op.kind == GraphNode::Kind::Custom) {
+    n.kernel = &op.table->kernels[op.kernel];
+    n.params = const_cast<void **>(op.params.data());
+    n.site = op.site.c_str();
   } else if (op.kind == GraphNode::Kind::Kernel) {
     n.kernel = &op.table->kernels[op.kernel];
     n.grid = {uint32_t(op.dims[0]), uint32_t(op.dims[1]), uint32_t(op.dims[2])};

@@ -30,6 +30,7 @@ class TracePath final : public CallPath {
   int32_t streamSync() override { return g_.streamSync(); }
   int32_t collective(const CollectiveCall &c) override { return g_.collective(c); }
   int32_t matmul(const MatmulCall &c) override { return g_.matmul(c); }
+  int32_t customCall(const CustomCall &c) override { return g_.customCall(c); }
 
  private:
   GraphCache &g_;
@@ -116,6 +117,17 @@ class ReplayPath final : public CallPath {
     if (int32_t st = g_.matmul(c)) return st;
     ++r_.stats.library_calls;
     r_.buffers.noteMatmul(c, g_.stream());
+    return HJ_OK;
+  }
+  int32_t customCall(const CustomCall &c) override {
+    const KernelEntry &k = c.table->kernels[c.callee];
+    if (int32_t st = r_.backend.checkFault()) return st;
+    if (int32_t st = r_.injector.check("custom call @%s (%s)", k.name.c_str(), c.site)) return st;
+    // A node of the graph: the function runs when the graph is built (its
+    // work captured) and its work when the graph is launched.
+    if (int32_t st = g_.customCall(c)) return st;
+    ++r_.stats.library_calls;
+    r_.buffers.noteLaunch(k, c.callee, nullptr, c.params, g_.stream());
     return HJ_OK;
   }
   bool rerunsOnFailure() const override { return g_.mismatched(); }

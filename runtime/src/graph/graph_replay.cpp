@@ -133,7 +133,7 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
         }
         continue;
       }
-      if (op.kind != GraphNode::Kind::Kernel) {
+      if (op.kind != GraphNode::Kind::Kernel && op.kind != GraphNode::Kind::Custom) {
         void *dst;
         std::memcpy(&dst, op.values.data(), sizeof dst);
         uint32_t source;

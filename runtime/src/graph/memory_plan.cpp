@@ -33,11 +33,10 @@ int32_t GraphCache::plan(GraphEntry &e) {
   e.zeroedBytes = zeroedBytes;
   e.blockBytes = generalBytes + zeroedBytes;
   for (const PlannedOp &op : e.ops) {
-    if (op.kind == GraphNode::Kind::Library) ++e.libraryCalls;
-    if (op.kind == GraphNode::Kind::Kernel) {
-      ++e.launches;
-      if (!e.keepAlive) e.keepAlive = op.table->keepAlive;
-    }
+    if (op.kind == GraphNode::Kind::Library || op.kind == GraphNode::Kind::Custom) ++e.libraryCalls;
+    if (op.kind == GraphNode::Kind::Kernel) ++e.launches;
+    if ((op.kind == GraphNode::Kind::Kernel || op.kind == GraphNode::Kind::Custom) && !e.keepAlive)
+      e.keepAlive = op.table->keepAlive;
   }
   e.dirty.reserve(e.ops.size());  // markDirty then never allocates
   if (e.blockBytes == 0) return HJ_OK;

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "backend/backend.h"
+#include "backend/custom_call.h"
 #include "base/error.h"
 #include "host/host_matmul.h"
 
@@ -43,7 +44,11 @@ class HostGraph final : public Graph {
     s.deps.assign(node.deps, node.deps + node.numDeps);
     s.node.deps = nullptr;
     s.node.numDeps = 0;
-    if (node.kind == GraphNode::Kind::Kernel) copyParams(s, node.params);
+    if (node.kind == GraphNode::Kind::Kernel || node.kind == GraphNode::Kind::Custom) copyParams(s, node.params);
+    if (node.kind == GraphNode::Kind::Custom) {
+      s.site = node.site;
+      s.node.site = nullptr;
+    }
     if (node.kind == GraphNode::Kind::Collective) {
       s.parts.assign(node.parts, node.parts + node.numParts);
       s.buffers.assign(node.buffers, node.buffers + 2 * node.numParts);
@@ -57,7 +62,7 @@ class HostGraph final : public Graph {
   int32_t update(size_t index, const GraphNode &node) override {
     if (index >= nodes_.size()) return fail(HJ_ERR_INTERNAL, "host graph: node %zu does not exist", index);
     Stored &s = nodes_[index];
-    if (s.node.kind == GraphNode::Kind::Kernel)
+    if (s.node.kind == GraphNode::Kind::Kernel || s.node.kind == GraphNode::Kind::Custom)
       copyParams(s, node.params);
     else if (s.node.kind == GraphNode::Kind::Collective)
       s.buffers.assign(node.buffers, node.buffers + 2 * node.numParts);
@@ -85,6 +90,9 @@ class HostGraph final : public Graph {
                              c.what);
           }
           break;
+        case GraphNode::Kind::Custom:
+          st = invokeCustomCall(*n.kernel, s.ptrs.data(), HJ_BACKEND_HOST, 0, nullptr, s.site.c_str());
+          break;
         case GraphNode::Kind::Library: {
           MatmulCall m = s.matmul;
           m.a = s.buffers[0], m.b = s.buffers[1], m.c = s.buffers[2], m.bias = s.buffers[3];
@@ -106,6 +114,7 @@ class HostGraph final : public Graph {
     std::vector<CollectivePart> parts;  // Collective
     std::vector<void *> buffers;        // Collective: 2 per part; Library: A, B, C, bias, workspace
     MatmulCall matmul;                  // Library
+    std::string site;                   // Custom
     std::vector<uint32_t> deps;
   };
 

@@ -288,11 +288,11 @@ void Buffers::noteLaunchSlow(const KernelEntry &k, uint32_t kernel, const int64_
   RecordedCall *c = nullptr;
   if (record_.on()) {
     c = &call;
-    c->entry.kind = HJ_REC_LAUNCH;
+    c->entry.kind = k.custom ? HJ_REC_CUSTOM_CALL : HJ_REC_LAUNCH;
     c->entry.stream = recordStream;
     c->name = k.name;
     c->entry.kernel = kernel;
-    std::memcpy(c->entry.dims, dims, sizeof c->entry.dims);
+    if (dims) std::memcpy(c->entry.dims, dims, sizeof c->entry.dims);
     c->entry.launch_flags = k.launchFlags;
     c->entry.cluster[0] = k.cluster.x;
     c->entry.cluster[1] = k.cluster.y;

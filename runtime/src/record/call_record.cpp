@@ -43,6 +43,53 @@ int32_t CallRecord::get(uint64_t index, hj_record_entry *out) const {
   return HJ_OK;
 }
 
+namespace {
+
+// A launch's or a custom call's arguments, separated by commas.
+void appendArgs(const RecordedCall &c, std::string &s) {
+  char tmp[256];
+  for (size_t i = 0; i < c.args.size(); ++i) {
+    const hj_record_arg &a = c.args[i];
+    if (i) s += ", ";
+    if (a.is_buffer) {
+      std::snprintf(tmp, sizeof tmp, "#%llu", (unsigned long long)a.value);
+    } else if ((a.kind & 0xff) == HJ_PARAM_TENSOR) {
+      std::snprintf(tmp, sizeof tmp, "ptr 0x%llx", (unsigned long long)a.value);
+    } else {
+      switch (a.kind) {
+        case HJ_PARAM_PTR: std::snprintf(tmp, sizeof tmp, "ptr 0x%llx", (unsigned long long)a.value); break;
+        case HJ_PARAM_I32: std::snprintf(tmp, sizeof tmp, "i32 %d", int32_t(uint32_t(a.value))); break;
+        case HJ_PARAM_I64: std::snprintf(tmp, sizeof tmp, "i64 %lld", (long long)a.value); break;
+        case HJ_PARAM_F32: {
+          float f;
+          uint32_t bits = uint32_t(a.value);
+          std::memcpy(&f, &bits, 4);
+          std::snprintf(tmp, sizeof tmp, "f32 %.9g [0x%08x]", f, bits);
+          break;
+        }
+        case HJ_PARAM_F64: {
+          double f;
+          std::memcpy(&f, &a.value, 8);
+          std::snprintf(tmp, sizeof tmp, "f64 %.17g [0x%016llx]", f, (unsigned long long)a.value);
+          break;
+        }
+        default: std::snprintf(tmp, sizeof tmp, "bool %d", int(a.value & 1)); break;
+      }
+    }
+    s += tmp;
+    if ((a.kind & 0xff) == HJ_PARAM_TENSOR) {
+      uint32_t rank = hj_param_rank(a.kind);
+      s += " sizes[";
+      for (uint32_t d = 0; d < rank; ++d) s += (d ? ", " : "") + std::to_string(a.dims[d]);
+      s += "] strides[";
+      for (uint32_t d = 0; d < rank; ++d) s += (d ? ", " : "") + std::to_string(a.dims[rank + d]);
+      s += "]";
+    }
+  }
+}
+
+}  // namespace
+
 int64_t CallRecord::format(uint64_t index, char *buf, uint64_t cap) const {
   if (index >= calls_.size()) return -1;
   const RecordedCall &c = calls_[index];
@@ -114,7 +161,14 @@ int64_t CallRecord::format(uint64_t index, char *buf, uint64_t cap) const {
       std::snprintf(tmp, sizeof tmp, "use #%llu %%%s", (unsigned long long)e.buffer, c.name.c_str());
       s = tmp;
       break;
+    case HJ_REC_CUSTOM_CALL:
     case HJ_REC_LAUNCH: {
+      if (e.kind == HJ_REC_CUSTOM_CALL) {
+        s = "call @" + c.name + " (";
+        appendArgs(c, s);
+        s += ")";
+        break;
+      }
       std::snprintf(tmp, sizeof tmp,
                     "launch @%s grid(%" PRId64 ", %" PRId64 ", %" PRId64 ") block(%" PRId64 ", %" PRId64 ", %" PRId64
                     ") smem(%" PRId64 ")",
@@ -127,44 +181,7 @@ int64_t CallRecord::format(uint64_t index, char *buf, uint64_t cap) const {
       if (e.launch_flags & HJ_LAUNCH_COOPERATIVE) s += " cooperative";
       if (e.launch_flags & HJ_LAUNCH_PDL) s += " pdl";
       s += " (";
-      for (size_t i = 0; i < c.args.size(); ++i) {
-        const hj_record_arg &a = c.args[i];
-        if (i) s += ", ";
-        if (a.is_buffer) {
-          std::snprintf(tmp, sizeof tmp, "#%llu", (unsigned long long)a.value);
-        } else if ((a.kind & 0xff) == HJ_PARAM_TENSOR) {
-          std::snprintf(tmp, sizeof tmp, "ptr 0x%llx", (unsigned long long)a.value);
-        } else {
-          switch (a.kind) {
-            case HJ_PARAM_PTR: std::snprintf(tmp, sizeof tmp, "ptr 0x%llx", (unsigned long long)a.value); break;
-            case HJ_PARAM_I32: std::snprintf(tmp, sizeof tmp, "i32 %d", int32_t(uint32_t(a.value))); break;
-            case HJ_PARAM_I64: std::snprintf(tmp, sizeof tmp, "i64 %lld", (long long)a.value); break;
-            case HJ_PARAM_F32: {
-              float f;
-              uint32_t bits = uint32_t(a.value);
-              std::memcpy(&f, &bits, 4);
-              std::snprintf(tmp, sizeof tmp, "f32 %.9g [0x%08x]", f, bits);
-              break;
-            }
-            case HJ_PARAM_F64: {
-              double f;
-              std::memcpy(&f, &a.value, 8);
-              std::snprintf(tmp, sizeof tmp, "f64 %.17g [0x%016llx]", f, (unsigned long long)a.value);
-              break;
-            }
-            default: std::snprintf(tmp, sizeof tmp, "bool %d", int(a.value & 1)); break;
-          }
-        }
-        s += tmp;
-        if ((a.kind & 0xff) == HJ_PARAM_TENSOR) {
-          uint32_t rank = hj_param_rank(a.kind);
-          s += " sizes[";
-          for (uint32_t d = 0; d < rank; ++d) s += (d ? ", " : "") + std::to_string(a.dims[d]);
-          s += "] strides[";
-          for (uint32_t d = 0; d < rank; ++d) s += (d ? ", " : "") + std::to_string(a.dims[rank + d]);
-          s += "]";
-        }
-      }
+      appendArgs(c, s);
       s += ")";
       break;
     }
