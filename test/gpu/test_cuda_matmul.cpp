@@ -1,11 +1,13 @@
 // test_cuda_matmul.cpp - the matmul statement on the GPU through cuBLASLt:
 // a linear layer with bias and a workspace, a batched product with a
-// transpose, f16 inputs; evaluator and JIT against references computed
-// here; graph mode running it eagerly.
+// transpose, f16 and bf16 inputs; evaluator and JIT against references
+// computed here; graph mode; and, in a process of its own, a machine
+// without cuBLASLt.
 #define CATCH_CONFIG_EXTERNAL_INTERFACES
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 #include "gpu_helpers.h"
@@ -79,9 +81,9 @@ TEST_CASE("matmul on the GPU: a linear layer of GPT-2's size through cuBLASLt, e
   CHECK(rt->stats().library_calls == 8);
 }
 
-TEST_CASE("matmul on the GPU: batches with a transposed A, f16 inputs, alpha and beta", "[cuda][matmul]") {
+TEST_CASE("matmul on the GPU: batches with a transposed A, f16 and bf16 inputs, alpha and beta", "[cuda][matmul]") {
   // c[t] = 0.5 * a[t]^T @ b[t], a [3, 40, 24] (stored k x m), b [3, 40, 56]; then the same in f16.
-  for (const char *dtype : {"f32", "f16"}) {
+  for (const char *dtype : {"f32", "f16", "bf16"}) {
     INFO(dtype);
     std::string t = dtype;
     Program p = parseText("func @main(%a: " + t + "[?, ?, ?], %b: " + t +
@@ -98,6 +100,14 @@ TEST_CASE("matmul on the GPU: batches with a transposed A, f16 inputs, alpha and
     auto make = [&](const std::vector<float> &v, std::vector<int64_t> shape) {
       if (t == "f32") return Tensor::fromHost(rt, shape, v);
       std::vector<uint16_t> h(v.size());
+      if (t == "bf16") {  // exact: the high half of the f32
+        for (size_t i = 0; i < v.size(); ++i) {
+          uint32_t x;
+          std::memcpy(&x, &v[i], 4);
+          h[i] = uint16_t(x >> 16);
+        }
+        return Tensor::fromHost(rt, DType::bf16, shape, h.data(), h.size() * 2);
+      }
       for (size_t i = 0; i < v.size(); ++i) {  // exact f16 bits of a normal value
         uint32_t x;
         std::memcpy(&x, &v[i], 4);
@@ -126,5 +136,36 @@ TEST_CASE("matmul on the GPU: batches with a transposed A, f16 inputs, alpha and
           }
       CHECK(bad == 0);
     }
+  }
+}
+
+// Hidden: run alone with HOSTJIT_CUBLASLT naming a library that does not
+// exist (the library is loaded once per process), as a machine without
+// cuBLAS: the program fails at its matmul, saying so; a program without one
+// runs.
+TEST_CASE("matmul on the GPU: no cuBLASLt", "[.no_cublaslt]") {
+  const char *lib = std::getenv("HOSTJIT_CUBLASLT");
+  if (!lib || std::string(lib).find("nonexistent") == std::string::npos) {
+    WARN("not run: give HOSTJIT_CUBLASLT=/nonexistent/libcublasLt.so and run this test alone");
+    return;
+  }
+  Program p = parseText(
+      "func @main(%a: f32[4, 8], %b: f32[8, 2]) -> (f32[4, 2]) {\n  %c = alloc f32[4, 2]\n  matmul %a, %b, %c\n"
+      "  return %c\n}\n");
+  auto rt = cudaRuntime();
+  auto a = Tensor::fromHost(rt, {4, 8}, uniform(32, 5));
+  auto b = Tensor::fromHost(rt, {8, 2}, uniform(16, 6));
+  REQUIRE((a && b));
+  DLTensor ad = a->dl(), bd = b->dl();
+  const DLTensor *inputs[] = {&ad, &bd};
+  for (bool useJit : {false, true}) {
+    Runner r(p, rt, useJit);
+    auto out = r.run(inputs);
+    REQUIRE(!out);
+    CHECK(out.error().status == HJ_ERR_NOT_FOUND);
+    CHECK(out.error().message == std::string("matmul of @main at test.hir:3:3: no cuBLASLt: none of ") + lib +
+                                     " could be loaded (install CUDA's cuBLAS, or set HOSTJIT_CUBLASLT to the "
+                                     "library's path)");
+    CHECK(rt->stats().live_bytes == 0);
   }
 }

@@ -31,11 +31,15 @@ struct Library {
 Library loadLibrary() {
   Library l;
   std::vector<std::string> names;
-  if (const char *env = std::getenv("HOSTJIT_CUBLASLT"); env && *env) names.push_back(env);
-  for (const char *n : {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}) names.push_back(n);
-  for (const char *dir : {static_cast<const char *>(std::getenv("CUDA_HOME")),
-                          static_cast<const char *>(std::getenv("CUDA_PATH")), "/usr/local/cuda"})
-    if (dir && *dir) names.push_back(std::string(dir) + "/lib64/libcublasLt.so");
+  // HOSTJIT_CUBLASLT names the one library to use; else the usual places.
+  if (const char *env = std::getenv("HOSTJIT_CUBLASLT"); env && *env) {
+    names.push_back(env);
+  } else {
+    for (const char *n : {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}) names.push_back(n);
+    for (const char *dir : {static_cast<const char *>(std::getenv("CUDA_HOME")),
+                            static_cast<const char *>(std::getenv("CUDA_PATH")), "/usr/local/cuda"})
+      if (dir && *dir) names.push_back(std::string(dir) + "/lib64/libcublasLt.so");
+  }
   void *lib = nullptr;
   std::string tried;
   for (const std::string &n : names) {
