@@ -107,12 +107,18 @@ int printOutputs(const char *mode, const std::vector<Tensor> &outs) {
 }
 
 struct Timing {
-  std::vector<double> us;
-  void print(const char *mode) const {
+  std::vector<double> us;   // issued: until the call returns
+  std::vector<double> end;  // until its device work is done as well (the stream drained)
+  void print(const char *mode, bool device) const {
     if (us.empty()) return;
     std::vector<double> v = us;
     std::sort(v.begin(), v.end());
     say("%s: %zu calls, median %.2f us, min %.2f us per call\n", mode, v.size(), v[v.size() / 2], v.front());
+    if (!device || end.size() != us.size()) return;
+    v = end;
+    std::sort(v.begin(), v.end());
+    say("%s: end to end (the device work done), median %.2f us, min %.2f us per call\n", mode, v[v.size() / 2],
+        v.front());
   }
 };
 
@@ -138,17 +144,24 @@ int runMode(const char *mode, Runtime &rt, const RunOptions &o, Fn &&call, std::
   }
   if (!r) return fromError(r.error(), std::string(mode) + ": ");
   if (int rc = drained(1)) return rc;
+  auto t2 = std::chrono::steady_clock::now();
   *first = std::move(*r);
   timing->us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  timing->end.push_back(std::chrono::duration<double, std::micro>(t2 - t0).count());
   for (int i = 1; i < o.repeat; ++i) {
     auto a = std::chrono::steady_clock::now();
     auto rr = call();
     auto b = std::chrono::steady_clock::now();
     if (!rr) return fromError(rr.error(), std::string(mode) + ", call " + std::to_string(i + 1) + ": ");
     if (int rc = drained(i + 1)) return rc;
+    auto c = std::chrono::steady_clock::now();
     timing->us.push_back(std::chrono::duration<double, std::micro>(b - a).count());
+    timing->end.push_back(std::chrono::duration<double, std::micro>(c - a).count());
   }
-  if (o.repeat > 1) timing->us.erase(timing->us.begin());  // the first call warms caches
+  if (o.repeat > 1) {  // the first call warms caches
+    timing->us.erase(timing->us.begin());
+    timing->end.erase(timing->end.begin());
+  }
   return kOk;
 }
 
@@ -222,7 +235,7 @@ int cmdRun(const RunOptions &o) {
     int rc = runMode(name, *rt, o, call, &r.out, &r.record, &t);
     if (rc) return rc;
     if (int rc = printOutputs(name, r.out)) return rc;
-    t.print(name);
+    t.print(name, hj_context_backend(rt->context()) == HJ_BACKEND_CUDA);
     results.push_back(std::move(r));
     return kOk;
   };
