@@ -336,3 +336,22 @@ TEST_CASE("custom call: a built declaration with kernel attributes is refused", 
   REQUIRE(d.list().size() == 1);
   CHECK(d.list()[0].message == "custom call @c has kernel attributes; a custom call takes symbol, library and capturable");
 }
+
+TEST_CASE("custom call: with the context synchronising after every call, results are the same", "[custom]") {
+  Program p = parseOk(exampleProgram(), std::string(HOSTJIT_SOURCE_DIR) + "/examples/custom_call.hir");
+  hj_options o = testOptions();
+  o.sync = 1;
+  auto rt = makeRuntime(o);
+  std::vector<float> xv = randomFloats(33, 9), yv = randomFloats(33, 10);
+  Tensor x = vec(rt, xv), y = vec(rt, yv);
+  DLTensor xd = x.dl(), yd = y.dl();
+  const DLTensor *inputs[] = {&xd, &yd};
+  for (bool jit : {false, true}) {
+    INFO((jit ? "jit" : "eval"));
+    Runner r(p, rt, jit);
+    auto out = r.run(inputs);
+    INFO((out ? "" : out.error().message));
+    REQUIRE(out);
+    CHECK(floats((*out)[0]) == reference(xv, yv));
+  }
+}
