@@ -6,8 +6,8 @@
 // CUDA graph captured by hand and replayed (the anchor; also the same graph
 // made node by node, as graph mode makes its graphs), and hostjit's graph
 // mode with inputs at the same addresses and at fresh addresses on every
-// call; and the first call of a new signature in graph mode (trace, plan,
-// build, instantiate, launch). Each iteration times a batch of calls being
+// call; the first call of a new signature in graph mode (trace, plan,
+// build, instantiate, launch); and a program of M inputs that never move. Each iteration times a batch of calls being
 // issued; the stream is synchronised after the batch, outside the timing.
 //
 // HOSTJIT_SOURCE_DIR (environment) names the source tree when the binary
@@ -363,6 +363,24 @@ void BM_InterleavedModel(benchmark::State &state) {
   finish(state, s);
 }
 
+// A program of 16 launches over M inputs that never move (a model's
+// weights, bench/programs.cpp): eager JIT calls and graph mode's fast
+// replays, interleaved; the cost a replay adds per input.
+void BM_ManyInputs(benchmark::State &state) {
+  int m = static_cast<int>(state.range(0));
+  std::map<std::string, std::vector<int64_t>> shapes;
+  Setup s(bench::manyInputsProgram(m, sourceDir() + "/bench/kernels/steps.cu"), shapes, {});
+  if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
+  hj_context *ctx = s.rt->context();
+  auto freeOut = [&](int32_t st) { return st ? st : hj_free(ctx, s.outData[0]); };
+  bench::interleave(state, ctx, kBatch,
+                    {{"jit", [&] { return freeOut(s.cp->call(ctx, s.in(), s.sc(), s.outData, s.outDims)); }},
+                     {"graph", [&] { return freeOut(s.cp->callGraph(ctx, s.in(), s.sc(), s.outData, s.outDims)); }}});
+  hj_stats st = s.rt->stats();
+  if (st.graph_fast == 0) state.SkipWithError("graph mode made no fast replay");
+  finish(state, s);
+}
+
 // The first call of a new signature in graph mode: the graphs are dropped
 // before each (untimed), so every timed call traces, plans, builds,
 // instantiates and launches.
@@ -401,6 +419,7 @@ BENCHMARK_CAPTURE(BM_Call, graph_fresh_addresses, kGraphFresh)->Apply(launches);
 BENCHMARK(BM_GraphFirstCall)->Apply(launches)->Iterations(50);
 BENCHMARK(BM_Interleaved)->ArgNames({"K"})->Arg(16)->Arg(64)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_InterleavedModel)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ManyInputs)->ArgNames({"M"})->Arg(1)->Arg(16)->Arg(64)->Arg(150)->Arg(300)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 int main(int argc, char **argv) {
   benchmark::Initialize(&argc, argv);

@@ -49,3 +49,24 @@ std::string launchProgram(int launches, const std::string &cudaSource) {
 }
 
 }  // namespace hostjit::bench
+
+namespace hostjit::bench {
+
+std::string manyInputsProgram(int inputs, const std::string &cudaSource) {
+  std::string params = "ptr<f32>";
+  for (int j = 0; j < 20; ++j) params += ", ptr<f32>";
+  std::string s = "kernel @touch20(" + params + ") {\n  host = \"empty\"\n" +
+                  (cudaSource.empty() ? std::string() : "  cuda = \"" + cudaSource + "\"\n  entry = \"touch20\"\n") +
+                  "}\n\nfunc @main(";
+  for (int i = 0; i < inputs; ++i) s += (i ? ", %w" : "%w") + std::to_string(i) + ": f32[64]";
+  s += ") -> (f32[1]) {\n  %y = alloc f32[1]\n";
+  int next = 0;
+  for (int k = 0; k < 16; ++k) {
+    s += "  launch @touch20 grid(1, 1, 1) block(32, 1, 1) smem(0) (%y";
+    for (int j = 0; j < 20; ++j) s += ", %w" + std::to_string(next++ % inputs);
+    s += ")\n";
+  }
+  return s + "  return %y\n}\n";
+}
+
+}  // namespace hostjit::bench

@@ -41,3 +41,13 @@ std::string modelProgram(int layers, const std::string &cudaSource = "");
 std::map<std::string, std::vector<int64_t>> modelShapes(int layers);
 
 }  // namespace hostjit::bench
+
+namespace hostjit::bench {
+
+// Text of a program of 16 launches over `inputs` tensor inputs
+// %w0 ... (f32[64] each) that never move: each launch takes an output and
+// twenty of the inputs, in turn, so every input is passed (a model's
+// weights). Kernels as launchProgram's (touch20 in steps.cu).
+std::string manyInputsProgram(int inputs, const std::string &cudaSource = "");
+
+}  // namespace hostjit::bench

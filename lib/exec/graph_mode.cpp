@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <cstring>
 
 #include "hostjit/exec/plan_eval.h"
@@ -43,6 +44,17 @@ int64_t scalarBits(const hj_value &v, DType t) {
   }
   return bits;
 }
+
+// The aliases of one thread's last graph-mode call with more than a few
+// inputs: the signature (by address and program id, so a signature freed
+// and another made at its address is not taken for it), the inputs'
+// addresses and their aliases.
+struct AliasMemo {
+  const GraphSignature *sig = nullptr;
+  uint64_t programId = 0;
+  std::vector<void *> data;
+  std::vector<uint32_t> alias;
+};
 
 }  // namespace
 
@@ -139,18 +151,44 @@ int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &
   Scratch<void *, 16> data(n);
   size_t k = 0;
   key[k++] = static_cast<int64_t>(sig.programId);
+  for (size_t i = 0; i < n; ++i) data[i] = static_cast<char *>(inputs[i]->data) + inputs[i]->byte_offset;
+  // Each input's alias: the first input at its address (itself when none
+  // before it is). A model passes hundreds of weights at the same addresses
+  // on every call: the last call's answer is kept (per thread) and reused
+  // when the addresses are those of that call; else sorting by address
+  // keeps it O(n log n).
+  thread_local AliasMemo memo;
+  Scratch<uint32_t, 16> alias(n);
+  if (n > 8 && memo.sig == &sig && memo.programId == sig.programId && memo.data.size() == n &&
+      std::memcmp(memo.data.data(), data.data(), n * sizeof(void *)) == 0) {
+    std::memcpy(alias.data(), memo.alias.data(), n * sizeof(uint32_t));
+  } else if (n <= 8) {
+    for (size_t i = 0; i < n; ++i) {
+      alias[i] = static_cast<uint32_t>(i);
+      for (size_t j = 0; j < i; ++j)
+        if (data[j] == data[i]) {
+          alias[i] = static_cast<uint32_t>(j);
+          break;
+        }
+    }
+  } else {
+    Scratch<uint32_t, 16> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
+    std::sort(order.data(), order.data() + n, [&](uint32_t a, uint32_t b) {
+      return data[a] != data[b] ? std::less<void *>()(data[a], data[b]) : a < b;
+    });
+    for (size_t r = 0; r < n; ++r)
+      alias[order[r]] = r > 0 && data[order[r - 1]] == data[order[r]] ? alias[order[r - 1]] : order[r];
+    memo.sig = &sig;
+    memo.programId = sig.programId;
+    memo.data.assign(data.data(), data.data() + n);
+    memo.alias.assign(alias.data(), alias.data() + n);
+  }
   for (size_t i = 0; i < n; ++i) {
     const DLTensor *t = inputs[i];
-    data[i] = static_cast<char *>(t->data) + t->byte_offset;
-    int64_t alias = static_cast<int64_t>(i);
-    for (size_t j = 0; j < i; ++j)
-      if (data[j] == data[i]) {
-        alias = static_cast<int64_t>(j);
-        break;
-      }
     key[k++] = t->ndim;
     key[k++] = int64_t{t->dtype.code} | int64_t{t->dtype.bits} << 8 | int64_t{t->dtype.lanes} << 16;
-    key[k++] = alias;
+    key[k++] = alias[i];
     int64_t stride = 1;
     for (int32_t d = t->ndim - 1; d >= 0; --d) {
       key[k + d] = t->shape[d];

@@ -545,43 +545,45 @@ Expected<void> checkArguments(const Plan &plan, const DLTensor *const *inputs, s
   for (size_t i = 0; i < numInputs; ++i) {
     const PlanInput &in = plan.inputs[i];
     const DLTensor *t = inputs[i];
-    std::string who = "argument %" + in.name + ": ";
-    std::string want = toString(TensorType{in.dtype, in.dims});
-    if (!t) return bad(who + "no tensor given, expected " + want);
+    // The words of a message, made only when an argument is wrong: a call
+    // with hundreds of tensors checks each one, and must not format them.
+    auto who = [&] { return "argument %" + in.name + ": "; };
+    auto want = [&] { return toString(TensorType{in.dtype, in.dims}); };
+    if (!t) return bad(who() + "no tensor given, expected " + want());
     if (t->ndim != static_cast<int>(in.dims.size()))
-      return bad(who + "expected rank " + std::to_string(in.dims.size()) + " (" + want + "), got rank " +
+      return bad(who() + "expected rank " + std::to_string(in.dims.size()) + " (" + want() + "), got rank " +
                  std::to_string(t->ndim));
     if (t->dtype.code != dlpackCode(in.dtype) || t->dtype.bits != dlpackBits(in.dtype) || t->dtype.lanes != 1)
-      return bad(who + "expected dtype " + dtypeName(in.dtype) + " (" + want + "), got DLPack code " +
+      return bad(who() + "expected dtype " + dtypeName(in.dtype) + " (" + want() + "), got DLPack code " +
                  std::to_string(t->dtype.code) + " bits " + std::to_string(t->dtype.bits) + " lanes " +
                  std::to_string(t->dtype.lanes));
-    if (t->ndim > 0 && !t->shape) return bad(who + "shape pointer is NULL");
+    if (t->ndim > 0 && !t->shape) return bad(who() + "shape pointer is NULL");
     bool empty = false;
     uint64_t span = 1;  // elements, then bytes: must not overflow
     bool overflow = false;
     for (int d = 0; d < t->ndim; ++d) {
-      if (t->shape[d] < 0) return bad(who + "dim " + std::to_string(d) + " is negative");
+      if (t->shape[d] < 0) return bad(who() + "dim " + std::to_string(d) + " is negative");
       if (t->strides && t->strides[d] < 0)
-        return bad(who + "stride " + std::to_string(d) + " is " + std::to_string(t->strides[d]) + ", expected >= 0");
+        return bad(who() + "stride " + std::to_string(d) + " is " + std::to_string(t->strides[d]) + ", expected >= 0");
       overflow |= __builtin_mul_overflow(span, static_cast<uint64_t>(t->shape[d]), &span);
       if (in.dims[d] != kDynamic && t->shape[d] != in.dims[d])
-        return bad(who + "dim " + std::to_string(d) + " is " + std::to_string(t->shape[d]) + ", expected " +
-                   std::to_string(in.dims[d]) + " (" + want + ", got shape " + shapeText(*t) + ")");
+        return bad(who() + "dim " + std::to_string(d) + " is " + std::to_string(t->shape[d]) + ", expected " +
+                   std::to_string(in.dims[d]) + " (" + want() + ", got shape " + shapeText(*t) + ")");
       empty |= t->shape[d] == 0;
     }
     overflow |= __builtin_mul_overflow(span, static_cast<uint64_t>(dtypeBytes(in.dtype)), &span);
     if (!empty && (overflow || span > HJ_MAX_BUFFER_BYTES))
-      return bad(who + "shape " + shapeText(*t) + " holds more than 2^62 bytes: its sizes overflow");
+      return bad(who() + "shape " + shapeText(*t) + " holds more than 2^62 bytes: its sizes overflow");
     if (t->device.device_type != device.device_type || t->device.device_id != device.device_id)
-      return bad(who + "is on device type " + std::to_string(t->device.device_type) + " id " +
+      return bad(who() + "is on device type " + std::to_string(t->device.device_type) + " id " +
                  std::to_string(t->device.device_id) + ", expected type " + std::to_string(device.device_type) +
                  " id " + std::to_string(device.device_id));
-    if (!t->data && !empty) return bad(who + "data pointer is NULL");
+    if (!t->data && !empty) return bad(who() + "data pointer is NULL");
     if (in.contiguous && t->strides) {  // a collective moves it as one block
       int64_t compact = 1;
       for (int d = t->ndim - 1; d >= 0; --d) {
         if (t->shape[d] != 1 && t->strides[d] != compact)
-          return bad(who + "a collective moves it, so it must be contiguous; its stride " + std::to_string(d) +
+          return bad(who() + "a collective moves it, so it must be contiguous; its stride " + std::to_string(d) +
                      " is " + std::to_string(t->strides[d]) + ", expected " + std::to_string(compact));
         compact *= t->shape[d];
       }

@@ -631,3 +631,49 @@ TEST_CASE("graph mode: 8 threads, one program, a context each", "[graph][threads
     CHECK(stats[t].launches == 6u * kCalls);
   }
 }
+
+TEST_CASE("graph mode: many inputs, some at one address, are their own signature", "[graph]") {
+  // Twelve inputs: more than the few whose aliases are found pair by pair,
+  // so the sorted path and its memo of the last call's addresses run.
+  std::string text = "kernel @copy(ptr<f32>, ptr<f32>, i64) {\n  host = \"copy_f32\"\n}\n\nfunc @main(";
+  for (int i = 0; i < 12; ++i) text += (i ? ", %a" : "%a") + std::to_string(i) + ": f32[4]";
+  text += ") -> (f32[4]) {\n  %y = alloc f32[4]\n";
+  for (int i = 0; i < 12; ++i) text += "  launch @copy grid(1, 1, 1) block(1, 1, 1) smem(0) (%a" + std::to_string(i) + ", %y, 4)\n";
+  text += "  return %y\n}\n";
+  Program p = parseOk(text, "many.hir");
+  for (bool jit : {false, true}) {
+    INFO((jit ? "jit" : "eval"));
+    auto rt = makeRuntime();
+    std::vector<Tensor> t;
+    for (int i = 0; i < 12; ++i) {
+      auto x = Tensor::fromHost(rt, {4}, std::vector<float>{float(i + 1), 2.5f, -1.0f, float(3 * i + 1)});
+      REQUIRE(x);
+      t.push_back(std::move(*x));
+    }
+    std::vector<DLTensor> dl;
+    for (Tensor &x : t) dl.push_back(x.dl());
+    Runner r(p, rt, jit, OptLevel::O2, /*graph=*/true);
+    auto call = [&](std::vector<int> which) {
+      std::vector<const DLTensor *> in;
+      for (int w : which) in.push_back(&dl[w]);
+      auto out = r.run(in);
+      INFO((out ? "" : out.error().message));
+      REQUIRE(out);
+      return floats((*out)[0]);
+    };
+    std::vector<int> distinct{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, aliased = distinct, other = distinct;
+    aliased[7] = 3;  // inputs 3 and 7 share memory
+    other[11] = 4;   // another pair: a third signature
+    CHECK(call(distinct) == floats(t[11]));
+    CHECK(call(distinct) == floats(t[11]));
+    CHECK(rt->stats().graph_builds == 1);
+    CHECK(call(aliased) == floats(t[11]));
+    CHECK(rt->stats().graph_builds == 2);
+    CHECK(call(other) == floats(t[4]));
+    CHECK(rt->stats().graph_builds == 3);
+    CHECK(call(distinct) == floats(t[11]));
+    CHECK(call(aliased) == floats(t[11]));
+    CHECK(rt->stats().graph_builds == 3);
+    CHECK(rt->stats().graph_fast == 3);  // the second call, and the last two
+  }
+}

@@ -82,6 +82,7 @@ GraphEntry *GraphCache::insert(std::string_view key) {
 }
 
 void GraphCache::erase(GraphEntry *e) {
+  if (last_ == e) last_ = nullptr;
   auto it = entries_.find(std::string_view(e->key));
   HJ_INVARIANT(it != entries_.end() && it->second.get() == e);
   std::unique_ptr<GraphEntry> owned = std::move(it->second);
@@ -175,9 +176,18 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
     ++r_.stats.graph_fallbacks;
     return HJ_OK;
   }
-  auto it = entries_.find(std::string_view(static_cast<const char *>(key), keyBytes));
-  if (it == entries_.end()) {
-    cur_ = insert(std::string_view(static_cast<const char *>(key), keyBytes));
+  // The signature of the last call first: a model called again and again
+  // with the same shapes compares its key once instead of hashing it (a
+  // key holds every input's shape and strides, kilobytes for hundreds of
+  // weights).
+  std::string_view k(static_cast<const char *>(key), keyBytes);
+  GraphEntry *hit = last_ && last_->key.size() == keyBytes && std::memcmp(last_->key.data(), key, keyBytes) == 0
+                        ? last_
+                        : nullptr;
+  if (!hit)
+    if (auto it = entries_.find(k); it != entries_.end()) hit = it->second.get();
+  if (!hit) {
+    cur_ = last_ = insert(k);
     values_.assign(values, values + numValues);
     enter(Mode::Trace);
     resetStreams();
@@ -187,7 +197,8 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
     traced_.clear();
     return HJ_OK;
   }
-  GraphEntry &e = *it->second;
+  GraphEntry &e = *hit;
+  last_ = hit;
   e.lastUse = ++tick_;
   if (!e.eagerReason.empty()) {
     reason_ = e.eagerReason;

@@ -231,6 +231,7 @@ class GraphCache {
   Mode mode_ = Mode::Off;
   std::unique_ptr<CallPath> tracePath_, replayPath_;
   GraphEntry *cur_ = nullptr;
+  GraphEntry *last_ = nullptr;  // the entry of the last call, compared first; NULL once erased
   std::string reason_;
   std::unordered_map<std::string_view, std::unique_ptr<GraphEntry>> entries_;
   uint64_t tick_ = 0;
