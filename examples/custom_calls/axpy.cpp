@@ -62,6 +62,7 @@ DONE:
 // The few driver functions the CUDA path needs (CUresult is an int).
 struct Driver {
   int (*ctxGetCurrent)(void **) = nullptr;
+  int (*ctxGetId)(void *, unsigned long long *) = nullptr;  // CUDA 12: a context's id, never reused
   int (*moduleLoadData)(void **, const void *) = nullptr;
   int (*moduleGetFunction)(void **, void *, const char *) = nullptr;
   int (*launchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **,
@@ -75,32 +76,37 @@ const Driver &driver() {
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h) return r;
     r.ctxGetCurrent = reinterpret_cast<decltype(r.ctxGetCurrent)>(dlsym(h, "cuCtxGetCurrent"));
+    r.ctxGetId = reinterpret_cast<decltype(r.ctxGetId)>(dlsym(h, "cuCtxGetId"));
     r.moduleLoadData = reinterpret_cast<decltype(r.moduleLoadData)>(dlsym(h, "cuModuleLoadData"));
     r.moduleGetFunction = reinterpret_cast<decltype(r.moduleGetFunction)>(dlsym(h, "cuModuleGetFunction"));
     r.launchKernel = reinterpret_cast<decltype(r.launchKernel)>(dlsym(h, "cuLaunchKernel"));
-    r.ok = r.ctxGetCurrent && r.moduleLoadData && r.moduleGetFunction && r.launchKernel;
+    r.ok = r.ctxGetCurrent && r.ctxGetId && r.moduleLoadData && r.moduleGetFunction && r.launchKernel;
     return r;
   }();
   return d;
 }
 
-// The kernel in the current CUDA context, loaded on its first use there
-// (the module stays loaded for the life of the process).
+// The kernel in the current CUDA context, loaded on its first use there.
+// Contexts are told apart by their id: a context destroyed and made again
+// may come back at the same address, with none of the old one's modules.
+// (The modules stay loaded for the life of their context.)
 int kernel(void **fn, char *error, uint64_t cap) {
   static std::mutex m;
-  static std::vector<std::pair<void *, void *>> loaded;  // context, function
+  static std::vector<std::pair<unsigned long long, void *>> loaded;  // context id, function
   const Driver &d = driver();
-  if (!d.ok) return std::snprintf(error, cap, "the CUDA driver (libcuda.so.1) cannot be loaded"), 1;
+  if (!d.ok) return std::snprintf(error, cap, "the CUDA driver (libcuda.so.1, 12 or later) cannot be loaded"), 1;
   void *ctx = nullptr;
   if (int r = d.ctxGetCurrent(&ctx); r || !ctx) return std::snprintf(error, cap, "no current CUDA context (%d)", r), 1;
+  unsigned long long id = 0;
+  if (int r = d.ctxGetId(ctx, &id)) return std::snprintf(error, cap, "cuCtxGetId failed (%d)", r), 1;
   std::lock_guard<std::mutex> lock(m);
   for (auto &[c, f] : loaded)
-    if (c == ctx) return *fn = f, 0;
+    if (c == id) return *fn = f, 0;
   void *module = nullptr, *f = nullptr;
   if (int r = d.moduleLoadData(&module, kPtx)) return std::snprintf(error, cap, "cuModuleLoadData failed (%d)", r), 1;
   if (int r = d.moduleGetFunction(&f, module, "axpy"))
     return std::snprintf(error, cap, "cuModuleGetFunction failed (%d)", r), 1;
-  loaded.emplace_back(ctx, f);
+  loaded.emplace_back(id, f);
   *fn = f;
   return 0;
 }
