@@ -7,7 +7,8 @@
 // made node by node, as graph mode makes its graphs), and hostjit's graph
 // mode with inputs at the same addresses and at fresh addresses on every
 // call; the first call of a new signature in graph mode (trace, plan,
-// build, instantiate, launch); and a program of M inputs that never move. Each iteration times a batch of calls being
+// build, instantiate, launch); a program of M inputs that never move; and
+// the program with an input extent that changes on every call. Each iteration times a batch of calls being
 // issued; the stream is synchronised after the batch, outside the timing.
 //
 // HOSTJIT_SOURCE_DIR (environment) names the source tree when the binary
@@ -381,6 +382,43 @@ void BM_ManyInputs(benchmark::State &state) {
   finish(state, s);
 }
 
+// The K = 16 launch-bound program with an input extent different on every
+// call: x is [n, 256] for n cycling through 1,000 distinct values, growing
+// and shrinking, over one buffer. Eager JIT calls and graph mode (each call
+// a new signature: traced and planned, its graph one of four of that shape
+// of work, its nodes updated), interleaved.
+void BM_ShapeCycle(benchmark::State &state) {
+  Setup s(16);
+  if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
+  hj_context *ctx = s.rt->context();
+  constexpr int kShapes = 1000;
+  void *data = nullptr;
+  if (hj_buffer_alloc(ctx, size_t(kShapes) * 256 * sizeof(float), &data)) return state.SkipWithError(hj_last_error());
+  std::vector<int64_t> shapes(2 * kShapes);
+  std::vector<DLTensor> xs(kShapes);
+  for (int i = 0; i < kShapes; ++i) {
+    shapes[2 * i] = 1 + (int64_t(i) * 617) % kShapes;  // 617 is prime to 1000: every extent once
+    shapes[2 * i + 1] = 256;
+    xs[i] = *s.in()[0];
+    xs[i].data = data;
+    xs[i].shape = &shapes[2 * i];
+    xs[i].strides = nullptr;
+  }
+  int next[2] = {0, 0};
+  auto call = [&](int way, bool graph) {
+    const DLTensor *in[] = {&xs[next[way]++ % kShapes]};
+    int32_t st = graph ? s.cp->callGraph(ctx, in, s.sc(), s.outData, s.outDims)
+                       : s.cp->call(ctx, in, s.sc(), s.outData, s.outDims);
+    return st ? st : hj_free(ctx, s.outData[0]);
+  };
+  bench::interleave(state, ctx, kBatch, {{"jit", [&] { return call(0, false); }}, {"graph", [&] { return call(1, true); }}});
+  hj_stats st = s.rt->stats();
+  state.counters["graph_reuses"] = static_cast<double>(st.graph_reuses);
+  state.counters["graph_bytes"] = static_cast<double>(st.graph_bytes);
+  hj_buffer_free(ctx, data);
+  finish(state, s);
+}
+
 // The first call of a new signature in graph mode: the graphs are dropped
 // before each (untimed), so every timed call traces, plans, builds,
 // instantiates and launches.
@@ -419,6 +457,7 @@ BENCHMARK_CAPTURE(BM_Call, graph_fresh_addresses, kGraphFresh)->Apply(launches);
 BENCHMARK(BM_GraphFirstCall)->Apply(launches)->Iterations(50);
 BENCHMARK(BM_Interleaved)->ArgNames({"K"})->Arg(16)->Arg(64)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_InterleavedModel)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ShapeCycle)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ManyInputs)->ArgNames({"M"})->Arg(1)->Arg(16)->Arg(64)->Arg(150)->Arg(300)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 int main(int argc, char **argv) {

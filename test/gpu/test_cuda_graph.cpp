@@ -256,3 +256,54 @@ TEST_CASE("graph mode on the GPU: 8 threads, one program, a context and a stream
     CHECK(stats[t].live_bytes == 0);
   }
 }
+
+TEST_CASE("graph mode on the GPU: a new extent on every call shares graphs of one shape of work", "[cuda][graph]") {
+  // A zeroed buffer (a memset node whose size changes), three launches
+  // whose grids change; 40 extents over a cache of 16: four graphs built,
+  // the rest taken over with every node updated; with HOSTJIT_FILL_NAN the
+  // fills (8-byte patterns in two strided memsets) change size too.
+  std::string vec = sourceDir() + "/examples/kernels/vector.cu";
+  Program p = parseText("kernel @scale_vec(ptr<f32>, ptr<f32>, i64, f32) {\n  cuda = \"" + vec +
+                        "\"\n  entry = \"scale_vec\"\n}\n\nkernel @add_vec(ptr<f32>, ptr<f32>, ptr<f32>, i64) {\n  cuda = \"" +
+                        vec + "\"\n  entry = \"add_vec\"\n}\n\n"
+                        "func @main(%x: f32[?]) -> (f32[?]) {\n  %n = size %x, 0\n  %blocks = ceildiv %n, 256\n"
+                        "  %a = alloc f32[%n] zero_init\n  %t = alloc f32[%n]\n  %y = alloc f32[%n]\n"
+                        "  launch @scale_vec grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%x, %t, %n, 3.0)\n"
+                        "  launch @add_vec grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%t, %a, %a, %n)\n"
+                        "  launch @scale_vec grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%a, %y, %n, 0.5)\n"
+                        "  free %t\n  free %a\n  return %y\n}\n");
+  for (int32_t fillNan : {0, 1}) {
+    for (bool useJit : {false, true}) {
+      INFO((useJit ? "jit" : "eval") << (fillNan ? ", NaN fills" : ""));
+      auto rt = cudaRuntimeWith(fillNan, 0);
+      Runner graph(p, rt, useJit, /*graph=*/true);
+      for (int round = 0; round < 2; ++round)
+        for (int i = 0; i < 40; ++i) {
+          int64_t n = 1 + (i * 37) % 3000;
+          INFO("n = " << n);
+          std::vector<float> xv(static_cast<size_t>(n));
+          for (int64_t k = 0; k < n; ++k) xv[size_t(k)] = 0.25f + float((k * 7919) % 101) / 16.0f;
+          auto x = Tensor::fromHost(rt, {n}, xv);
+          REQUIRE(x);
+          DLTensor xd = x->dl();
+          const DLTensor *in[] = {&xd};
+          auto out = graph.run(in);
+          INFO((out ? "" : out.error().message));
+          REQUIRE(out);
+          auto h = (*out)[0].toHost();
+          REQUIRE(h);
+          std::vector<float> got(xv.size());
+          std::memcpy(got.data(), h->data(), got.size() * 4);
+          std::vector<float> want(xv.size());
+          for (size_t k = 0; k < xv.size(); ++k) want[k] = 0.5f * (3.0f * xv[k]);
+          CHECK(got == want);
+        }
+      hj_stats s = rt->stats();
+      CHECK(s.graph_builds + s.graph_reuses >= 80);  // a refused node update builds anew
+      CHECK(s.graph_reuses > 0);
+      CHECK(s.graph_fallbacks == 0);
+      WARN("graph_builds " << s.graph_builds << ", graph_reuses " << s.graph_reuses << ", graph_updates "
+                           << s.graph_updates);
+    }
+  }
+}

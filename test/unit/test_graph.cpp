@@ -677,3 +677,90 @@ TEST_CASE("graph mode: many inputs, some at one address, are their own signature
     CHECK(rt->stats().graph_fast == 3);  // the second call, and the last two
   }
 }
+
+TEST_CASE("graph mode: a new shape takes over the graph of the same shape of work", "[graph]") {
+  // A zeroed buffer (a memset node) and three launches, all sized by %n:
+  // every extent is its own signature, and all share four executable
+  // graphs, their nodes set to each signature's grids, sizes and addresses.
+  Program p = parseOk(R"(kernel @scale_vec(ptr<f32>, ptr<f32>, i64, f32) {
+  host = "scale_vec"
+}
+
+kernel @add_vec(ptr<f32>, ptr<f32>, ptr<f32>, i64) {
+  host = "add_vec"
+}
+
+func @main(%x: f32[?]) -> (f32[?]) {
+  %n = size %x, 0
+  %blocks = ceildiv %n, 256
+  %a = alloc f32[%n] zero_init
+  %t = alloc f32[%n]
+  %y = alloc f32[%n]
+  launch @scale_vec grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%x, %t, %n, 3.0)
+  launch @add_vec grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%t, %a, %a, %n)
+  launch @scale_vec grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%a, %y, %n, 0.5)
+  free %t
+  free %a
+  return %y
+}
+)",
+                      "shapes.hir");
+  // Extents that grow and shrink, more of them than the cache holds (16).
+  std::vector<int64_t> extents;
+  for (int round = 0; round < 2; ++round)
+    for (int i = 0; i < 40; ++i) extents.push_back(1 + (i * 37) % 700);
+  for (bool shuffle : {false, true}) {
+    if (shuffle) setenv("HOSTJIT_GRAPH_SHUFFLE", "3", 1);
+    for (bool jit : {false, true}) {
+      INFO((jit ? "jit" : "eval") << (shuffle ? ", shuffled" : ""));
+      auto eagerRt = makeRuntime(), graphRt = makeRuntime();
+      Runner eager(p, eagerRt, jit), graph(p, graphRt, jit, OptLevel::O2, /*graph=*/true);
+      for (int64_t n : extents) {
+        INFO("n = " << n);
+        std::vector<float> xv(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) xv[size_t(i)] = 0.25f + float((i * 7919) % 101) / 16.0f;
+        auto x = Tensor::fromHost(graphRt, {n}, xv);
+        REQUIRE(x);
+        DLTensor xd = x->dl();
+        const DLTensor *in[] = {&xd};
+        uint64_t memsetsBefore = graphRt->stats().memsets, eagerMemsets = eagerRt->stats().memsets;
+        auto g = graph.run(in);
+        auto e = eager.run(in);
+        INFO((g ? "" : g.error().message));
+        REQUIRE(g);
+        REQUIRE(e);
+        std::vector<float> want(xv.size());
+        for (size_t i = 0; i < xv.size(); ++i) want[i] = 0.5f * (3.0f * xv[i]);
+        CHECK(floats((*g)[0]) == want);
+        CHECK(floats((*e)[0]) == want);
+        CHECK(graphRt->stats().memsets - memsetsBefore == eagerRt->stats().memsets - eagerMemsets);
+      }
+      hj_stats s = graphRt->stats();
+      // Every call is a new signature (40 extents, a cache of 16): four
+      // graphs are built, then each call takes over the oldest one's.
+      CHECK(s.graph_builds == 4);
+      CHECK(s.graph_reuses == extents.size() - 4);
+      CHECK(s.graph_replays == extents.size());
+      CHECK(s.graph_fallbacks == 0);
+      CHECK(s.live_bytes == 0);
+    }
+    if (shuffle) unsetenv("HOSTJIT_GRAPH_SHUFFLE");
+  }
+  // HOSTJIT_GRAPHS_PER_SHAPE=0: every signature builds its own graph.
+  setenv("HOSTJIT_GRAPHS_PER_SHAPE", "0", 1);
+  auto rt = makeRuntime();
+  unsetenv("HOSTJIT_GRAPHS_PER_SHAPE");
+  Runner graph(p, rt, false, OptLevel::O2, /*graph=*/true);
+  for (int64_t n : extents) {
+    std::vector<float> xv(static_cast<size_t>(n), 1.5f);
+    auto x = Tensor::fromHost(rt, {n}, xv);
+    REQUIRE(x);
+    DLTensor xd = x->dl();
+    const DLTensor *in[] = {&xd};
+    auto g = graph.run(in);
+    REQUIRE(g);
+    CHECK(floats((*g)[0]) == std::vector<float>(xv.size(), 2.25f));
+  }
+  CHECK(rt->stats().graph_builds == extents.size());
+  CHECK(rt->stats().graph_reuses == 0);
+}

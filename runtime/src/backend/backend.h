@@ -84,9 +84,12 @@ struct GraphNode {
 class Graph {
  public:
   virtual ~Graph() = default;
-  // Gives node `index` new arguments (Kernel), a new destination (Memset,
-  // Fill) or new buffers (Collective, Library); its kind, sizes, kernel, dims and
-  // dependencies are those it was built with.
+  // Gives node `index` new values: a kernel's arguments, grid and block (its
+  // kernel and shared memory are those it was built with), a memset's or
+  // fill's destination and size, a collective's or library call's buffers
+  // (and a library call's shape), a custom call's arguments. Its kind and
+  // dependencies are those it was built with. HJ_ERR_BACKEND when the
+  // backend cannot make the change in place (the caller builds anew).
   virtual int32_t update(size_t index, const GraphNode &node) = 0;
   virtual int32_t launch() = 0;
 };

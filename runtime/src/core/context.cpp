@@ -28,6 +28,14 @@ uint32_t graphCacheCapacity(const hj_options &o) {
   return 16;
 }
 
+uint32_t graphsPerShape() {
+  if (const char *v = std::getenv("HOSTJIT_GRAPHS_PER_SHAPE"); v && *v) {
+    long n = std::strtol(v, nullptr, 10);
+    if (n >= 0 && n < (1L << 20)) return static_cast<uint32_t>(n);
+  }
+  return 4;
+}
+
 }  // namespace
 
 Settings settingsOf(const hj_options &o) {
@@ -37,6 +45,7 @@ Settings settingsOf(const hj_options &o) {
   s.fillNan = option(o.fill_nan, "HOSTJIT_FILL_NAN");
   s.sync = option(o.sync, "HOSTJIT_SYNC");
   s.graphCache = graphCacheCapacity(o);
+  s.graphsPerShape = graphsPerShape();
   return s;
 }
 

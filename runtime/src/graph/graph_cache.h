@@ -100,7 +100,8 @@ struct GraphEntry {
   std::vector<PlannedOp> ops;
   void *block = nullptr;
   size_t blockBytes = 0, zeroedOffset = 0, zeroedBytes = 0;
-  std::unique_ptr<Graph> exec;
+  std::unique_ptr<Graph> exec;     // NULL until built, or after another entry took it over
+  std::string topology;             // its shape of work (topologyOf): entries of one shape share graphs
   std::shared_ptr<void> keepAlive;  // the kernel table's modules or libraries
   // Fast replay.
   bool fast = false;
@@ -201,7 +202,9 @@ class GraphCache {
                      int64_t *outDims);
   void mapValues(GraphEntry &e);
   int32_t pushAndLaunch(GraphEntry &e);
-  int32_t build(GraphEntry &e);  // the executable graph from the ops' current values
+  // The executable graph from the ops' current values: another entry's of
+  // the same topology, its nodes then all updated, unless `fresh`.
+  int32_t build(GraphEntry &e, bool fresh = false);
   int32_t checkZeroed(GraphEntry &e);
   void freeOutputs();
   void startReplay();

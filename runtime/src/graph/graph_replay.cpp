@@ -42,9 +42,10 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
       PlannedOp &op = e.ops[e.dirty[done]];
       if (int32_t st = e.exec->update(e.dirty[done], nodeOf(e, op, r_.comm.get()))) {
         // A node the backend cannot update in place (a driver may refuse a
-        // 2D memset's new destination): build the graph anew from the values.
+        // 2D memset's new destination, a memset's new size, a child graph
+        // of another shape): build the graph anew from the values.
         if (st == HJ_ERR_BACKEND && r_.backend.fault().empty()) {
-          if (int32_t rb = build(e)) return rb;
+          if (int32_t rb = build(e, /*fresh=*/true)) return rb;
           break;
         }
         e.dirty.erase(e.dirty.begin(), e.dirty.begin() + static_cast<std::ptrdiff_t>(done));  // the rest stay dirty
@@ -60,8 +61,87 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
   return e.exec->launch();
 }
 
-int32_t GraphCache::build(GraphEntry &e) {
+namespace {
+
+// The shape of a graph's work: what an executable graph must already hold
+// for another signature's nodes to be set into it. Sizes, grids, arguments
+// and addresses may differ; node kinds, their order and dependencies, the
+// kernels (and their shared memory, whose opt-in the build made), fill
+// patterns, collectives and library calls may not. Empty: never shared (a
+// cooperative kernel's grid is checked for co-residency when it is built).
+std::string topologyOf(const GraphEntry &e) {
+  std::string t;
+  auto put = [&](const void *p, size_t n) { t.append(static_cast<const char *>(p), n); };
+  auto word = [&](uint64_t v) { put(&v, sizeof v); };
+  for (const PlannedOp &op : e.ops) {
+    word(uint64_t(op.kind) | uint64_t(op.stream) << 8 | uint64_t(op.deps.size()) << 32);
+    for (uint32_t d : op.deps) word(d);
+    switch (op.kind) {
+      case GraphNode::Kind::Kernel:
+        if (op.table->kernels[op.kernel].launchFlags & HJ_LAUNCH_COOPERATIVE) return std::string();
+        [[fallthrough]];
+      case GraphNode::Kind::Custom:
+        word(reinterpret_cast<uintptr_t>(op.table));
+        word(op.kernel);
+        word(uint64_t(op.dims[6]));
+        break;
+      case GraphNode::Kind::Fill:
+        word(op.pattern);
+        word(op.width);
+        break;
+      case GraphNode::Kind::Memset: break;
+      case GraphNode::Kind::Collective:
+        for (const CollectivePart &c : op.parts) {
+          word(uint64_t(c.kind) | uint64_t(c.dtype) << 8 | uint64_t(c.op) << 16 | uint64_t(uint32_t(c.peer)) << 32);
+          word(c.count);
+        }
+        break;
+      case GraphNode::Kind::Library: {  // its shape: a child graph of cuBLASLt's calls for that shape
+        const MatmulCall &m = op.matmul;
+        for (int64_t v : {m.batch, m.m, m.n, m.k, m.batchStride[0], m.batchStride[1], m.batchStride[2],
+                          m.rowStride[0], m.rowStride[1], m.rowStride[2]})
+          word(uint64_t(v));
+        word(m.workspaceBytes);
+        word(uint64_t(m.aType) | uint64_t(m.cType) << 16 | uint64_t(m.flags) << 32);
+        put(&m.alpha, sizeof m.alpha);
+        put(&m.beta, sizeof m.beta);
+        break;
+      }
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+int32_t GraphCache::build(GraphEntry &e, bool fresh) {
   e.exec.reset();
+  e.topology = topologyOf(e);
+  // A few signatures of one shape of work (two batch sizes, say) keep an
+  // executable graph each, and replay fast. Past Settings::graphsPerShape, a new
+  // signature takes over the least recently used one's and sets every node
+  // to its own values instead of instantiating a graph anew; that signature
+  // takes one back (or builds) on its next call.
+  GraphEntry *donor = nullptr;
+  size_t sameShape = 0;
+  if (!fresh && !e.topology.empty() && r_.settings.graphsPerShape > 0)
+    for (auto &kv : entries_) {
+      GraphEntry &d = *kv.second;
+      if (&d == &e || !d.exec || d.topology != e.topology) continue;
+      ++sameShape;
+      if (!donor || d.lastUse < donor->lastUse) donor = &d;
+    }
+  if (donor && sameShape >= r_.settings.graphsPerShape) {
+    e.exec = std::move(donor->exec);
+    forgetSources(*donor);
+    e.dirty.clear();
+    for (uint32_t i = 0; i < e.ops.size(); ++i) {
+      e.ops[i].dirty = true;
+      e.dirty.push_back(i);
+    }
+    ++r_.stats.graph_reuses;
+    return HJ_OK;
+  }
   std::vector<GraphNode> nodes;
   nodes.reserve(e.ops.size());
   for (const PlannedOp &op : e.ops) nodes.push_back(nodeOf(e, op, r_.comm.get()));

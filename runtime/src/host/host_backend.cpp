@@ -62,14 +62,29 @@ class HostGraph final : public Graph {
   int32_t update(size_t index, const GraphNode &node) override {
     if (index >= nodes_.size()) return fail(HJ_ERR_INTERNAL, "host graph: node %zu does not exist", index);
     Stored &s = nodes_[index];
-    if (s.node.kind == GraphNode::Kind::Kernel || s.node.kind == GraphNode::Kind::Custom)
-      copyParams(s, node.params);
-    else if (s.node.kind == GraphNode::Kind::Collective)
-      s.buffers.assign(node.buffers, node.buffers + 2 * node.numParts);
-    else if (s.node.kind == GraphNode::Kind::Library)
-      s.buffers.assign(node.buffers, node.buffers + 5);
-    else
-      s.node.ptr = node.ptr;
+    if (node.kind != s.node.kind) return fail(HJ_ERR_INTERNAL, "host graph: node %zu changes its kind", index);
+    switch (s.node.kind) {
+      case GraphNode::Kind::Kernel:
+        s.node.grid = node.grid;
+        s.node.block = node.block;
+        s.node.smem = node.smem;
+        copyParams(s, node.params);
+        break;
+      case GraphNode::Kind::Custom: copyParams(s, node.params); break;
+      case GraphNode::Kind::Collective:
+        s.parts.assign(node.parts, node.parts + node.numParts);
+        s.buffers.assign(node.buffers, node.buffers + 2 * node.numParts);
+        break;
+      case GraphNode::Kind::Library:
+        s.matmul = *node.matmul;
+        s.buffers.assign(node.buffers, node.buffers + 5);
+        break;
+      case GraphNode::Kind::Memset:
+      case GraphNode::Kind::Fill:
+        s.node.ptr = node.ptr;
+        s.node.bytes = node.bytes;
+        break;
+    }
     return HJ_OK;
   }
 
