@@ -4,7 +4,8 @@
 // cublasLtMatmul), issued bare in the same order on buffers allocated once,
 // with cuBLASLt plans made once, against the JIT's eager call, interleaved
 // in one run (bench/interleave.h). The ratio jit / bare is what hostjit adds
-// to the calls a forward cannot do without.
+// to the calls a forward cannot do without. And the forward as a graph:
+// hostjit's graph mode against cuGraphLaunch of those calls captured once.
 #include <benchmark/benchmark.h>
 #include <cublasLt.h>  // types and prototypes only: the libraries are loaded with dlopen
 #include <cuda.h>
@@ -46,6 +47,12 @@ struct Lt {
   HJ_LT_FNS
 #undef HJ_LT_FN
   decltype(&::cuLaunchKernel) launch = nullptr;
+  decltype(&::cuStreamBeginCapture_v2) beginCapture = nullptr;
+  decltype(&::cuStreamEndCapture) endCapture = nullptr;
+  decltype(&::cuGraphInstantiateWithFlags) instantiate = nullptr;
+  decltype(&::cuGraphLaunch) graphLaunch = nullptr;
+  decltype(&::cuGraphExecDestroy) execDestroy = nullptr;
+  decltype(&::cuGraphDestroy) graphDestroy = nullptr;
   bool ok = false;
   Lt() {
     void *lib = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_LOCAL);
@@ -57,6 +64,14 @@ struct Lt {
     HJ_LT_FNS
 #undef HJ_LT_FN
     ok = ok && (launch = reinterpret_cast<decltype(&::cuLaunchKernel)>(dlsym(cuda, "cuLaunchKernel")));
+#define HJ_CU(field, sym) ok = ok && (field = reinterpret_cast<decltype(field)>(dlsym(cuda, #sym)));
+    HJ_CU(beginCapture, cuStreamBeginCapture_v2)
+    HJ_CU(endCapture, cuStreamEndCapture)
+    HJ_CU(instantiate, cuGraphInstantiateWithFlags)
+    HJ_CU(graphLaunch, cuGraphLaunch)
+    HJ_CU(execDestroy, cuGraphExecDestroy)
+    HJ_CU(graphDestroy, cuGraphDestroy)
+#undef HJ_CU
   }
 };
 
@@ -92,6 +107,7 @@ struct Floor {
   int64_t outDims[2] = {};
 
   ~Floor() {
+    if (captured) lt->execDestroy(captured);
     for (auto &kv : buffers) hj_buffer_free(rt->context(), kv.second);
   }
 
@@ -250,17 +266,37 @@ struct Floor {
     }
   }
 
+  // The bare calls captured once into a CUDA graph and instantiated: the
+  // driver's own cost of replaying this work as a graph.
+  CUgraphExec captured = nullptr;
+  bool capture() {
+    const Lt &l = *lt;
+    if (l.beginCapture(stream, CU_STREAM_CAPTURE_MODE_RELAXED)) return fail("cuStreamBeginCapture failed");
+    issue();
+    CUgraph g = nullptr;
+    if (l.endCapture(stream, &g) || !g) return fail("cuStreamEndCapture failed");
+    CUresult r = l.instantiate(&captured, g, 0);
+    l.graphDestroy(g);
+    return r == CUDA_SUCCESS || fail("cuGraphInstantiate failed");
+  }
+
   bool fail(const std::string &why) {
     error = why;
     return false;
   }
 };
 
-void BM_Gpt2EagerFloor(benchmark::State &state) {
+// The process's one Jit (a second Jit::create fails by design).
+Jit *sharedJit() {
   static std::unique_ptr<Jit> jit = [] {
     auto j = Jit::create();
     return j ? std::move(*j) : nullptr;
   }();
+  return jit.get();
+}
+
+void BM_Gpt2EagerFloor(benchmark::State &state) {
+  Jit *jit = sharedJit();
   if (!jit) return state.SkipWithError("Jit::create failed");
   Floor f;
   if (!f.build(*jit)) return state.SkipWithError(f.error.c_str());
@@ -281,6 +317,28 @@ void BM_Gpt2EagerFloor(benchmark::State &state) {
   state.counters["matmuls"] = double(f.matmuls);
 }
 
+// The same forward as a graph: hostjit's graph mode (fast replays: the
+// weights never move) against cuGraphLaunch of the bare calls captured
+// into one CUDA graph (its matmuls inline, where hostjit's graph holds
+// each as a child graph), interleaved.
+void BM_Gpt2GraphAnchor(benchmark::State &state) {
+  Jit *jit = sharedJit();
+  if (!jit) return state.SkipWithError("Jit::create failed");
+  Floor f;
+  if (!f.build(*jit)) return state.SkipWithError(f.error.c_str());
+  if (!f.capture()) return state.SkipWithError(f.error.c_str());
+  hj_context *ctx = f.rt->context();
+  bench::interleave(state, ctx, 1,
+                    {{"cuGraphLaunch", [&] { return f.lt->graphLaunch(f.captured, f.stream) ? HJ_ERR_BACKEND : HJ_OK; }},
+                     {"graph", [&] {
+                        int32_t st = f.cp->callGraph(ctx, f.inputs->pointers().data(), nullptr, f.outData, f.outDims);
+                        return st ? st : hj_free(ctx, f.outData[0]);
+                      }}});
+  hj_stats st = f.rt->stats();
+  state.counters["graph_fast"] = double(st.graph_fast);
+}
+
 }  // namespace
 
 BENCHMARK(BM_Gpt2EagerFloor)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(40);
+BENCHMARK(BM_Gpt2GraphAnchor)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(200);
