@@ -10,7 +10,8 @@ calls); PyTorch eager, torch.compile and torch.compile(mode="reduce-
 overhead") on the same weights in fp32 (TF32 off). Each: host us per
 forward (the call issued; the stream drained between calls, outside that
 time), end-to-end ms per forward (until the device work is done), medians
-of the calls after the first; peak device memory of one call with the
+(hostjit: of the 29 calls after the first; PyTorch: of 30 calls after 5
+warm-up calls); peak device memory of one call with the
 weights: PyTorch's max_memory_allocated, hostjit's inputs plus its peak of
 live buffers (and, as "reserved", its inputs plus its pool and graph
 memory), from a run of one call.
@@ -19,10 +20,8 @@ Writes OUTDIR/gpt2_bench.json; bench/plot_gpt2.py draws it.
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
 import torch
@@ -44,25 +43,6 @@ def hostjit_run(hostjit, prog, args, graph, reps=REPS):
     end = re.search(r"^jit: end to end \(the device work done\), median ([\d.]+) us", r.stdout, re.M)
     stats = json.loads(r.stdout[r.stdout.index("{"):])["jit"]
     return float(issue.group(1)), float(end.group(1)) / 1e3, stats
-
-
-def torch_run(f, tc, wc):
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    with torch.no_grad():
-        for _ in range(5):
-            f(tc, wc)
-        torch.cuda.synchronize()
-        issue, total = [], []
-        for _ in range(REPS):
-            t0 = time.perf_counter()
-            f(tc, wc)
-            t1 = time.perf_counter()
-            torch.cuda.synchronize()
-            t2 = time.perf_counter()
-            issue.append((t1 - t0) * 1e6)
-            total.append((t2 - t0) * 1e3)
-    return statistics.median(issue[1:]), statistics.median(total[1:]), torch.cuda.max_memory_allocated()
 
 
 def main():
@@ -109,7 +89,7 @@ def main():
                              lambda: torch.compile(gpt2_check.forward, mode="reduce-overhead"))):
             try:
                 torch._dynamo.reset()
-                host, e2e, peak = torch_run(make(), tc, wc)
+                host, e2e, peak = gpt2_check.time_torch(make(), tc, wc, REPS)
                 row = {"shape": "%dx%d" % (b, t), "variant": label, "host_us": host, "end_to_end_ms": e2e,
                        "peak_bytes": peak}
             except Exception as e:  # reported, not hidden

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <functional>
 #include <cstring>
+#include <functional>
+#include <optional>
+#include <vector>
 
 #include "hostjit/exec/plan_eval.h"
 #include "hostjit/exec/scratch.h"
@@ -45,15 +47,16 @@ int64_t scalarBits(const hj_value &v, DType t) {
   return bits;
 }
 
-// The aliases of one thread's last graph-mode call with more than a few
-// inputs: the signature (by address and program id, so a signature freed
-// and another made at its address is not taken for it), the inputs'
-// addresses and their aliases.
-struct AliasMemo {
-  const GraphSignature *sig = nullptr;
+// One thread's buffers for graphCallBegin, and the aliases of its last call
+// with more than a few inputs: that call's program (its id, never reused)
+// and input addresses; `alias` holds their aliases until another call
+// computes new ones.
+struct CallScratch {
+  std::vector<int64_t> key;
+  std::vector<void *> data, lastData;
+  std::vector<uint32_t> alias, order;
   uint64_t programId = 0;
-  std::vector<void *> data;
-  std::vector<uint32_t> alias;
+  bool busy = false;  // a call is using them
 };
 
 }  // namespace
@@ -147,22 +150,35 @@ int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &
   size_t n = plan.inputs.size();
   size_t slots = 1 + sig.keyScalars.size();
   for (size_t i = 0; i < n; ++i) slots += 3 + 2 * static_cast<size_t>(std::max(inputs[i]->ndim, 0));
-  Scratch<int64_t, 64> key(slots);
-  Scratch<void *, 16> data(n);
+  // The key, the inputs' addresses and their aliases, in buffers this
+  // thread keeps: no allocation per call once they have grown. (A call
+  // made from inside this one, by a host custom call during the replay,
+  // gets buffers of its own.)
+  thread_local CallScratch scratch;
+  std::optional<CallScratch> nested;
+  CallScratch &sc = scratch.busy ? nested.emplace() : scratch;
+  sc.busy = true;
+  struct Done {
+    CallScratch &s;
+    ~Done() { s.busy = false; }
+  } done_{sc};
+  if (sc.key.size() < slots) sc.key.resize(slots);
+  if (sc.data.size() < n) sc.data.resize(n), sc.alias.resize(n), sc.order.resize(n);
+  int64_t *key = sc.key.data();
+  void **data = sc.data.data();
+  uint32_t *alias = sc.alias.data();
   size_t k = 0;
   key[k++] = static_cast<int64_t>(sig.programId);
   for (size_t i = 0; i < n; ++i) data[i] = static_cast<char *>(inputs[i]->data) + inputs[i]->byte_offset;
   // Each input's alias: the first input at its address (itself when none
   // before it is). A model passes hundreds of weights at the same addresses
-  // on every call: the last call's answer is kept (per thread) and reused
-  // when the addresses are those of that call; else sorting by address
-  // keeps it O(n log n).
-  thread_local AliasMemo memo;
-  Scratch<uint32_t, 16> alias(n);
-  if (n > 8 && memo.sig == &sig && memo.programId == sig.programId && memo.data.size() == n &&
-      std::memcmp(memo.data.data(), data.data(), n * sizeof(void *)) == 0) {
-    std::memcpy(alias.data(), memo.alias.data(), n * sizeof(uint32_t));
-  } else if (n <= 8) {
+  // on every call: the aliases of the last call with more than a few inputs
+  // are reused when the addresses are that call's; else sorting by address
+  // keeps finding them O(n log n).
+  bool same = n > 8 && sc.programId == sig.programId && sc.lastData.size() == n &&
+              std::memcmp(sc.lastData.data(), data, n * sizeof(void *)) == 0;
+  if (!same && n <= 8) {
+    sc.programId = 0;
     for (size_t i = 0; i < n; ++i) {
       alias[i] = static_cast<uint32_t>(i);
       for (size_t j = 0; j < i; ++j)
@@ -171,18 +187,16 @@ int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &
           break;
         }
     }
-  } else {
-    Scratch<uint32_t, 16> order(n);
+  } else if (!same) {
+    uint32_t *order = sc.order.data();
     for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
-    std::sort(order.data(), order.data() + n, [&](uint32_t a, uint32_t b) {
+    std::sort(order, order + n, [&](uint32_t a, uint32_t b) {
       return data[a] != data[b] ? std::less<void *>()(data[a], data[b]) : a < b;
     });
     for (size_t r = 0; r < n; ++r)
       alias[order[r]] = r > 0 && data[order[r - 1]] == data[order[r]] ? alias[order[r - 1]] : order[r];
-    memo.sig = &sig;
-    memo.programId = sig.programId;
-    memo.data.assign(data.data(), data.data() + n);
-    memo.alias.assign(alias.data(), alias.data() + n);
+    sc.programId = sig.programId;
+    sc.lastData.assign(data, data + n);
   }
   for (size_t i = 0; i < n; ++i) {
     const DLTensor *t = inputs[i];
@@ -213,7 +227,7 @@ int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &
       fast = false;
     }
   }
-  return hj_graph_call(ctx, key.data(), k * sizeof(int64_t), data.data(), static_cast<uint32_t>(n), fast ? 1 : 0,
+  return hj_graph_call(ctx, key, k * sizeof(int64_t), data, static_cast<uint32_t>(n), fast ? 1 : 0,
                        values.data(), fast ? static_cast<uint32_t>(sig.dynamicArgs.size()) : 0, outData,
                        static_cast<uint32_t>(plan.outputs.size()), outDims, static_cast<uint32_t>(outputDimSlots(plan)),
                        done);

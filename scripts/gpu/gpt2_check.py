@@ -68,6 +68,31 @@ def forward(tokens, w):
     return F.linear(x, w["wte"]).reshape(b * t, V)
 
 
+def time_torch(f, tc, wc, reps=30):
+    """f(tc, wc) timed after 5 warm-up calls: the medians over `reps` calls
+    of host us (the call issued; the stream drained after it, outside that
+    time) and of end-to-end ms, and the peak device memory allocated since
+    the warm-up began (the weights included)."""
+    import statistics
+    import time
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    with torch.no_grad():
+        for _ in range(5):
+            f(tc, wc)
+        torch.cuda.synchronize()
+        issue, total = [], []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            f(tc, wc)
+            t1 = time.perf_counter()
+            torch.cuda.synchronize()
+            t2 = time.perf_counter()
+            issue.append((t1 - t0) * 1e6)
+            total.append((t2 - t0) * 1e3)
+    return statistics.median(issue), statistics.median(total), torch.cuda.max_memory_allocated()
+
+
 def main():
     hostjit, out = os.path.abspath(sys.argv[1]), sys.argv[2]
     b, t = (int(sys.argv[3]), int(sys.argv[4])) if len(sys.argv) > 4 else (1, 64)
@@ -115,8 +140,6 @@ def main():
     # PyTorch on the same weights: host us per forward (issued, then drained
     # outside the timing), end-to-end ms and peak memory; eager, then
     # torch.compile in its default mode and with mode="reduce-overhead".
-    import statistics
-    import time
     tc = tokens.cuda()
     variants = [("pytorch eager", lambda: forward)]
     if os.environ.get("GPT2_NO_COMPILE") != "1":
@@ -124,23 +147,9 @@ def main():
                      ("torch.compile reduce-overhead", lambda: torch.compile(forward, mode="reduce-overhead"))]
     for label, make in variants:
         try:
-            f = make()
-            torch.cuda.reset_peak_memory_stats()
-            with torch.no_grad():
-                for _ in range(5):
-                    f(tc, wc)
-                torch.cuda.synchronize()
-                issue, total = [], []
-                for _ in range(30):
-                    t0 = time.perf_counter()
-                    f(tc, wc)
-                    t1 = time.perf_counter()
-                    torch.cuda.synchronize()
-                    t2 = time.perf_counter()
-                    issue.append((t1 - t0) * 1e6)
-                    total.append((t2 - t0) * 1e3)
+            host, e2e, peak = time_torch(make(), tc, wc)
             print("%s: host %.1f us per forward (median of 30), end to end %.3f ms; peak memory %.1f MiB" %
-                  (label, statistics.median(issue), statistics.median(total), torch.cuda.max_memory_allocated() / 2**20))
+                  (label, host, e2e, peak / 2**20))
         except Exception as e:  # a variant that does not build here is reported, not hidden
             print("%s: failed: %s" % (label, str(e).splitlines()[0][:300]))
     sys.exit(0 if ok else 1)

@@ -7,10 +7,12 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "hostjit/exec/evaluator.h"
 #include "hostjit/jit.h"
@@ -46,6 +48,15 @@ inline std::shared_ptr<Runtime> cudaRuntime(int32_t checkZeroed = 0) {
   INFO((rt ? "" : rt.error().message));
   REQUIRE(rt);
   return *rt;
+}
+
+// A float tensor's elements, copied to the host.
+inline std::vector<float> hostFloats(const Tensor &t) {
+  auto h = t.toHost();
+  REQUIRE(h);
+  std::vector<float> v(h->size() / 4);
+  std::memcpy(v.data(), h->data(), v.size() * 4);
+  return v;
 }
 
 inline Program load(const std::string &file) {

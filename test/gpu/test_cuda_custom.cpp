@@ -38,14 +38,6 @@ std::vector<float> reference(const std::vector<float> &x, const std::vector<floa
   return out;
 }
 
-std::vector<float> hostFloats(const Tensor &t) {
-  auto h = t.toHost();
-  REQUIRE(h);
-  std::vector<float> v(h->size() / 4);
-  std::memcpy(v.data(), h->data(), v.size() * 4);
-  return v;
-}
-
 std::string readText(const std::string &file) {
   std::ifstream in(file);
   REQUIRE(in);
@@ -60,6 +52,22 @@ std::shared_ptr<Runtime> customRuntime() {
   return rt;
 }
 
+// Runs examples/custom_call.hir on x and y and checks its output against
+// the reference.
+void checkExample(Runner &run, const std::shared_ptr<Runtime> &rt, const std::vector<float> &xv,
+                  const std::vector<float> &yv) {
+  auto x = Tensor::fromHost(rt, {int64_t(xv.size())}, xv);
+  auto y = Tensor::fromHost(rt, {int64_t(yv.size())}, yv);
+  REQUIRE(x);
+  REQUIRE(y);
+  DLTensor xd = x->dl(), yd = y->dl();
+  const DLTensor *inputs[] = {&xd, &yd};
+  auto out = run.run(inputs);
+  INFO((out ? "" : out.error().message));
+  REQUIRE(out);
+  CHECK(hostFloats((*out)[0]) == reference(xv, yv));
+}
+
 }  // namespace
 
 TEST_CASE("custom call on the GPU: the example's axpy between kernels, eager and graph mode", "[cuda][custom]") {
@@ -71,17 +79,7 @@ TEST_CASE("custom call on the GPU: the example's axpy between kernels, eager and
     // Four calls of one size (new inputs each time: the nodes' addresses
     // change), then another size.
     for (size_t n : {size_t(1000), size_t(1000), size_t(1000), size_t(1000), size_t(4097)}) {
-      std::vector<float> xv = randomFloats(n, unsigned(n) + 1), yv = randomFloats(n, unsigned(n) + 2);
-      auto x = Tensor::fromHost(rt, {int64_t(n)}, xv);
-      auto y = Tensor::fromHost(rt, {int64_t(n)}, yv);
-      REQUIRE(x);
-      REQUIRE(y);
-      DLTensor xd = x->dl(), yd = y->dl();
-      const DLTensor *inputs[] = {&xd, &yd};
-      auto out = run.run(inputs);
-      INFO((out ? "" : out.error().message));
-      REQUIRE(out);
-      CHECK(hostFloats((*out)[0]) == reference(xv, yv));
+      checkExample(run, rt, randomFloats(n, unsigned(n) + 1), randomFloats(n, unsigned(n) + 2));
     }
     hj_stats s = rt->stats();
     CHECK(s.library_calls == 10);
@@ -104,17 +102,7 @@ TEST_CASE("custom call on the GPU: not capturable, graph mode runs the program e
     auto rt = customRuntime();
     Runner run(p, rt, useJit, /*graph=*/true);
     for (int call = 0; call < 3; ++call) {
-      std::vector<float> xv = randomFloats(300, 5), yv = randomFloats(300, 6);
-      auto x = Tensor::fromHost(rt, {300}, xv);
-      auto y = Tensor::fromHost(rt, {300}, yv);
-      REQUIRE(x);
-      REQUIRE(y);
-      DLTensor xd = x->dl(), yd = y->dl();
-      const DLTensor *inputs[] = {&xd, &yd};
-      auto out = run.run(inputs);
-      INFO((out ? "" : out.error().message));
-      REQUIRE(out);
-      CHECK(hostFloats((*out)[0]) == reference(xv, yv));
+      checkExample(run, rt, randomFloats(300, 5), randomFloats(300, 6));
     }
     CHECK(rt->stats().graph_builds == 0);
     CHECK(rt->stats().graph_fallbacks == 3);

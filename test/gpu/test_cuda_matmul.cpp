@@ -26,14 +26,6 @@ std::vector<float> uniform(size_t n, unsigned seed) {
   return v;
 }
 
-std::vector<float> hostFloats(const Tensor &t) {
-  auto h = t.toHost();
-  REQUIRE(h);
-  std::vector<float> v(h->size() / 4);
-  std::memcpy(v.data(), h->data(), v.size() * 4);
-  return v;
-}
-
 }  // namespace
 
 TEST_CASE("matmul on the GPU: a linear layer of GPT-2's size through cuBLASLt, eager and graph mode",

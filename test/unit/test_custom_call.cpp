@@ -41,6 +41,19 @@ Tensor vec(const std::shared_ptr<Runtime> &rt, const std::vector<float> &v) {
   return std::move(*t);
 }
 
+// Runs examples/custom_call.hir on x and y and checks its output against
+// the reference.
+void checkExample(Runner &r, const std::shared_ptr<Runtime> &rt, const std::vector<float> &xv,
+                  const std::vector<float> &yv) {
+  Tensor x = vec(rt, xv), y = vec(rt, yv);
+  DLTensor xd = x.dl(), yd = y.dl();
+  const DLTensor *inputs[] = {&xd, &yd};
+  auto out = r.run(inputs);
+  INFO((out ? "" : out.error().message));
+  REQUIRE(out);
+  CHECK(floats((*out)[0]) == reference(xv, yv));
+}
+
 // What the probe function below received in its last call.
 struct Seen {
   int calls = 0;
@@ -259,13 +272,7 @@ TEST_CASE("custom call: graph mode captures a capturable call and replays it", "
     Runner r(p, rt, jit, OptLevel::O2, /*graph=*/true);
     for (size_t n : {size_t(8), size_t(8), size_t(8), size_t(13), size_t(8)}) {
       std::vector<float> xv = randomFloats(n, unsigned(n) * 3), yv = randomFloats(n, unsigned(n) * 5 + 1);
-      Tensor x = vec(rt, xv), y = vec(rt, yv);
-      DLTensor xd = x.dl(), yd = y.dl();
-      const DLTensor *inputs[] = {&xd, &yd};
-      auto out = r.run(inputs);
-      INFO((out ? "" : out.error().message));
-      REQUIRE(out);
-      CHECK(floats((*out)[0]) == reference(xv, yv));
+      checkExample(r, rt, xv, yv);
     }
     hj_stats s = rt->stats();
     CHECK(s.graph_builds == 2);  // n = 8 and n = 13
@@ -287,13 +294,7 @@ TEST_CASE("custom call: graph mode runs a program with a call it may not capture
     Runner r(p, rt, jit, OptLevel::O2, /*graph=*/true);
     for (int call = 0; call < 3; ++call) {
       std::vector<float> xv = randomFloats(10, 7), yv = randomFloats(10, 8);
-      Tensor x = vec(rt, xv), y = vec(rt, yv);
-      DLTensor xd = x.dl(), yd = y.dl();
-      const DLTensor *inputs[] = {&xd, &yd};
-      auto out = r.run(inputs);
-      INFO((out ? "" : out.error().message));
-      REQUIRE(out);
-      CHECK(floats((*out)[0]) == reference(xv, yv));
+      checkExample(r, rt, xv, yv);
     }
     hj_stats s = rt->stats();
     CHECK(s.graph_builds == 0);
@@ -342,16 +343,9 @@ TEST_CASE("custom call: with the context synchronising after every call, results
   hj_options o = testOptions();
   o.sync = 1;
   auto rt = makeRuntime(o);
-  std::vector<float> xv = randomFloats(33, 9), yv = randomFloats(33, 10);
-  Tensor x = vec(rt, xv), y = vec(rt, yv);
-  DLTensor xd = x.dl(), yd = y.dl();
-  const DLTensor *inputs[] = {&xd, &yd};
   for (bool jit : {false, true}) {
     INFO((jit ? "jit" : "eval"));
     Runner r(p, rt, jit);
-    auto out = r.run(inputs);
-    INFO((out ? "" : out.error().message));
-    REQUIRE(out);
-    CHECK(floats((*out)[0]) == reference(xv, yv));
+    checkExample(r, rt, randomFloats(33, 9), randomFloats(33, 10));
   }
 }

@@ -99,8 +99,14 @@ int32_t EagerPath::customCall(const CustomCall &c) {
   const KernelEntry &k = c.table->kernels[c.callee];
   if (int32_t st = r_.backend.checkFault()) return st;
   if (int32_t st = r_.injector.check("custom call @%s (%s)", k.name.c_str(), c.site)) return st;
-  int32_t st = r_.backend.onDevice([&](void *stream) {
-    return invokeCustomCall(k, c.params, r_.backend.kind(), r_.backend.deviceId(), stream, c.site);
+  // One pointer captured: the std::function holds it without allocating.
+  struct Call {
+    const KernelEntry &k;
+    const CustomCall &c;
+    Backend &backend;
+  } call{k, c, r_.backend};
+  int32_t st = r_.backend.onDevice([p = &call](void *stream) {
+    return invokeCustomCall(p->k, p->c.params, p->backend.kind(), p->backend.deviceId(), stream, p->c.site);
   });
   if (st) return st;
   if (r_.settings.sync)
