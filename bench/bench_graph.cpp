@@ -382,22 +382,26 @@ void BM_ManyInputs(benchmark::State &state) {
   finish(state, s);
 }
 
-// The K = 16 launch-bound program with an input extent different on every
-// call: x is [n, 256] for n cycling through 1,000 distinct values, growing
-// and shrinking, over one buffer. Eager JIT calls and graph mode (each call
-// a new signature: traced and planned, its graph one of four of that shape
-// of work, its nodes updated), interleaved.
+// The launch-bound program of K launches with an input extent that changes
+// on every call: x is [n, 256], over one buffer, for n cycling through D
+// distinct values, scattered (growing and shrinking) or growing by one per
+// call like a decode loop (then starting again at 1). Eager JIT calls and
+// graph mode, interleaved: with D past the cache (16 signatures) every
+// graph-mode call is a new signature, traced, fitted into its shape of
+// work's memory plan and bound to one of its four executable graphs.
 void BM_ShapeCycle(benchmark::State &state) {
-  Setup s(16);
+  int k = static_cast<int>(state.range(0)), distinct = static_cast<int>(state.range(1));
+  bool growing = state.range(2) != 0;
+  Setup s(k);
   if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
   hj_context *ctx = s.rt->context();
-  constexpr int kShapes = 1000;
   void *data = nullptr;
-  if (hj_buffer_alloc(ctx, size_t(kShapes) * 256 * sizeof(float), &data)) return state.SkipWithError(hj_last_error());
-  std::vector<int64_t> shapes(2 * kShapes);
-  std::vector<DLTensor> xs(kShapes);
-  for (int i = 0; i < kShapes; ++i) {
-    shapes[2 * i] = 1 + (int64_t(i) * 617) % kShapes;  // 617 is prime to 1000: every extent once
+  if (hj_buffer_alloc(ctx, size_t(distinct) * 256 * sizeof(float), &data)) return state.SkipWithError(hj_last_error());
+  std::vector<int64_t> shapes(2 * static_cast<size_t>(distinct));
+  std::vector<DLTensor> xs(static_cast<size_t>(distinct));
+  for (int i = 0; i < distinct; ++i) {
+    // 617 is prime to 1000 (and to every D tried): every extent once.
+    shapes[2 * i] = growing ? 1 + i : 1 + (int64_t(i) * 617) % distinct;
     shapes[2 * i + 1] = 256;
     xs[i] = *s.in()[0];
     xs[i].data = data;
@@ -406,17 +410,31 @@ void BM_ShapeCycle(benchmark::State &state) {
   }
   int next[2] = {0, 0};
   auto call = [&](int way, bool graph) {
-    const DLTensor *in[] = {&xs[next[way]++ % kShapes]};
+    const DLTensor *in[] = {&xs[next[way]++ % distinct]};
     int32_t st = graph ? s.cp->callGraph(ctx, in, s.sc(), s.outData, s.outDims)
                        : s.cp->call(ctx, in, s.sc(), s.outData, s.outDims);
     return st ? st : hj_free(ctx, s.outData[0]);
   };
   bench::interleave(state, ctx, kBatch, {{"jit", [&] { return call(0, false); }}, {"graph", [&] { return call(1, true); }}});
   hj_stats st = s.rt->stats();
+  state.counters["graph_builds"] = static_cast<double>(st.graph_builds);
   state.counters["graph_reuses"] = static_cast<double>(st.graph_reuses);
+  state.counters["graph_replans"] = static_cast<double>(st.graph_replans);
+  state.counters["graph_fast"] = static_cast<double>(st.graph_fast);
   state.counters["graph_bytes"] = static_cast<double>(st.graph_bytes);
+  // What the largest shape's buffers need at once (an eager call's peak,
+  // its output included): the plan's memory is compared with it.
+  state.counters["peak_bytes"] = static_cast<double>(st.peak_bytes);
   hj_buffer_free(ctx, data);
   finish(state, s);
+}
+
+void shapeCycles(benchmark::internal::Benchmark *b) {
+  b->ArgNames({"K", "D", "growing"});
+  for (int d : {1, 4, 16, 64, 1000}) b->Args({16, d, 0});
+  for (int k : {1, 4, 64}) b->Args({k, 1000, 0});
+  for (int k : {16, 64}) b->Args({k, 1000, 1});
+  b->UseManualTime()->Unit(benchmark::kMicrosecond);
 }
 
 // The first call of a new signature in graph mode: the graphs are dropped
@@ -457,7 +475,7 @@ BENCHMARK_CAPTURE(BM_Call, graph_fresh_addresses, kGraphFresh)->Apply(launches);
 BENCHMARK(BM_GraphFirstCall)->Apply(launches)->Iterations(50);
 BENCHMARK(BM_Interleaved)->ArgNames({"K"})->Arg(16)->Arg(64)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_InterleavedModel)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ShapeCycle)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ShapeCycle)->Apply(shapeCycles);
 BENCHMARK(BM_ManyInputs)->ArgNames({"M"})->Arg(1)->Arg(16)->Arg(64)->Arg(150)->Arg(300)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 int main(int argc, char **argv) {

@@ -335,6 +335,8 @@ int cmdRun(const RunOptions &o) {
     if (st.graph_fallbacks > 0 && *hj_graph_reason(r.rt->context()))
       say("%s: graph mode ran %llu calls eagerly: %s\n", r.name, (unsigned long long)st.graph_fallbacks,
           hj_graph_reason(r.rt->context()));
+    if (o.graph && !o.stats.empty() && *hj_graph_outcome(r.rt->context()))
+      say("%s: last graph-mode call: %s\n", r.name, hj_graph_outcome(r.rt->context()));
   }
   if (o.stats == "json") say("%s\n", stats.dump(2).c_str());
   else if (o.stats == "text")

@@ -39,6 +39,16 @@ const char *hj_graph_reason(const hj_context *ctx) {
   return hj::checkContext(ctx, "hj_graph_reason") == HJ_OK ? ctx->graphs.reason().c_str() : "";
 }
 
+const char *hj_graph_outcome(const hj_context *ctx) {
+  if (hj::checkContext(ctx, "hj_graph_outcome") != HJ_OK) return "";
+  const char *text = "";
+  hj::guarded([&] {
+    text = ctx->graphs.outcome().c_str();
+    return HJ_OK;
+  });
+  return text;
+}
+
 void hj_graph_clear(hj_context *ctx) {
   hj::guarded([&] {
     if (hj::checkContext(ctx, "hj_graph_clear") != HJ_OK) return HJ_OK;

@@ -27,12 +27,12 @@ void GraphCache::clear() {
 }
 
 int32_t GraphCache::checkZero(bool *isZero) {
-  for (auto &kv : entries_) {
-    const GraphEntry &e = *kv.second;
-    if (e.zeroedBytes == 0 || !e.block) continue;
+  for (auto &kv : shapes_) {
+    const GraphShape &s = *kv.second;
+    if (s.zeroedBytes == 0 || !s.block) continue;
     if (int32_t st = r_.backend.synchronize()) return st;
-    std::vector<unsigned char> host(e.zeroedBytes);
-    if (int32_t st = r_.backend.copyToHost(host.data(), static_cast<char *>(e.block) + e.zeroedOffset, host.size()))
+    std::vector<unsigned char> host(s.zeroedBytes);
+    if (int32_t st = r_.backend.copyToHost(host.data(), static_cast<char *>(s.block) + s.zeroedOffset, host.size()))
       return st;
     for (unsigned char c : host)
       if (c) {
@@ -50,7 +50,7 @@ void GraphCache::abandon() {
   fastOut_.clear();
   if (mode_ == Mode::Replay) freeOutputs();
   outputs_.clear();
-  traced_.clear();
+  tracedLive_.clear();
   if (cur_) erase(cur_);  // made again by the next call
   cur_ = nullptr;
   enter(Mode::Off);
@@ -87,11 +87,29 @@ void GraphCache::erase(GraphEntry *e) {
   HJ_INVARIANT(it != entries_.end() && it->second.get() == e);
   std::unique_ptr<GraphEntry> owned = std::move(it->second);
   entries_.erase(it);
-  owned->exec.reset();
-  if (owned->block) {
-    r_.buffers.memory().release(owned->block, owned->blockBytes);
-    r_.stats.graph_bytes -= owned->blockBytes;
+  unbind(*owned);
+}
+
+void GraphCache::unbind(GraphEntry &e) {
+  GraphShape *s = e.shape;
+  if (GraphExec *x = e.exec) {
+    if (x->holder == &e) x->holder = nullptr;
+    if (--x->users == 0) {
+      auto it = std::find_if(s->execs.begin(), s->execs.end(), [&](const auto &p) { return p.get() == x; });
+      HJ_INVARIANT(it != s->execs.end());
+      s->execs.erase(it);
+    }
   }
+  e.exec = nullptr;
+  e.shape = nullptr;
+  e.resolved = false;
+  if (!s || --s->users > 0) return;
+  s->execs.clear();  // the graphs go before the memory they use
+  if (s->block) {
+    r_.buffers.memory().release(s->block, s->blockBytes);
+    r_.stats.graph_bytes -= s->blockBytes;
+  }
+  shapes_.erase(std::string_view(s->topology));
 }
 
 int32_t GraphCache::mismatch(const char *fmt, ...) {
@@ -117,10 +135,14 @@ void GraphCache::dropCommunicating() {
   std::vector<GraphEntry *> doomed;
   for (auto &kv : entries_)
     if (kv.second->collectives) {
-      if (kv.second.get() == cur_)
-        kv.second->exec.reset();  // built again by its next replay
-      else
+      if (kv.second.get() == cur_) {
+        if (GraphExec *x = cur_->exec) {  // built again by its next replay
+          x->graph.reset();
+          x->holder = nullptr;
+        }
+      } else {
         doomed.push_back(kv.second.get());
+      }
     }
   for (GraphEntry *e : doomed) erase(e);
 }
@@ -166,6 +188,11 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
   if (numValues && !values) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_call: values is NULL");
   if (int32_t st = r_.backend.checkFault()) return st;
   reason_.clear();
+  updatesMark_ = r_.stats.graph_updates;
+  buildsMark_ = r_.stats.graph_builds;
+  replansMark_ = r_.stats.graph_replans;
+  why_ = nullptr;
+  way_ = Way::Eager;
   inputs_.assign(inputs, inputs + numInputs);
   numOutputs_ = numOutputs;
   numDims_ = numDims;
@@ -187,6 +214,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
   if (!hit)
     if (auto it = entries_.find(k); it != entries_.end()) hit = it->second.get();
   if (!hit) {
+    way_ = Way::New;
     cur_ = last_ = insert(k);
     values_.assign(values, values + numValues);
     enter(Mode::Trace);
@@ -194,7 +222,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
     uncapturable_.clear();
     event_ = 0;
     liveBytes_ = 0;
-    traced_.clear();
+    tracedLive_.clear();
     return HJ_OK;
   }
   GraphEntry &e = *hit;
@@ -206,10 +234,20 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
     ++r_.stats.graph_fallbacks;
     return HJ_OK;
   }
-  if (e.exec && e.fast && fast && !r_.record.on() && numValues == e.valuePatches.size()) {
+  // A plan that moved since this signature last ran needs the program's
+  // addresses again unless the trace said where each of them goes.
+  bool placed = e.epoch == e.shape->epoch || e.innerKnown;
+  if (e.resolved && e.fast && fast && placed && !r_.record.on() && numValues == e.valuePatches.size()) {
     *done = 1;
+    way_ = Way::Fast;
     return fastReplay(e, inputs, values, outData, outDims);
   }
+  way_ = Way::Replay;
+  why_ = r_.record.on()                               ? "the call is recorded"
+         : !placed                                    ? "its memory plan moved"
+         : !e.resolved                                ? "its graph is not yet built"
+         : !fast || numValues != e.valuePatches.size() ? "the caller gave no kernel arguments for this call"
+                                                      : "a kernel argument depends on more than the key";
   values_.assign(values, values + numValues);
   cur_ = &e;
   startReplay();
@@ -226,7 +264,7 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
       return status;
     case Mode::Trace: {
       enter(Mode::Off);
-      traced_.clear();
+      tracedLive_.clear();
       GraphEntry *e = cur_;
       cur_ = nullptr;
       if (status != HJ_OK) {
@@ -237,6 +275,7 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
         // Nothing of the trace reached the device: keep the signature, with
         // the reason, and run this call and the later ones eagerly.
         e->eagerReason = reason_ = uncapturable_;
+        way_ = Way::Eager;
         e->allocs.clear();
         e->ops.clear();
         e->libraryCalls = e->launches = e->collectives = 0;
@@ -246,10 +285,20 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
         *again = 1;
         return HJ_OK;
       }
-      if (int32_t st = plan(*e)) {
+      countWork(*e);
+      if (int32_t st = bindPlan(*e)) {
         erase(e);
         return st;
       }
+      // The trace holds this call's every value: unless the call is
+      // recorded or its zeroed memory checked (which the program's calls
+      // against the plan do), the graph is set from it and launched now.
+      bool resolved = resolve(*e, outData, outDims);
+      if (resolved && !r_.record.on() && !r_.settings.checkZeroed)
+        return fastReplay(*e, inputs_.data(), values_.data(), outData, outDims, /*first=*/true);
+      why_ = r_.record.on()             ? "the call is recorded"
+             : r_.settings.checkZeroed ? "zeroed memory is checked"
+                                       : "an address of the trace is no input's and no buffer's";
       cur_ = e;
       startReplay();
       *again = 1;
@@ -290,18 +339,14 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
     r_.stats.library_calls = statsMark_.library_calls;
     mismatched_ = false;
     e.eagerReason = reason_;
-    e.exec.reset();
-    if (e.block) {
-      r_.buffers.memory().release(e.block, e.blockBytes);
-      r_.stats.graph_bytes -= e.blockBytes;
-      e.block = nullptr;
-    }
+    way_ = Way::Eager;
+    unbind(e);
     e.allocs.clear();
     e.ops.clear();
     e.patches.clear();
+    e.inner.clear();
     e.dirty.clear();
     e.sourceValue.clear();
-    e.blockBytes = e.zeroedOffset = e.zeroedBytes = 0;
     outputs_.clear();
     enter(Mode::Eager);
     ++r_.stats.graph_fallbacks;
@@ -318,6 +363,31 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
   int32_t st = finishReplay(e, outData, outDims);
   outputs_.clear();
   return st;
+}
+
+const std::string &GraphCache::outcome() const {
+  unsigned long long updates = r_.stats.graph_updates - updatesMark_;
+  char buf[320];
+  switch (way_) {
+    case Way::None: outcome_.clear(); return outcome_;
+    case Way::Eager: outcome_ = "eager: " + reason_; return outcome_;
+    case Way::Fast: std::snprintf(buf, sizeof buf, "fast replay: %llu nodes updated", updates); break;
+    case Way::Replay:
+      std::snprintf(buf, sizeof buf, "replay that ran the program (%s): %llu nodes updated", why_ ? why_ : "",
+                    updates);
+      break;
+    case Way::New: {
+      bool built = r_.stats.graph_builds > buildsMark_;
+      char updated[48] = "";
+      if (!built) std::snprintf(updated, sizeof updated, ", %llu nodes updated", updates);
+      std::snprintf(buf, sizeof buf, "new signature: %s%s%s%s%s%s", built ? "graph built" : "bound to a cached graph of its shape of work",
+                    updated, r_.stats.graph_replans > replansMark_ ? ", memory plan grown" : "",
+                    why_ ? "; the program ran again (" : "", why_ ? why_ : "", why_ ? ")" : "");
+      break;
+    }
+  }
+  outcome_ = buf;
+  return outcome_;
 }
 
 uint32_t GraphCache::programStream() const {

@@ -73,6 +73,7 @@ struct PlannedOp {
   std::vector<uint32_t> deps;   // the operations it waits for (its stream's last, events, syncs)
   std::vector<CollectivePart> parts;  // Collective: its calls (a group: brackets included)
   uint32_t alloc = 0;  // Memset, Fill: the allocation
+  uint64_t bytes = 0;  // Memset, Fill: its bytes
   uint64_t pattern = 0;
   unsigned width = 0;
   const hj_kernel_table *table = nullptr;  // Kernel, Custom
@@ -88,9 +89,48 @@ struct PlannedOp {
 
 // An address a fast replay writes into a node: the 8 bytes at
 // values[offset] of ops[op] come from a source, input i (source i) or the
-// program's j-th output allocation (source numInputs + j).
+// program's j-th output allocation (source numInputs + j); for the plan's
+// own addresses (GraphEntry::inner) the source is the allocation.
 struct Patch {
   uint32_t op = 0, offset = 0, source = 0;
+};
+
+// What a node of an executable graph holds now: compared with a
+// signature's operation to find the nodes that must be set.
+struct NodeState {
+  int64_t dims[6] = {};  // Kernel: grid and block
+  uint64_t bytes = 0;    // Memset, Fill
+  std::vector<unsigned char> values;
+};
+
+// One executable graph of a shape of work, and the signatures bound to it.
+// Its nodes hold `holder`'s values but for the operations on the holder's
+// dirty list; another signature compares its operations with `nodes`.
+struct GraphExec {
+  std::unique_ptr<Graph> graph;  // NULL: built at the next launch
+  std::vector<NodeState> nodes;
+  const void *holder = nullptr;  // the GraphEntry whose values the nodes hold, or NULL
+  uint32_t users = 0;            // signatures bound to it
+  uint64_t lastUse = 0;
+};
+
+// A shape of work (topologyOf: the same operations in the same order with
+// the same dependencies, and the same allocations with the same
+// lifetimes) and its memory plan, shared by every signature of that shape:
+// each intermediate has a slot of `capacity` bytes at `offset` in one
+// block, so a signature fits when each of its intermediates fits its slot.
+// Capacities are rounded up to powers of two; a signature that does not
+// fit grows them (a new block; `epoch` counts the moves, and signatures
+// planned at an older epoch set their nodes' addresses again).
+struct GraphShape {
+  std::string topology;
+  std::vector<size_t> offset, capacity;  // per allocation (outputs: 0)
+  void *block = nullptr;
+  size_t blockBytes = 0, zeroedOffset = 0, zeroedBytes = 0;
+  uint64_t epoch = 0;
+  std::vector<std::unique_ptr<GraphExec>> execs;
+  uint32_t users = 0;  // signatures of this shape
+  std::shared_ptr<void> keepAlive;  // the kernel table's modules or libraries
 };
 
 struct GraphEntry {
@@ -98,11 +138,12 @@ struct GraphEntry {
   std::string eagerReason;  // not empty: this signature runs eagerly, for this reason
   std::vector<PlannedAlloc> allocs;
   std::vector<PlannedOp> ops;
-  void *block = nullptr;
-  size_t blockBytes = 0, zeroedOffset = 0, zeroedBytes = 0;
-  std::unique_ptr<Graph> exec;     // NULL until built, or after another entry took it over
-  std::string topology;             // its shape of work (topologyOf): entries of one shape share graphs
-  std::shared_ptr<void> keepAlive;  // the kernel table's modules or libraries
+  GraphShape *shape = nullptr;  // its shape of work and memory plan (NULL until planned)
+  GraphExec *exec = nullptr;    // the executable graph it is bound to
+  uint64_t epoch = 0;           // the plan's epoch its nodes' intermediate addresses are of
+  std::vector<Patch> inner;     // where the plan's addresses go (source: the allocation)
+  bool resolved = false;        // patches, outputs and values are known (after its first launch)
+  bool innerKnown = false;      // `inner` holds every use of the plan's addresses (resolved from the trace)
   // Fast replay.
   bool fast = false;
   uint32_t numInputs = 0;
@@ -141,6 +182,8 @@ class GraphCache {
   // fails, and hj_graph_end runs the call eagerly).
   bool mismatched() const { return mismatched_; }
   const std::string &reason() const { return reason_; }
+  // hj_graph_outcome: the last call's way, made into words when asked.
+  const std::string &outcome() const;
   void clear();
   void forget(std::string_view prefix);
   // Drops the graphs that hold collectives: before the communicator is
@@ -195,16 +238,32 @@ class GraphCache {
  private:
   GraphEntry *insert(std::string_view key);
   void erase(GraphEntry *e);
+  // Lets go of the entry's executable graph and plan (each dropped with its
+  // last signature).
+  void unbind(GraphEntry &e);
   int32_t mismatch(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-  int32_t plan(GraphEntry &e);
+  // After a trace: the lifetimes made final, and what a call counts.
+  void countWork(GraphEntry &e);
+  // The traced signature's shape of work: its plan found (grown when the
+  // signature does not fit) or made, and an executable graph of it chosen.
+  int32_t bindPlan(GraphEntry &e);
+  int32_t growPlan(GraphShape &s, const GraphEntry &e);
+  // The traced values made real: intermediates at their slots, input and
+  // output addresses as patches. False when an address is none of these
+  // (the program then runs again against the plan).
+  bool resolve(GraphEntry &e, void *const *outData, const int64_t *outDims);
+  // Writes the plan's current addresses into the nodes (after the plan moved).
+  void rebase(GraphEntry &e);
   int32_t finishReplay(GraphEntry &e, void **outData, int64_t *outDims);
+  // A launch without running the program: outputs allocated, addresses
+  // patched, nodes set, the graph launched. `first`: the call that traced
+  // the signature (not counted as a fast replay).
   int32_t fastReplay(GraphEntry &e, void *const *inputs, const hj_graph_value *values, void **outData,
-                     int64_t *outDims);
-  void mapValues(GraphEntry &e);
+                     int64_t *outDims, bool first = false);
+  bool mapValues(GraphEntry &e);
   int32_t pushAndLaunch(GraphEntry &e);
-  // The executable graph from the ops' current values: another entry's of
-  // the same topology, its nodes then all updated, unless `fresh`.
-  int32_t build(GraphEntry &e, bool fresh = false);
+  // Builds the entry's executable graph from its operations' values.
+  int32_t build(GraphEntry &e);
   int32_t checkZeroed(GraphEntry &e);
   void freeOutputs();
   void startReplay();
@@ -236,14 +295,22 @@ class GraphCache {
   GraphEntry *cur_ = nullptr;
   GraphEntry *last_ = nullptr;  // the entry of the last call, compared first; NULL once erased
   std::string reason_;
+  // The last call's way (hj_graph_outcome), and the counters at its start.
+  enum class Way : uint8_t { None, Fast, Replay, New, Eager };
+  Way way_ = Way::None;
+  const char *why_ = nullptr;  // Replay, New: why the program ran (again)
+  uint64_t updatesMark_ = 0, buildsMark_ = 0, replansMark_ = 0;
+  mutable std::string outcome_;
   std::unordered_map<std::string_view, std::unique_ptr<GraphEntry>> entries_;
+  std::unordered_map<std::string_view, std::unique_ptr<GraphShape>> shapes_;  // by topology
+  uint64_t uniqueShapes_ = 0;
   uint64_t tick_ = 0;
   // The call in progress.
   std::vector<void *> inputs_;
   uint32_t numOutputs_ = 0, numDims_ = 0;
   size_t allocAt_ = 0, opAt_ = 0, event_ = 0;
   uint64_t liveBytes_ = 0;
-  std::unordered_map<const void *, uint32_t> traced_;   // Trace: fake address -> allocation
+  std::vector<char> tracedLive_;  // Trace: per allocation, not yet freed
   std::vector<std::pair<uint32_t, void *>> outputs_;    // Replay: outputs allocated by this call
   size_t recordMark_ = 0;
   hj_stats statsMark_{};
@@ -252,6 +319,7 @@ class GraphCache {
   std::string uncapturable_;  // Trace: why the program cannot be a graph (a custom call's), "" when it can
   std::vector<void *> fastOut_;  // fast replay: the outputs, in allocation order
   std::vector<hj_graph_value> values_;  // this call's hj_graph_values
+  std::vector<std::pair<const void *, uint32_t>> inputOrder_;  // resolve: the inputs by address
   // Streams and events of the run in progress.
   uint32_t stream_ = 0;
   std::vector<std::vector<uint32_t>> frontier_;   // per stream: what its next operation depends on

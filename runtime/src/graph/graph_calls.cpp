@@ -34,12 +34,12 @@ int32_t GraphCache::placeOp(GraphEntry &e, uint32_t index) {
 }
 
 void GraphCache::traceUse(const void *ptr) {
-  auto it = traced_.find(ptr);
-  if (it == traced_.end()) {
+  size_t index;
+  if (!fakeIndex(ptr, &index) || index >= tracedLive_.size() || !tracedLive_[index]) {
     if (cur_) cur_->unknownUse = true;  // a view, say: no buffer shares memory
     return;
   }
-  cur_->allocs[it->second].otherStreams = true;
+  cur_->allocs[index].otherStreams = true;
 }
 
 int32_t GraphCache::setStream(uint32_t stream) {
@@ -184,23 +184,24 @@ int32_t GraphCache::alloc(const AllocCall &c, void **out) {
     a.firstEvent = event_++;
     a.stream = stream_;
     uint32_t index = static_cast<uint32_t>(e.allocs.size());
+    void *p = fakeAddress(index);
     if (bytes && ((zero && !a.zeroed) || (!zero && r_.settings.fillNan))) {
       PlannedOp &op = e.ops.emplace_back();
       op.kind = zero ? GraphNode::Kind::Memset : GraphNode::Kind::Fill;
       op.alloc = index;
+      op.bytes = bytes;
       if (!zero) {
         op.pattern = nanPattern(dtype);
         op.width = hj_dtype_size(dtype);
       }
-      op.values.assign(sizeof(void *), 0);
+      op.values.assign(reinterpret_cast<const unsigned char *>(&p), reinterpret_cast<const unsigned char *>(&p) + sizeof p);
       a.op = static_cast<int32_t>(e.ops.size() - 1);
       if (int32_t st = placeOp(e, static_cast<uint32_t>(a.op))) return st;
     }
     e.allocs.push_back(std::move(a));
     liveBytes_ += bytes;
     e.peakBytes = std::max(e.peakBytes, liveBytes_);
-    void *p = fakeAddress(index);
-    traced_[p] = index;
+    tracedLive_.push_back(1);
     *out = p;
     return HJ_OK;
   }
@@ -227,10 +228,11 @@ int32_t GraphCache::alloc(const AllocCall &c, void **out) {
       throw;
     }
   } else {
-    if (r_.buffers.find(static_cast<char *>(e.block) + a.offset))
+    char *at = static_cast<char *>(e.shape->block) + e.shape->offset[index];
+    if (r_.buffers.find(at))
       return mismatch("buffer %%%s would share memory with a buffer still live: the frees moved", name);
     BufferRequest r = request(bytes, flags, dtype, name);
-    r.at = static_cast<char *>(e.block) + a.offset;
+    r.at = at;
     r.planned = static_cast<int32_t>(index);
     if (int32_t st = r_.buffers.allocate(r, &b)) return st;
   }
@@ -244,13 +246,13 @@ int32_t GraphCache::alloc(const AllocCall &c, void **out) {
 }
 
 int32_t GraphCache::traceFree(void *ptr, bool onError) {
-  auto it = traced_.find(ptr);
-  if (it == traced_.end()) {
+  size_t index;
+  if (!fakeIndex(ptr, &index) || index >= tracedLive_.size() || !tracedLive_[index]) {
     if (onError) return HJ_OK;
     return fail(HJ_ERR_INVALID_ARGUMENT, "hj_free: %p is not a live buffer of this context", ptr);
   }
-  PlannedAlloc &a = cur_->allocs[it->second];
-  traced_.erase(it);
+  PlannedAlloc &a = cur_->allocs[index];
+  tracedLive_[index] = 0;
   a.lastEvent = event_++;
   // An allocation that may be returned (HJ_ALLOC_OUTPUT: a loop's ping-pong
   // buffers) but that this signature frees is an intermediate of its plan.
@@ -308,6 +310,7 @@ int32_t GraphCache::launch(const hj_kernel_table *table, uint32_t kernel, const 
     size_t off = 0;
     for (size_t i = 0; i < k.params.size(); ++i) {
       op.params[i] = op.values.data() + off;
+      std::memcpy(op.params[i], params[i], paramBytes(k.params[i]));
       off += paramBytes(k.params[i]);
     }
     if (int32_t st = placeOp(e, static_cast<uint32_t>(e.ops.size() - 1))) return st;

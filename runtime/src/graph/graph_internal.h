@@ -20,10 +20,27 @@ inline const void *const kUnknown = reinterpret_cast<const void *>(~uintptr_t{0}
 // buffers never share an address.
 inline size_t footprint(uint64_t bytes) { return std::max<size_t>((bytes + kAlign - 1) / kAlign * kAlign, kAlign); }
 
+// The bytes of a planned buffer's slot: its footprint rounded up to a power
+// of two, so that the same shape of work with somewhat larger sizes fits
+// the same plan (at most twice the footprint).
+inline size_t slotBytes(uint64_t bytes) {
+  size_t want = footprint(bytes), slot = kAlign;
+  while (slot < want) slot <<= 1;
+  return slot;
+}
+
 // The addresses handed out while tracing: never dereferenced and never a
 // real buffer (non-canonical on x86-64 and AArch64).
 inline void *fakeAddress(size_t index) {
   return reinterpret_cast<void *>(uintptr_t{0xF00D} << 48 | (static_cast<uintptr_t>(index) + 1) << 8);
+}
+
+// The allocation a traced address is of (false: not one handed out).
+inline bool fakeIndex(const void *p, size_t *index) {
+  auto v = reinterpret_cast<uintptr_t>(p);
+  if (v >> 48 != 0xF00D || (v & 0xff) != 0 || ((v >> 8) & 0xFFFFFFFFFFull) == 0) return false;
+  *index = static_cast<size_t>((v >> 8) & 0xFFFFFFFFFFull) - 1;
+  return true;
 }
 
 // Two buffers may share memory when their lifetimes do not overlap and the
@@ -34,36 +51,35 @@ inline bool conflict(const PlannedAlloc &a, const PlannedAlloc &b) {
   return a.firstEvent <= b.lastEvent && b.firstEvent <= a.lastEvent;
 }
 
-// Gives each of `which` an offset: the lowest at which it overlaps no buffer
-// placed before it whose lifetime overlaps its own; the largest go first.
-// Returns the bytes the buffers span.
-inline size_t place(std::vector<PlannedAlloc> &allocs, const std::vector<uint32_t> &which) {
+// Gives each of `which` an offset (offset[i], from `base`) for its slot of
+// size[i] bytes: the lowest at which it overlaps no slot placed before it
+// whose lifetime overlaps its own; the largest go first. Returns the bytes
+// the slots span.
+inline size_t place(const std::vector<PlannedAlloc> &allocs, const std::vector<uint32_t> &which,
+                    const std::vector<size_t> &size, std::vector<size_t> &offset, size_t base) {
   std::vector<uint32_t> order = which;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return footprint(allocs[a].bytes) > footprint(allocs[b].bytes); });
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return size[a] > size[b]; });
   std::vector<uint32_t> placed;
   std::vector<std::pair<size_t, size_t>> busy;
   size_t total = 0;
   for (uint32_t i : order) {
-    PlannedAlloc &a = allocs[i];
-    size_t size = footprint(a.bytes);
     busy.clear();
     for (uint32_t j : placed)
-      if (conflict(a, allocs[j])) busy.emplace_back(allocs[j].offset, allocs[j].offset + footprint(allocs[j].bytes));
+      if (conflict(allocs[i], allocs[j])) busy.emplace_back(offset[j] - base, offset[j] - base + size[j]);
     std::sort(busy.begin(), busy.end());
     size_t off = 0;
     for (const auto &[lo, hi] : busy) {
-      if (off + size <= lo) break;
+      if (off + size[i] <= lo) break;
       off = std::max(off, hi);
     }
-    a.offset = off;
-    total = std::max(total, off + size);
+    offset[i] = base + off;
+    total = std::max(total, off + size[i]);
     placed.push_back(i);
   }
   return total;
 }
 
-inline GraphNode nodeOf(const GraphEntry &e, const PlannedOp &op, Comm *comm) {
+inline GraphNode nodeOf(const PlannedOp &op, Comm *comm) {
   GraphNode n;
   n.kind = op.kind;
   n.deps = op.deps.data();
@@ -88,7 +104,7 @@ inline GraphNode nodeOf(const GraphEntry &e, const PlannedOp &op, Comm *comm) {
     n.params = const_cast<void **>(op.params.data());
   } else {
     std::memcpy(&n.ptr, op.values.data(), sizeof(void *));
-    n.bytes = e.allocs[op.alloc].bytes;
+    n.bytes = op.bytes;
     n.pattern = op.pattern;
     n.width = op.width;
   }
@@ -101,6 +117,48 @@ inline void merge(std::vector<uint32_t> &to, const std::vector<uint32_t> &more) 
     auto it = std::lower_bound(to.begin(), to.end(), x);
     if (it == to.end() || *it != x) to.insert(it, x);
   }
+}
+
+// Calls fn(offset) for each address in an operation's values: a kernel's or
+// custom call's pointer and tensor arguments, a memset's or fill's
+// destination, a collective's or library call's buffers.
+template <class Fn>
+void forEachAddress(const PlannedOp &op, Fn &&fn) {
+  switch (op.kind) {
+    case GraphNode::Kind::Collective:
+    case GraphNode::Kind::Library:
+      for (uint32_t off = 0; off < op.values.size(); off += sizeof(void *)) fn(off);
+      return;
+    case GraphNode::Kind::Memset:
+    case GraphNode::Kind::Fill: fn(0u); return;
+    case GraphNode::Kind::Kernel:
+    case GraphNode::Kind::Custom: {
+      uint32_t off = 0;
+      for (int32_t kind : op.table->kernels[op.kernel].params) {
+        if (kind == HJ_PARAM_PTR || (kind & 0xff) == HJ_PARAM_TENSOR) fn(off);
+        off += paramBytes(kind);
+      }
+      return;
+    }
+  }
+}
+
+inline void *addressAt(const PlannedOp &op, uint32_t offset) {
+  void *p;
+  std::memcpy(&p, op.values.data() + offset, sizeof p);
+  return p;
+}
+
+// Whether node `n` of an executable graph holds what `op` needs.
+inline bool sameNode(const PlannedOp &op, const NodeState &n) {
+  if (op.kind == GraphNode::Kind::Kernel && std::memcmp(op.dims, n.dims, sizeof n.dims) != 0) return false;
+  return op.bytes == n.bytes && op.values == n.values;
+}
+
+inline void noteNode(const PlannedOp &op, NodeState &n) {
+  std::memcpy(n.dims, op.dims, sizeof n.dims);
+  n.bytes = op.bytes;
+  n.values.assign(op.values.begin(), op.values.end());
 }
 
 inline bool samePart(const CollectivePart &a, const CollectivePart &b) {

@@ -35,141 +35,98 @@ void GraphCache::freeOutputs() {
 }
 
 int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
-  if (!e.dirty.empty()) {
-    if (int32_t st = r_.injector.check("updating %zu nodes of a graph", e.dirty.size())) return st;
-    size_t done = 0;
-    for (; done < e.dirty.size(); ++done) {
-      PlannedOp &op = e.ops[e.dirty[done]];
-      if (int32_t st = e.exec->update(e.dirty[done], nodeOf(e, op, r_.comm.get()))) {
-        // A node the backend cannot update in place (a driver may refuse a
-        // 2D memset's new destination, a memset's new size, a child graph
-        // of another shape): build the graph anew from the values.
-        if (st == HJ_ERR_BACKEND && r_.backend.fault().empty()) {
-          if (int32_t rb = build(e, /*fresh=*/true)) return rb;
-          break;
+  GraphExec &x = *e.exec;
+  x.lastUse = ++tick_;
+  if (!x.graph) {
+    if (int32_t st = build(e)) return st;
+  } else {
+    if (x.holder != &e) {
+      // The nodes hold another signature's values: set those that differ.
+      for (uint32_t i : e.dirty) e.ops[i].dirty = false;
+      e.dirty.clear();
+      for (uint32_t i = 0; i < e.ops.size(); ++i)
+        if (!sameNode(e.ops[i], x.nodes[i])) {
+          e.ops[i].dirty = true;
+          e.dirty.push_back(i);
         }
-        e.dirty.erase(e.dirty.begin(), e.dirty.begin() + static_cast<std::ptrdiff_t>(done));  // the rest stay dirty
-        return st;
-      }
-      op.dirty = false;
-      ++r_.stats.graph_updates;
+      x.holder = &e;
     }
-    e.dirty.clear();
+    if (!e.dirty.empty()) {
+      if (int32_t st = r_.injector.check("updating %zu nodes of a graph", e.dirty.size())) return st;
+      size_t done = 0;
+      for (; done < e.dirty.size(); ++done) {
+        PlannedOp &op = e.ops[e.dirty[done]];
+        if (int32_t st = x.graph->update(e.dirty[done], nodeOf(op, r_.comm.get()))) {
+          // A node the backend cannot update in place (a driver may refuse a
+          // 2D memset's new destination, a memset's new size, a child graph
+          // of another shape): build the graph anew from the values.
+          if (st == HJ_ERR_BACKEND && r_.backend.fault().empty()) {
+            if (int32_t rb = build(e)) return rb;
+            break;
+          }
+          e.dirty.erase(e.dirty.begin(), e.dirty.begin() + static_cast<std::ptrdiff_t>(done));  // the rest stay dirty
+          return st;
+        }
+        noteNode(op, x.nodes[e.dirty[done]]);
+        op.dirty = false;
+        ++r_.stats.graph_updates;
+      }
+      e.dirty.clear();
+    }
   }
   if (e.ops.empty()) return HJ_OK;
   if (int32_t st = r_.injector.check("launching a graph of %zu operations", e.ops.size())) return st;
-  return e.exec->launch();
+  return x.graph->launch();
 }
 
-namespace {
-
-// The shape of a graph's work: what an executable graph must already hold
-// for another signature's nodes to be set into it. Sizes, grids, arguments
-// and addresses may differ; node kinds, their order and dependencies, the
-// kernels (and their shared memory, whose opt-in the build made), fill
-// patterns, collectives and library calls may not. Empty: never shared (a
-// cooperative kernel's grid is checked for co-residency when it is built).
-std::string topologyOf(const GraphEntry &e) {
-  std::string t;
-  auto put = [&](const void *p, size_t n) { t.append(static_cast<const char *>(p), n); };
-  auto word = [&](uint64_t v) { put(&v, sizeof v); };
-  for (const PlannedOp &op : e.ops) {
-    word(uint64_t(op.kind) | uint64_t(op.stream) << 8 | uint64_t(op.deps.size()) << 32);
-    for (uint32_t d : op.deps) word(d);
-    switch (op.kind) {
-      case GraphNode::Kind::Kernel:
-        if (op.table->kernels[op.kernel].launchFlags & HJ_LAUNCH_COOPERATIVE) return std::string();
-        [[fallthrough]];
-      case GraphNode::Kind::Custom:
-        word(reinterpret_cast<uintptr_t>(op.table));
-        word(op.kernel);
-        word(uint64_t(op.dims[6]));
-        break;
-      case GraphNode::Kind::Fill:
-        word(op.pattern);
-        word(op.width);
-        break;
-      case GraphNode::Kind::Memset: break;
-      case GraphNode::Kind::Collective:
-        for (const CollectivePart &c : op.parts) {
-          word(uint64_t(c.kind) | uint64_t(c.dtype) << 8 | uint64_t(c.op) << 16 | uint64_t(uint32_t(c.peer)) << 32);
-          word(c.count);
-        }
-        break;
-      case GraphNode::Kind::Library: {  // its shape: a child graph of cuBLASLt's calls for that shape
-        const MatmulCall &m = op.matmul;
-        for (int64_t v : {m.batch, m.m, m.n, m.k, m.batchStride[0], m.batchStride[1], m.batchStride[2],
-                          m.rowStride[0], m.rowStride[1], m.rowStride[2]})
-          word(uint64_t(v));
-        word(m.workspaceBytes);
-        word(uint64_t(m.aType) | uint64_t(m.cType) << 16 | uint64_t(m.flags) << 32);
-        put(&m.alpha, sizeof m.alpha);
-        put(&m.beta, sizeof m.beta);
-        break;
-      }
-    }
-  }
-  return t;
-}
-
-}  // namespace
-
-int32_t GraphCache::build(GraphEntry &e, bool fresh) {
-  e.exec.reset();
-  e.topology = topologyOf(e);
-  // A few signatures of one shape of work (two batch sizes, say) keep an
-  // executable graph each, and replay fast. Past Settings::graphsPerShape, a new
-  // signature takes over the least recently used one's and sets every node
-  // to its own values instead of instantiating a graph anew; that signature
-  // takes one back (or builds) on its next call.
-  GraphEntry *donor = nullptr;
-  size_t sameShape = 0;
-  if (!fresh && !e.topology.empty() && r_.settings.graphsPerShape > 0)
-    for (auto &kv : entries_) {
-      GraphEntry &d = *kv.second;
-      if (&d == &e || !d.exec || d.topology != e.topology) continue;
-      ++sameShape;
-      if (!donor || d.lastUse < donor->lastUse) donor = &d;
-    }
-  if (donor && sameShape >= r_.settings.graphsPerShape) {
-    e.exec = std::move(donor->exec);
-    forgetSources(*donor);
-    e.dirty.clear();
-    for (uint32_t i = 0; i < e.ops.size(); ++i) {
-      e.ops[i].dirty = true;
-      e.dirty.push_back(i);
-    }
-    ++r_.stats.graph_reuses;
-    return HJ_OK;
-  }
+int32_t GraphCache::build(GraphEntry &e) {
+  GraphExec &x = *e.exec;
+  x.graph.reset();
+  x.holder = nullptr;
   std::vector<GraphNode> nodes;
   nodes.reserve(e.ops.size());
-  for (const PlannedOp &op : e.ops) nodes.push_back(nodeOf(e, op, r_.comm.get()));
+  for (const PlannedOp &op : e.ops) nodes.push_back(nodeOf(op, r_.comm.get()));
   int32_t st = r_.injector.check("building a graph of %zu operations", e.ops.size());
-  if (st == HJ_OK) st = r_.backend.buildGraph(nodes, e.exec);
+  if (st == HJ_OK) st = r_.backend.buildGraph(nodes, x.graph);
   if (st != HJ_OK) {
-    e.exec.reset();
+    x.graph.reset();
     return st;
   }
-  for (PlannedOp &op : e.ops) op.dirty = false;
+  x.nodes.resize(e.ops.size());
+  for (size_t i = 0; i < e.ops.size(); ++i) {
+    noteNode(e.ops[i], x.nodes[i]);
+    e.ops[i].dirty = false;
+  }
   e.dirty.clear();
+  x.holder = &e;
   ++r_.stats.graph_builds;
   return HJ_OK;
 }
 
+void GraphCache::rebase(GraphEntry &e) {
+  const GraphShape &s = *e.shape;
+  for (const Patch &p : e.inner) {
+    void *at = static_cast<char *>(s.block) + s.offset[p.source];
+    markDirty(e, p.op, &at, p.offset, sizeof at);
+  }
+  for (size_t i = 0; i < e.allocs.size(); ++i) e.allocs[i].offset = s.offset[i];
+  e.epoch = s.epoch;
+}
+
 int32_t GraphCache::checkZeroed(GraphEntry &e) {
-  if (!r_.settings.checkZeroed || e.zeroedBytes == 0) return HJ_OK;
+  const GraphShape &s = *e.shape;
+  if (!r_.settings.checkZeroed || s.zeroedBytes == 0) return HJ_OK;
   if (int32_t st = r_.backend.synchronize()) return st;
-  std::vector<unsigned char> host(e.zeroedBytes);
-  char *zeroed = static_cast<char *>(e.block) + e.zeroedOffset;
-  if (int32_t st = r_.backend.copyToHost(host.data(), zeroed, e.zeroedBytes)) return st;
+  std::vector<unsigned char> host(s.zeroedBytes);
+  char *zeroed = static_cast<char *>(s.block) + s.zeroedOffset;
+  if (int32_t st = r_.backend.copyToHost(host.data(), zeroed, s.zeroedBytes)) return st;
   for (const PlannedAlloc &a : e.allocs) {
     if (!a.zeroed || a.output) continue;
-    const unsigned char *p = host.data() + (a.offset - e.zeroedOffset);
+    const unsigned char *p = host.data() + (a.offset - s.zeroedOffset);
     for (size_t i = 0; i < a.bytes; ++i) {
       if (p[i] == 0) continue;
       // Repair the plan's memory so later replays still start at zero.
-      r_.backend.memsetZero(zeroed, e.zeroedBytes);
+      r_.backend.memsetZero(zeroed, s.zeroedBytes);
       ++r_.stats.memsets;
       return fail(HJ_ERR_NOT_ZEROED,
                   "HOSTJIT_CHECK_ZEROED: buffer %%%s (%s, %" PRIu64
@@ -182,9 +139,11 @@ int32_t GraphCache::checkZeroed(GraphEntry &e) {
 }
 
 int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims) {
-  if (!e.exec) {
-    // The first replay: find which arguments are input or output addresses
-    // (patched on fast replays), then build the graph from these values.
+  e.epoch = e.shape->epoch;  // the program computed the plan's addresses of now
+  if (!e.resolved) {
+    // The first replay of a signature the trace could not resolve: find
+    // which arguments are input or output addresses (patched on fast
+    // replays).
     auto sourceOf = [&](const void *p, uint32_t *source) {
       for (size_t j = 0; j < outputs_.size(); ++j)
         if (outputs_[j].second == p) {
@@ -202,35 +161,16 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
     e.outputAllocs.clear();
     for (const auto &out : outputs_) e.outputAllocs.push_back(out.first);
     e.patches.clear();
+    e.inner.clear();
+    e.innerKnown = false;
     for (uint32_t oi = 0; oi < e.ops.size(); ++oi) {
-      PlannedOp &op = e.ops[oi];
-      if (op.kind == GraphNode::Kind::Collective || op.kind == GraphNode::Kind::Library) {
-        for (uint32_t off = 0; off < op.values.size(); off += sizeof(void *)) {
-          void *p;
-          std::memcpy(&p, op.values.data() + off, sizeof p);
-          uint32_t source;
-          if (p && sourceOf(p, &source)) e.patches.push_back({oi, off, source});
-        }
-        continue;
-      }
-      if (op.kind != GraphNode::Kind::Kernel && op.kind != GraphNode::Kind::Custom) {
-        void *dst;
-        std::memcpy(&dst, op.values.data(), sizeof dst);
+      const PlannedOp &op = e.ops[oi];
+      bool destination = op.kind == GraphNode::Kind::Memset || op.kind == GraphNode::Kind::Fill;
+      if (destination && !e.allocs[op.alloc].output) continue;
+      forEachAddress(op, [&](uint32_t off) {
         uint32_t source;
-        if (e.allocs[op.alloc].output && sourceOf(dst, &source)) e.patches.push_back({oi, 0, source});
-        continue;
-      }
-      const std::vector<int32_t> &kinds = op.table->kernels[op.kernel].params;
-      uint32_t off = 0;
-      for (int32_t kind : kinds) {
-        if (kind == HJ_PARAM_PTR || (kind & 0xff) == HJ_PARAM_TENSOR) {
-          void *p;
-          std::memcpy(&p, op.values.data() + off, sizeof p);
-          uint32_t source;
-          if (p && sourceOf(p, &source)) e.patches.push_back({oi, off, source});
-        }
-        off += paramBytes(kind);
-      }
+        if (void *p = addressAt(op, off); p && sourceOf(p, &source)) e.patches.push_back({oi, off, source});
+      });
     }
     size_t sources = inputs_.size() + outputs_.size();
     std::stable_sort(e.patches.begin(), e.patches.end(),
@@ -243,12 +183,9 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
     e.outSource.assign(numOutputs_, 0);
     for (uint32_t k = 0; k < numOutputs_; ++k)
       if (!sourceOf(outData[k], &e.outSource[k])) e.fast = false;
-    mapValues(e);
+    if (!mapValues(e)) e.fast = false;
     e.outDims.assign(outDims, outDims + numDims_);
-    if (int32_t st = build(e)) {
-      freeOutputs();
-      return abortComm(e, st);
-    }
+    e.resolved = true;
   }
   if (int32_t st = pushAndLaunch(e)) {
     forgetSources(e);
@@ -267,37 +204,37 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
 // Where each hj_graph_value of the call goes in the nodes. The program has
 // just computed those arguments itself: a value that does not match what it
 // computed means the caller's values are not what the program takes, and
-// replays keep running the program.
-void GraphCache::mapValues(GraphEntry &e) {
+// replays keep running the program (false; no value is placed).
+bool GraphCache::mapValues(GraphEntry &e) {
   e.valuePatches.clear();
   std::vector<uint32_t> kernelOps;
   for (uint32_t i = 0; i < e.ops.size(); ++i)
     if (e.ops[i].kind == GraphNode::Kind::Kernel) kernelOps.push_back(i);
   for (const hj_graph_value &v : values_) {
-    if (v.launch >= kernelOps.size()) {
-      e.fast = false;
-      return;
+    bool ok = v.launch < kernelOps.size();
+    const PlannedOp *op = ok ? &e.ops[kernelOps[v.launch]] : nullptr;
+    const std::vector<int32_t> *kinds = ok ? &op->table->kernels[op->kernel].params : nullptr;
+    ok = ok && v.param < kinds->size() && (*kinds)[v.param] != HJ_PARAM_PTR &&
+         ((*kinds)[v.param] & 0xff) != HJ_PARAM_TENSOR;
+    uint32_t off = 0, bytes = 0;
+    if (ok) {
+      for (uint32_t j = 0; j < v.param; ++j) off += paramBytes((*kinds)[j]);
+      bytes = paramBytes((*kinds)[v.param]);
+      ok = std::memcmp(op->values.data() + off, &v.bits, bytes) == 0;
     }
-    const PlannedOp &op = e.ops[kernelOps[v.launch]];
-    const std::vector<int32_t> &kinds = op.table->kernels[op.kernel].params;
-    if (v.param >= kinds.size() || kinds[v.param] == HJ_PARAM_PTR || (kinds[v.param] & 0xff) == HJ_PARAM_TENSOR) {
-      e.fast = false;
-      return;
-    }
-    uint32_t off = 0;
-    for (uint32_t j = 0; j < v.param; ++j) off += paramBytes(kinds[j]);
-    uint32_t bytes = paramBytes(kinds[v.param]);
-    if (std::memcmp(op.values.data() + off, &v.bits, bytes) != 0) {
-      e.fast = false;
-      return;
+    if (!ok) {
+      e.valuePatches.clear();
+      return false;
     }
     e.valuePatches.push_back({kernelOps[v.launch], off, bytes});
   }
+  return true;
 }
 
 int32_t GraphCache::fastReplay(GraphEntry &e, void *const *inputs, const hj_graph_value *values, void **outData,
-                               int64_t *outDims) {
+                               int64_t *outDims, bool first) {
   hj_stats &s = r_.stats;
+  if (e.epoch != e.shape->epoch) rebase(e);
   uint64_t liveBefore = s.live_bytes;
   fastOut_.assign(e.outputAllocs.size(), nullptr);
   auto release = [&] {
@@ -357,7 +294,7 @@ int32_t GraphCache::fastReplay(GraphEntry &e, void *const *inputs, const hj_grap
   }
   if (!e.outDims.empty()) std::memcpy(outDims, e.outDims.data(), e.outDims.size() * sizeof(int64_t));
   ++s.graph_replays;
-  ++s.graph_fast;
+  if (!first) ++s.graph_fast;
   fastOut_.clear();  // the caller owns them now
   return HJ_OK;
 }

@@ -1,60 +1,194 @@
-// memory_plan.cpp - a traced signature's memory plan: intermediates at
-// offsets of one block, sharing memory where lifetimes allow.
+// memory_plan.cpp - the memory plans of shapes of work: intermediates in
+// slots of one block, shared between buffers whose lifetimes do not
+// overlap, grown when a signature of the shape needs more; and the
+// executable graph a new signature is bound to.
 #include "graph/graph_cache.h"
 
 #include <algorithm>
 #include <cinttypes>
-#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 
-#include "base/dtypes.h"
 #include "base/error.h"
 #include "graph/graph_internal.h"
-#include "graph/graph_paths.h"
 
 namespace hj {
 
-int32_t GraphCache::plan(GraphEntry &e) {
-  std::vector<uint32_t> general, zeroed;
-  for (uint32_t i = 0; i < e.allocs.size(); ++i) {
-    PlannedAlloc &a = e.allocs[i];
+namespace {
+
+// The shape of a graph's work: what an executable graph and its memory plan
+// must already hold for another signature's nodes to be set into it. Sizes,
+// grids, arguments and addresses may differ; node kinds, their order and
+// dependencies, the kernels (and their shared memory, whose opt-in the
+// build made), fill patterns, collectives and library calls may not, nor
+// the allocations' order, lifetimes and streams. Empty: never shared (a
+// cooperative kernel's grid is checked for co-residency when it is built).
+std::string topologyOf(const GraphEntry &e) {
+  std::string t = "T";
+  auto put = [&](const void *p, size_t n) { t.append(static_cast<const char *>(p), n); };
+  auto word = [&](uint64_t v) { put(&v, sizeof v); };
+  for (const PlannedOp &op : e.ops) {
+    word(uint64_t(op.kind) | uint64_t(op.stream) << 8 | uint64_t(op.deps.size()) << 32);
+    for (uint32_t d : op.deps) word(d);
+    switch (op.kind) {
+      case GraphNode::Kind::Kernel:
+        if (op.table->kernels[op.kernel].launchFlags & HJ_LAUNCH_COOPERATIVE) return std::string();
+        [[fallthrough]];
+      case GraphNode::Kind::Custom:
+        word(reinterpret_cast<uintptr_t>(op.table));
+        word(op.kernel);
+        word(uint64_t(op.dims[6]));
+        break;
+      case GraphNode::Kind::Fill:
+        word(op.pattern);
+        word(op.width);
+        [[fallthrough]];
+      case GraphNode::Kind::Memset: word(op.alloc); break;
+      case GraphNode::Kind::Collective:
+        for (const CollectivePart &c : op.parts) {
+          word(uint64_t(c.kind) | uint64_t(c.dtype) << 8 | uint64_t(c.op) << 16 | uint64_t(uint32_t(c.peer)) << 32);
+          word(c.count);
+        }
+        break;
+      case GraphNode::Kind::Library: {  // its shape: a child graph of cuBLASLt's calls for that shape
+        const MatmulCall &m = op.matmul;
+        for (int64_t v : {m.batch, m.m, m.n, m.k, m.batchStride[0], m.batchStride[1], m.batchStride[2],
+                          m.rowStride[0], m.rowStride[1], m.rowStride[2]})
+          word(uint64_t(v));
+        word(m.workspaceBytes);
+        word(uint64_t(m.aType) | uint64_t(m.cType) << 16 | uint64_t(m.flags) << 32);
+        put(&m.alpha, sizeof m.alpha);
+        put(&m.beta, sizeof m.beta);
+        break;
+      }
+    }
+  }
+  word(e.allocs.size());
+  for (const PlannedAlloc &a : e.allocs) {
+    word(a.firstEvent);
+    word(a.lastEvent);
+    word(uint64_t(a.stream) | uint64_t(a.otherStreams) << 32 | uint64_t(a.zeroed) << 33 | uint64_t(a.output) << 34 |
+         uint64_t(uint32_t(a.op)) << 40);
+  }
+  return t;
+}
+
+bool fits(const GraphShape &s, const GraphEntry &e) {
+  for (size_t i = 0; i < e.allocs.size(); ++i)
+    if (!e.allocs[i].output && footprint(e.allocs[i].bytes) > s.capacity[i]) return false;
+  return true;
+}
+
+}  // namespace
+
+void GraphCache::countWork(GraphEntry &e) {
+  e.fastAllocs = e.fastMemsets = e.fastFills = e.launches = e.libraryCalls = 0;
+  for (PlannedAlloc &a : e.allocs) {
     if (a.output) continue;
     // Nodes of different streams may run at once, in any order (conflict()).
     if (e.streams && e.unknownUse) a.lastEvent = SIZE_MAX;
-    (a.zeroed ? zeroed : general).push_back(i);
     ++e.fastAllocs;
     if (a.op >= 0) ++(e.ops[a.op].kind == GraphNode::Kind::Memset ? e.fastMemsets : e.fastFills);
   }
-  size_t generalBytes = place(e.allocs, general);
-  size_t zeroedBytes = place(e.allocs, zeroed);
-  for (uint32_t i : zeroed) e.allocs[i].offset += generalBytes;
-  e.zeroedOffset = generalBytes;
-  e.zeroedBytes = zeroedBytes;
-  e.blockBytes = generalBytes + zeroedBytes;
   for (const PlannedOp &op : e.ops) {
     if (op.kind == GraphNode::Kind::Library || op.kind == GraphNode::Kind::Custom) ++e.libraryCalls;
     if (op.kind == GraphNode::Kind::Kernel) ++e.launches;
-    if ((op.kind == GraphNode::Kind::Kernel || op.kind == GraphNode::Kind::Custom) && !e.keepAlive)
-      e.keepAlive = op.table->keepAlive;
   }
   e.dirty.reserve(e.ops.size());  // markDirty then never allocates
-  if (e.blockBytes == 0) return HJ_OK;
-  if (int32_t st = r_.buffers.memory().allocate(e.blockBytes, &e.block)) {
-    e.block = nullptr;
-    if (st == HJ_ERR_INJECTED) return st;
-    std::string why = hj_last_error();
-    return fail(st, "graph mode: the memory plan of %zu intermediates (%zu bytes): %s",
-                general.size() + zeroed.size(), e.blockBytes, why.c_str());
+}
+
+int32_t GraphCache::growPlan(GraphShape &s, const GraphEntry &e) {
+  std::vector<size_t> capacity = s.capacity, offset(e.allocs.size(), 0);
+  std::vector<uint32_t> general, zeroed;
+  for (uint32_t i = 0; i < e.allocs.size(); ++i) {
+    const PlannedAlloc &a = e.allocs[i];
+    if (a.output) continue;
+    capacity[i] = std::max(capacity[i], slotBytes(a.bytes));
+    (a.zeroed ? zeroed : general).push_back(i);
   }
-  r_.stats.graph_bytes += e.blockBytes;
-  if (zeroedBytes) {
-    // resets_to_zero buffers: zeroed once here, left zero by their kernels.
-    int32_t st = r_.injector.check("zeroing the memory plan of a graph (%zu bytes)", zeroedBytes);
-    if (st == HJ_OK) st = r_.backend.memsetZero(static_cast<char *>(e.block) + generalBytes, zeroedBytes);
-    if (st) return st;
-    ++r_.stats.memsets;  // like the arena's growth; not recorded: the program did not call it
+  size_t generalBytes = place(e.allocs, general, capacity, offset, 0);
+  size_t zeroedBytes = place(e.allocs, zeroed, capacity, offset, generalBytes);
+  size_t total = generalBytes + zeroedBytes;
+  void *block = nullptr;
+  if (total) {
+    if (int32_t st = r_.buffers.memory().allocate(total, &block)) {
+      if (st == HJ_ERR_INJECTED) return st;
+      std::string why = hj_last_error();
+      return fail(st, "graph mode: the memory plan of %zu intermediates (%zu bytes): %s", general.size() + zeroed.size(),
+                  total, why.c_str());
+    }
+    if (zeroedBytes) {
+      // resets_to_zero buffers: zeroed once here, left zero by their kernels.
+      int32_t st = r_.injector.check("zeroing the memory plan of a graph (%zu bytes)", zeroedBytes);
+      if (st == HJ_OK) st = r_.backend.memsetZero(static_cast<char *>(block) + generalBytes, zeroedBytes);
+      if (st) {
+        r_.buffers.memory().release(block, total);
+        return st;
+      }
+      ++r_.stats.memsets;  // like the arena's growth; not recorded: the program did not call it
+    }
   }
+  if (s.block) {  // the graphs that used it are done with it (release waits for the device)
+    r_.buffers.memory().release(s.block, s.blockBytes);
+    r_.stats.graph_bytes -= s.blockBytes;
+    ++r_.stats.graph_replans;
+  }
+  r_.stats.graph_bytes += total;
+  s.block = block;
+  s.blockBytes = total;
+  s.zeroedOffset = generalBytes;
+  s.zeroedBytes = zeroedBytes;
+  s.capacity = std::move(capacity);
+  s.offset = std::move(offset);
+  ++s.epoch;
+  return HJ_OK;
+}
+
+int32_t GraphCache::bindPlan(GraphEntry &e) {
+  std::string topology = topologyOf(e);
+  bool shared = !topology.empty();
+  GraphShape *s = nullptr;
+  if (shared)
+    if (auto it = shapes_.find(std::string_view(topology)); it != shapes_.end()) s = it->second.get();
+  if (!s) {
+    auto owned = std::make_unique<GraphShape>();
+    if (shared) {
+      owned->topology = std::move(topology);
+    } else {  // a key no topology has (those start with 'T')
+      owned->topology = "U";
+      ++uniqueShapes_;
+      owned->topology.append(reinterpret_cast<const char *>(&uniqueShapes_), sizeof uniqueShapes_);
+    }
+    owned->offset.assign(e.allocs.size(), 0);
+    owned->capacity.assign(e.allocs.size(), 0);
+    if (int32_t st = growPlan(*owned, e)) return st;
+    s = owned.get();
+    shapes_.emplace(std::string_view(s->topology), std::move(owned));
+  } else if (!fits(*s, e)) {
+    if (int32_t st = growPlan(*s, e)) return st;
+  }
+  e.shape = s;
+  ++s->users;
+  for (const PlannedOp &op : e.ops)
+    if ((op.kind == GraphNode::Kind::Kernel || op.kind == GraphNode::Kind::Custom) && !s->keepAlive) {
+      s->keepAlive = op.table->keepAlive;
+      break;
+    }
+  // Up to Settings::graphsPerShape executable graphs per shape (0: one per
+  // signature); past that, a new signature is bound to the least recently
+  // used one and sets its nodes to its own values instead of instantiating.
+  GraphExec *x = nullptr;
+  uint32_t limit = r_.settings.graphsPerShape;
+  if (shared && limit > 0 && s->execs.size() >= limit)
+    for (auto &p : s->execs)
+      if (!x || p->lastUse < x->lastUse) x = p.get();
+  if (x && x->graph) ++r_.stats.graph_reuses;
+  if (!x) x = s->execs.emplace_back(std::make_unique<GraphExec>()).get();
+  e.exec = x;
+  ++x->users;
+  x->lastUse = ++tick_;
+  for (size_t i = 0; i < e.allocs.size(); ++i) e.allocs[i].offset = s->offset[i];
+  e.epoch = s->epoch;
   return HJ_OK;
 }
 

@@ -1,0 +1,89 @@
+// graph_resolve.cpp - a traced signature made ready to launch from its
+// trace alone: the trace's fake addresses become the plan's slots and
+// patches for the call's inputs and outputs, so the program need not run
+// a second time.
+#include "graph/graph_cache.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "graph/graph_internal.h"
+
+namespace hj {
+
+bool GraphCache::resolve(GraphEntry &e, void *const *outData, const int64_t *outDims) {
+  size_t n = inputs_.size();
+  e.numInputs = static_cast<uint32_t>(n);
+  e.outputAllocs.clear();
+  std::vector<uint32_t> outIndex(e.allocs.size(), UINT32_MAX);
+  for (uint32_t i = 0; i < e.allocs.size(); ++i)
+    if (e.allocs[i].output) {
+      outIndex[i] = static_cast<uint32_t>(e.outputAllocs.size());
+      e.outputAllocs.push_back(i);
+    }
+  // The inputs by address, for the many weights of a model.
+  inputOrder_.clear();
+  for (uint32_t i = 0; i < n; ++i) inputOrder_.emplace_back(inputs_[i], i);
+  std::stable_sort(inputOrder_.begin(), inputOrder_.end(),
+                   [](const auto &a, const auto &b) { return std::less<const void *>()(a.first, b.first); });
+  auto inputOf = [&](const void *p, uint32_t *source) {
+    auto it = std::lower_bound(inputOrder_.begin(), inputOrder_.end(), p, [](const auto &a, const void *q) {
+      return std::less<const void *>()(a.first, q);
+    });
+    if (it == inputOrder_.end() || it->first != p) return false;
+    *source = it->second;  // the first input at that address
+    return true;
+  };
+  // Each address: an output's (patched per call), an input's (patched when
+  // it moves) or an intermediate's (its slot in the plan).
+  bool ok = true;
+  e.patches.clear();
+  e.inner.clear();
+  for (uint32_t oi = 0; oi < e.ops.size() && ok; ++oi)
+    forEachAddress(e.ops[oi], [&](uint32_t off) {
+      const void *p = addressAt(e.ops[oi], off);
+      size_t a;
+      uint32_t source;
+      if (!p) return;
+      if (fakeIndex(p, &a) && a < e.allocs.size())
+        (outIndex[a] != UINT32_MAX ? e.patches : e.inner)
+            .push_back({oi, off, outIndex[a] != UINT32_MAX ? static_cast<uint32_t>(n + outIndex[a])
+                                                           : static_cast<uint32_t>(a)});
+      else if (inputOf(p, &source))
+        e.patches.push_back({oi, off, source});
+      else
+        ok = false;  // an address the trace did not hand out and no input has
+    });
+  e.outSource.assign(numOutputs_, 0);
+  for (uint32_t k = 0; ok && k < numOutputs_; ++k) {
+    size_t a;
+    if (fakeIndex(outData[k], &a) && a < e.allocs.size() && outIndex[a] != UINT32_MAX)
+      e.outSource[k] = static_cast<uint32_t>(n + outIndex[a]);
+    else
+      ok = inputOf(outData[k], &e.outSource[k]);
+  }
+  if (!ok) {
+    e.patches.clear();
+    e.inner.clear();
+    return false;
+  }
+  size_t sources = n + e.outputAllocs.size();
+  std::stable_sort(e.patches.begin(), e.patches.end(),
+                   [](const Patch &a, const Patch &b) { return a.source < b.source; });
+  e.patchStart.assign(sources + 1, 0);
+  for (const Patch &p : e.patches) ++e.patchStart[p.source + 1];
+  for (size_t i = 0; i < sources; ++i) e.patchStart[i + 1] += e.patchStart[i];
+  e.sourceValue.assign(sources, kUnknown);
+  e.fast = fast_ && mapValues(e);
+  if (!e.fast) e.valuePatches.clear();
+  e.outDims.assign(outDims, outDims + numDims_);
+  const GraphShape &s = *e.shape;
+  for (const Patch &p : e.inner) {
+    void *at = static_cast<char *>(s.block) + s.offset[p.source];
+    std::memcpy(e.ops[p.op].values.data() + p.offset, &at, sizeof at);
+  }
+  e.resolved = e.innerKnown = true;
+  return true;
+}
+
+}  // namespace hj
