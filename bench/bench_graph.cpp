@@ -86,8 +86,9 @@ struct Setup {
   int64_t outDims[3] = {};
   std::string error;
 
-  explicit Setup(int launches)
-      : Setup(bench::launchProgram(launches, sourceDir() + "/bench/kernels/steps.cu"), {{"x", {64, 256}}}, {}) {
+  explicit Setup(int launches, int64_t perBlock = 256)
+      : Setup(bench::launchProgram(launches, sourceDir() + "/bench/kernels/steps.cu", perBlock), {{"x", {64, 256}}},
+              {}) {
     k = launches;
   }
   static Setup model() {
@@ -386,13 +387,21 @@ void BM_ManyInputs(benchmark::State &state) {
 // on every call: x is [n, 256], over one buffer, for n cycling through D
 // distinct values, scattered (growing and shrinking) or growing by one per
 // call like a decode loop (then starting again at 1). Eager JIT calls and
-// graph mode, interleaved: with D past the cache (16 signatures) every
-// graph-mode call is a new signature, traced, fitted into its shape of
-// work's memory plan and bound to one of its four executable graphs.
+// graph mode, interleaved. `rows`: rows of x per block of the grid (1: the
+// grid changes with every n; 16: every 16th). `cache`: 0 for the default
+// cache, else HOSTJIT_GRAPH_CACHE and HOSTJIT_GRAPHS_PER_SHAPE set to it
+// (a graph per signature).
 void BM_ShapeCycle(benchmark::State &state) {
   int k = static_cast<int>(state.range(0)), distinct = static_cast<int>(state.range(1));
   bool growing = state.range(2) != 0;
-  Setup s(k);
+  int64_t rows = state.range(3), cache = state.range(4);
+  if (cache) {
+    setenv("HOSTJIT_GRAPH_CACHE", std::to_string(cache).c_str(), 1);
+    setenv("HOSTJIT_GRAPHS_PER_SHAPE", std::to_string(cache).c_str(), 1);
+  }
+  Setup s(k, 256 * rows);
+  unsetenv("HOSTJIT_GRAPH_CACHE");
+  unsetenv("HOSTJIT_GRAPHS_PER_SHAPE");
   if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
   hj_context *ctx = s.rt->context();
   void *data = nullptr;
@@ -430,10 +439,15 @@ void BM_ShapeCycle(benchmark::State &state) {
 }
 
 void shapeCycles(benchmark::internal::Benchmark *b) {
-  b->ArgNames({"K", "D", "growing"});
-  for (int d : {1, 4, 16, 64, 1000}) b->Args({16, d, 0});
-  for (int k : {1, 4, 64}) b->Args({k, 1000, 0});
-  for (int k : {16, 64}) b->Args({k, 1000, 1});
+  b->ArgNames({"K", "D", "growing", "rows", "cache"});
+  for (int d : {1, 4, 16, 64, 256, 1000}) b->Args({16, d, 0, 1, 0});
+  for (int k : {1, 4, 64}) b->Args({k, 1000, 0, 1, 0});
+  for (int k : {16, 64}) {
+    b->Args({k, 1000, 1, 1, 0});   // decode-like, the grid follows n
+    b->Args({k, 1000, 1, 16, 0});  // decode-like, the grid grows every 16 calls
+  }
+  b->Args({16, 1000, 0, 1, 1024});  // a graph per signature
+  b->Args({16, 1000, 1, 16, 1024});
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
 }
 

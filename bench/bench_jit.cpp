@@ -175,6 +175,46 @@ void BM_InterleavedModel(benchmark::State &state) {
   if (rt->stats().live_bytes != 0) state.SkipWithError("leaked");
 }
 
+// BM_ShapeCycle of bench_graph.cpp on the host backend: the K = 16 program
+// with x of [n, 256] for n cycling through D distinct values (scattered), eager JIT
+// calls and graph mode interleaved. Shows hostjit's own cost of a new
+// signature (trace, plan, nodes set), without the driver's.
+void BM_HostShapeCycle(benchmark::State &state) {
+  int distinct = static_cast<int>(state.range(0));
+  Program p = launchProgram(16);
+  auto rt = runtime();
+  CompileOptions co;
+  co.useCache = false;
+  co.tiered = false;
+  auto cp = gJit->compile(p, rt, co);
+  if (!cp) return state.SkipWithError("cannot prepare the program");
+  hj_context *ctx = rt->context();
+  std::vector<float> data(static_cast<size_t>(distinct) * 256, 1.5f);
+  std::vector<int64_t> shapes(2 * static_cast<size_t>(distinct));
+  std::vector<DLTensor> xs(static_cast<size_t>(distinct));
+  for (int i = 0; i < distinct; ++i) {
+    shapes[2 * i] = 1 + (int64_t(i) * 617) % distinct;
+    shapes[2 * i + 1] = 256;
+    xs[i] = DLTensor{};
+    xs[i].data = data.data();
+    xs[i].device = {kDLCPU, 0};
+    xs[i].ndim = 2;
+    xs[i].dtype = {kDLFloat, 32, 1};
+    xs[i].shape = &shapes[2 * i];
+  }
+  void *outData[1];
+  int64_t outDims[2];
+  int next[2] = {0, 0};
+  auto call = [&](int way, bool graph) {
+    const DLTensor *in[] = {&xs[next[way]++ % distinct]};
+    int32_t st = graph ? (*cp)->callGraph(ctx, in, nullptr, outData, outDims)
+                       : (*cp)->call(ctx, in, nullptr, outData, outDims);
+    return st ? st : hj_free(ctx, outData[0]);
+  };
+  bench::interleave(state, ctx, 64, {{"jit", [&] { return call(0, false); }}, {"graph", [&] { return call(1, true); }}});
+  if (rt->stats().live_bytes != 0) state.SkipWithError("leaked");
+}
+
 // Shared state of the call benchmarks: a runtime, inputs, the program.
 struct CallSetup {
   Program p;
@@ -302,6 +342,7 @@ BENCHMARK(BM_CompileLaunches)
     ->ArgNames({"launches", "mode"})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_InterleavedModel)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_HostShapeCycle)->ArgNames({"D"})->Arg(1)->Arg(16)->Arg(1000)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CallLaunches)->ArgsProduct({{16, 64, 256, 1000}, {0, 1}})->ArgNames({"launches", "eval"});
 
 int main(int argc, char **argv) {

@@ -23,7 +23,7 @@ std::string segmentedProgram(int segments) {
 
 namespace hostjit::bench {
 
-std::string launchProgram(int launches, const std::string &cudaSource) {
+std::string launchProgram(int launches, const std::string &cudaSource, int64_t perBlock) {
   auto cuda = [&](const char *entry) {
     return cudaSource.empty() ? std::string() : "  cuda = \"" + cudaSource + "\"\n  entry = \"" + entry + "\"\n";
   };
@@ -31,7 +31,7 @@ std::string launchProgram(int launches, const std::string &cudaSource) {
       "kernel @step(ptr<f32>, ptr<f32>, i64) {\n  host = \"empty\"\n" + cuda("step") + "}\n\n"
       "kernel @step_sem(ptr<f32>, ptr<f32>, ptr<i32>, i64) {\n  host = \"empty\"\n" + cuda("step_sem") + "}\n\n"
       "func @main(%x: f32[?, ?]) -> (f32[?, ?]) {\n"
-      "  %n = size %x, 0\n  %h = size %x, 1\n  %total = mul %n, %h\n  %blocks = ceildiv %total, 256\n"
+      "  %n = size %x, 0\n  %h = size %x, 1\n  %total = mul %n, %h\n  %blocks = ceildiv %total, " + std::to_string(perBlock) + "\n"
       "  %y = alloc f32[%n, %h]\n";
   for (int i = 0; i < launches; ++i) {
     std::string k = std::to_string(i);

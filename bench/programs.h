@@ -23,7 +23,9 @@ namespace hostjit::bench {
 // resets_to_zero semaphore (the compile-time and graph benchmarks' shape).
 // With cudaSource (a path to bench/kernels/steps.cu), the kernels have CUDA
 // implementations too.
-std::string launchProgram(int launches, const std::string &cudaSource = "");
+// `perBlock` elements of x per block of the grid (256: a block per row of
+// x; more: a grid that grows only every perBlock / 256 rows).
+std::string launchProgram(int launches, const std::string &cudaSource = "", int64_t perBlock = 256);
 
 }  // namespace hostjit::bench
 

@@ -138,8 +138,8 @@ typedef struct hj_options {
   int32_t sync;            /* synchronise after every launch and memset, so a kernel that faults on the
                               device is reported by its own launch (slow: for finding a fault);
                               -1: HOSTJIT_SYNC */
-  uint32_t graph_cache;    /* graph mode: executable graphs (signatures) kept per context, least
-                              recently used evicted first; 0: HOSTJIT_GRAPH_CACHE, else 16 */
+  uint32_t graph_cache;    /* graph mode: signatures kept per context, least
+                              recently used evicted first; 0: HOSTJIT_GRAPH_CACHE, else 64 */
 } hj_options;
 
 /* Describes one kernel of a program for hj_kernel_table_create. Strings are

@@ -11,10 +11,12 @@ struct Settings {
   bool checkZeroed = false;  // contract point 6: HOSTJIT_CHECK_ZEROED
   bool fillNan = false;      // contract point 6: HOSTJIT_FILL_NAN
   bool sync = false;         // synchronise after every launch and memset (HOSTJIT_SYNC)
-  uint32_t graphCache = 16;  // graph mode: signatures kept (hj_options.graph_cache, HOSTJIT_GRAPH_CACHE)
+  uint32_t graphCache = 64;  // graph mode: signatures kept (hj_options.graph_cache, HOSTJIT_GRAPH_CACHE)
   // graph mode: executable graphs kept per shape of work before a new
-  // signature takes one over (HOSTJIT_GRAPHS_PER_SHAPE; 0: never shared)
-  uint32_t graphsPerShape = 4;
+  // signature is bound to one of them (HOSTJIT_GRAPHS_PER_SHAPE; 0: never
+  // shared); a signature whose launch dims equal a graph's is bound to it
+  // whatever the count
+  uint32_t graphsPerShape = 16;
 };
 
 }  // namespace hj

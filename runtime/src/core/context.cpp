@@ -25,7 +25,7 @@ uint32_t graphCacheCapacity(const hj_options &o) {
     long n = std::strtol(v, nullptr, 10);
     if (n > 0 && n < (1L << 20)) return static_cast<uint32_t>(n);
   }
-  return 16;
+  return 64;
 }
 
 uint32_t graphsPerShape() {
@@ -33,7 +33,7 @@ uint32_t graphsPerShape() {
     long n = std::strtol(v, nullptr, 10);
     if (n >= 0 && n < (1L << 20)) return static_cast<uint32_t>(n);
   }
-  return 4;
+  return 16;
 }
 
 }  // namespace

@@ -228,6 +228,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
   GraphEntry &e = *hit;
   last_ = hit;
   e.lastUse = ++tick_;
+  if (e.exec && e.exec->holder != &e) promote(e);
   if (!e.eagerReason.empty()) {
     reason_ = e.eagerReason;
     enter(Mode::Eager);
@@ -371,7 +372,12 @@ const std::string &GraphCache::outcome() const {
   switch (way_) {
     case Way::None: outcome_.clear(); return outcome_;
     case Way::Eager: outcome_ = "eager: " + reason_; return outcome_;
-    case Way::Fast: std::snprintf(buf, sizeof buf, "fast replay: %llu nodes updated", updates); break;
+    case Way::Fast:
+      if (r_.stats.graph_builds > buildsMark_)
+        std::snprintf(buf, sizeof buf, "fast replay: graph built (the graph it was bound to held other launch dims)");
+      else
+        std::snprintf(buf, sizeof buf, "fast replay: %llu nodes updated", updates);
+      break;
     case Way::Replay:
       std::snprintf(buf, sizeof buf, "replay that ran the program (%s): %llu nodes updated", why_ ? why_ : "",
                     updates);

@@ -248,6 +248,13 @@ class GraphCache {
   // signature does not fit) or made, and an executable graph of it chosen.
   int32_t bindPlan(GraphEntry &e);
   int32_t growPlan(GraphShape &s, const GraphEntry &e);
+  // Kernel nodes of `x` whose launch dims differ from the entry's (counting
+  // stops past `stop`); SIZE_MAX when x has no graph yet.
+  static size_t dimsDiffer(const GraphEntry &e, const GraphExec &x, size_t stop);
+  GraphExec *closestExec(GraphShape &s, const GraphEntry &e);
+  // A signature called again whose graph holds another's launch dims gets
+  // a graph of its own while its shape has fewer than graphsPerShape.
+  void promote(GraphEntry &e);
   // The traced values made real: intermediates at their slots, input and
   // output addresses as patches. False when an address is none of these
   // (the program then runs again against the plan).

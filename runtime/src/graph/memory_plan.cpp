@@ -144,6 +144,44 @@ int32_t GraphCache::growPlan(GraphShape &s, const GraphEntry &e) {
   return HJ_OK;
 }
 
+size_t GraphCache::dimsDiffer(const GraphEntry &e, const GraphExec &x, size_t stop) {
+  if (!x.graph || x.nodes.size() != e.ops.size()) return SIZE_MAX;
+  size_t differ = 0;
+  for (size_t i = 0; i < e.ops.size() && differ <= stop; ++i)
+    differ += e.ops[i].kind == GraphNode::Kind::Kernel &&
+              std::memcmp(e.ops[i].dims, x.nodes[i].dims, sizeof x.nodes[i].dims) != 0;
+  return differ;
+}
+
+GraphExec *GraphCache::closestExec(GraphShape &s, const GraphEntry &e) {
+  GraphExec *x = nullptr;
+  size_t best = SIZE_MAX;
+  for (auto &p : s.execs) {
+    size_t differ = dimsDiffer(e, *p, best);
+    if (differ == SIZE_MAX) continue;
+    if (differ < best || (differ == best && p->lastUse < x->lastUse)) {
+      x = p.get();
+      best = differ;
+    }
+  }
+  return x;
+}
+
+void GraphCache::promote(GraphEntry &e) {
+  GraphShape &s = *e.shape;
+  GraphExec *x = e.exec;
+  if (x->holder == &e || s.execs.size() >= r_.settings.graphsPerShape || s.topology[0] != 'T') return;
+  if (dimsDiffer(e, *x, 0) == 0) return;  // new arguments only: cheap to set
+  if (--x->users == 0) {
+    auto it = std::find_if(s.execs.begin(), s.execs.end(), [&](const auto &p) { return p.get() == x; });
+    s.execs.erase(it);
+  }
+  e.exec = s.execs.emplace_back(std::make_unique<GraphExec>()).get();
+  e.exec->users = 1;
+  for (uint32_t i : e.dirty) e.ops[i].dirty = false;
+  e.dirty.clear();
+}
+
 int32_t GraphCache::bindPlan(GraphEntry &e) {
   std::string topology = topologyOf(e);
   bool shared = !topology.empty();
@@ -174,15 +212,17 @@ int32_t GraphCache::bindPlan(GraphEntry &e) {
       s->keepAlive = op.table->keepAlive;
       break;
     }
-  // Up to Settings::graphsPerShape executable graphs per shape (0: one per
-  // signature); past that, a new signature is bound to the least recently
-  // used one and sets its nodes to its own values instead of instantiating.
+  // The executable graph to bind: the one of this shape whose kernel nodes
+  // differ from the signature's in the fewest launch dims (the least
+  // recently used among equals), since setting a node's grid or block makes
+  // the driver's next launch of the graph cost about 1.5 us more per such
+  // node, against about 0.4 us for new arguments (bench/RESULTS.md). A
+  // signature seen once (a decode loop's) never pays for instantiating a
+  // graph of its own; one that comes back gets its own (promote()). With
+  // Settings::graphsPerShape 0 every signature gets its own at once.
   GraphExec *x = nullptr;
-  uint32_t limit = r_.settings.graphsPerShape;
-  if (shared && limit > 0 && s->execs.size() >= limit)
-    for (auto &p : s->execs)
-      if (!x || p->lastUse < x->lastUse) x = p.get();
-  if (x && x->graph) ++r_.stats.graph_reuses;
+  if (shared && r_.settings.graphsPerShape > 0) x = closestExec(*s, e);
+  if (x) ++r_.stats.graph_reuses;
   if (!x) x = s->execs.emplace_back(std::make_unique<GraphExec>()).get();
   e.exec = x;
   ++x->users;
