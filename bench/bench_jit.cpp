@@ -215,6 +215,33 @@ void BM_HostShapeCycle(benchmark::State &state) {
   if (rt->stats().live_bytes != 0) state.SkipWithError("leaked");
 }
 
+// BM_ManyInputs of bench_graph.cpp on the host backend: 16 launches over M
+// tensor inputs that never move, eager JIT calls and graph mode's fast
+// replays interleaved: hostjit's own cost per input.
+void BM_HostManyInputs(benchmark::State &state) {
+  Diagnostics d;
+  Program p = parse(bench::manyInputsProgram(static_cast<int>(state.range(0))), "many.hir", d);
+  if (!d.empty()) return state.SkipWithError(d.format("many.hir", p.source).c_str());
+  auto rt = runtime();
+  CompileOptions co;
+  co.useCache = false;
+  co.tiered = false;
+  auto cp = gJit->compile(p, rt, co);
+  auto ev = Evaluator::create(p, rt);
+  if (!cp || !ev) return state.SkipWithError("cannot prepare the program");
+  auto inputs = InputSet::random(rt, ev->plan(), {}, 1);
+  if (!inputs) return state.SkipWithError(inputs.error().message.c_str());
+  hj_context *ctx = rt->context();
+  void *outData[1];
+  int64_t outDims[1];
+  auto freeOut = [&](int32_t st) { return st ? st : hj_free(ctx, outData[0]); };
+  const DLTensor *const *in = inputs->pointers().data();
+  bench::interleave(state, ctx, 64,
+                    {{"jit", [&] { return freeOut((*cp)->call(ctx, in, nullptr, outData, outDims)); }},
+                     {"graph", [&] { return freeOut((*cp)->callGraph(ctx, in, nullptr, outData, outDims)); }}});
+  if (rt->stats().graph_fast == 0) state.SkipWithError("graph mode made no fast replay");
+}
+
 // Shared state of the call benchmarks: a runtime, inputs, the program.
 struct CallSetup {
   Program p;
@@ -342,6 +369,7 @@ BENCHMARK(BM_CompileLaunches)
     ->ArgNames({"launches", "mode"})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_InterleavedModel)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_HostManyInputs)->ArgNames({"M"})->Arg(1)->Arg(16)->Arg(150)->Arg(300)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_HostShapeCycle)->ArgNames({"D"})->Arg(1)->Arg(16)->Arg(1000)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CallLaunches)->ArgsProduct({{16, 64, 256, 1000}, {0, 1}})->ArgNames({"launches", "eval"});
 

@@ -149,7 +149,7 @@ int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &
                        const hj_value *scalars, void **outData, int64_t *outDims, int32_t *done) {
   size_t n = plan.inputs.size();
   size_t slots = 1 + sig.keyScalars.size();
-  for (size_t i = 0; i < n; ++i) slots += 3 + 2 * static_cast<size_t>(std::max(inputs[i]->ndim, 0));
+  for (size_t i = 0; i < n; ++i) slots += 1 + 2 * static_cast<size_t>(std::max(inputs[i]->ndim, 0));
   // The key, the inputs' addresses and their aliases, in buffers this
   // thread keeps: no allocation per call once they have grown. (A call
   // made from inside this one, by a host custom call during the replay,
@@ -198,18 +198,29 @@ int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &
     sc.programId = sig.programId;
     sc.lastData.assign(data, data + n);
   }
+  // Per input one word of rank, dtype, alias and whether it is strided,
+  // then its sizes, then its strides only when they are not the contiguous
+  // ones: a model's hundreds of contiguous weights make a short key.
   for (size_t i = 0; i < n; ++i) {
     const DLTensor *t = inputs[i];
-    key[k++] = t->ndim;
-    key[k++] = int64_t{t->dtype.code} | int64_t{t->dtype.bits} << 8 | int64_t{t->dtype.lanes} << 16;
-    key[k++] = alias[i];
-    int64_t stride = 1;
-    for (int32_t d = t->ndim - 1; d >= 0; --d) {
-      key[k + d] = t->shape[d];
-      key[k + t->ndim + d] = t->strides ? t->strides[d] : stride;
-      stride *= t->shape[d];
+    int64_t *head = &key[k++];
+    int32_t rank = t->ndim;
+    for (int32_t d = 0; d < rank; ++d) key[k + d] = t->shape[d];
+    bool strided = false;
+    if (t->strides) {
+      int64_t stride = 1;
+      for (int32_t d = rank - 1; d >= 0; --d) {
+        strided = strided || t->strides[d] != stride;
+        stride *= t->shape[d];
+      }
     }
-    k += 2 * static_cast<size_t>(t->ndim);
+    k += static_cast<size_t>(rank);
+    if (strided) {
+      for (int32_t d = 0; d < rank; ++d) key[k + d] = t->strides[d];
+      k += static_cast<size_t>(rank);
+    }
+    *head = static_cast<int64_t>(uint64_t(uint8_t(rank)) | uint64_t{t->dtype.code} << 8 | uint64_t{t->dtype.bits} << 16 |
+                                 uint64_t{t->dtype.lanes} << 24 | uint64_t{strided} << 40 | uint64_t{alias[i]} << 41);
   }
   for (uint32_t s : sig.keyScalars) key[k++] = scalarBits(scalars[s], plan.scalars[s].dtype);
   // The arguments computed from scalars outside the key. When computing the

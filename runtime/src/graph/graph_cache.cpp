@@ -88,6 +88,49 @@ void GraphCache::erase(GraphEntry *e) {
   std::unique_ptr<GraphEntry> owned = std::move(it->second);
   entries_.erase(it);
   unbind(*owned);
+  constexpr size_t kSpares = 4096;
+  for (PlannedOp &op : owned->ops)
+    if (spareOps_.size() < kSpares) spareOps_.push_back(std::move(op));
+  for (PlannedAlloc &a : owned->allocs)
+    if (spareAllocs_.size() < kSpares) spareAllocs_.push_back(std::move(a));
+}
+
+PlannedOp &GraphCache::newOp(GraphEntry &e) {
+  if (spareOps_.empty()) return e.ops.emplace_back();
+  PlannedOp &op = e.ops.emplace_back(std::move(spareOps_.back()));
+  spareOps_.pop_back();
+  op.kind = GraphNode::Kind::Kernel;
+  op.stream = op.alloc = op.kernel = 0;
+  op.deps.clear();
+  op.parts.clear();
+  op.bytes = op.pattern = 0;
+  op.width = 0;
+  op.table = nullptr;
+  std::memset(op.dims, 0, sizeof op.dims);
+  op.values.clear();
+  op.params.clear();
+  op.matmul = MatmulCall();
+  op.site.clear();
+  op.dirty = false;
+  return op;
+}
+
+PlannedAlloc &GraphCache::newAlloc(GraphEntry &e) {
+  if (spareAllocs_.empty()) return e.allocs.emplace_back();
+  PlannedAlloc &a = e.allocs.emplace_back(std::move(spareAllocs_.back()));
+  spareAllocs_.pop_back();
+  a.sizes.clear();
+  a.strides.clear();
+  a.dtype = a.flags = 0;
+  a.bytes = 0;
+  a.output = a.zeroed = a.otherStreams = false;
+  a.offset = a.firstEvent = 0;
+  a.lastEvent = SIZE_MAX;
+  a.op = -1;
+  a.name.clear();
+  std::memset(a.lastKernel, 0, sizeof a.lastKernel);
+  a.stream = 0;
+  return a;
 }
 
 void GraphCache::unbind(GraphEntry &e) {
@@ -216,6 +259,8 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
   if (!hit) {
     way_ = Way::New;
     cur_ = last_ = insert(k);
+    cur_->ops.reserve(lastOps_);  // the last trace's counts, often this one's
+    cur_->allocs.reserve(lastAllocs_);
     values_.assign(values, values + numValues);
     enter(Mode::Trace);
     resetStreams();
@@ -287,6 +332,8 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
         return HJ_OK;
       }
       countWork(*e);
+      lastOps_ = e->ops.size();
+      lastAllocs_ = e->allocs.size();
       if (int32_t st = bindPlan(*e)) {
         erase(e);
         return st;

@@ -237,6 +237,10 @@ class GraphCache {
 
  private:
   GraphEntry *insert(std::string_view key);
+  // A new operation or allocation at the end of a trace: an element of an
+  // evicted signature when there is one (its buffers kept), else a new one.
+  PlannedOp &newOp(GraphEntry &e);
+  PlannedAlloc &newAlloc(GraphEntry &e);
   void erase(GraphEntry *e);
   // Lets go of the entry's executable graph and plan (each dropped with its
   // last signature).
@@ -310,6 +314,12 @@ class GraphCache {
   mutable std::string outcome_;
   std::unordered_map<std::string_view, std::unique_ptr<GraphEntry>> entries_;
   std::unordered_map<std::string_view, std::unique_ptr<GraphShape>> shapes_;  // by topology
+  // The operations and allocations of evicted signatures, for newOp and
+  // newAlloc: a program whose signature changes on every call then
+  // traces without allocating.
+  std::vector<PlannedOp> spareOps_;
+  std::vector<PlannedAlloc> spareAllocs_;
+  size_t lastOps_ = 0, lastAllocs_ = 0;  // the last trace's counts: the next one reserves them
   uint64_t uniqueShapes_ = 0;
   uint64_t tick_ = 0;
   // The call in progress.

@@ -91,7 +91,7 @@ int32_t GraphCache::collective(const CollectiveCall &c) {
       index = static_cast<uint32_t>(group_);
     } else {
       index = static_cast<uint32_t>(e.ops.size());
-      e.ops.emplace_back().kind = GraphNode::Kind::Collective;
+      newOp(e).kind = GraphNode::Kind::Collective;
       afterCollectives(index);
       placeOp(e, index);
       ++event_;
@@ -138,7 +138,7 @@ int32_t GraphCache::matmul(const MatmulCall &c) {
   GraphEntry &e = *cur_;
   const void *ptrs[5] = {c.a, c.b, c.c, c.bias, c.workspace};
   if (mode_ == Mode::Trace) {
-    PlannedOp &op = e.ops.emplace_back();
+    PlannedOp &op = newOp(e);
     op.kind = GraphNode::Kind::Library;
     op.matmul = c;
     op.values.assign(reinterpret_cast<const unsigned char *>(ptrs), reinterpret_cast<const unsigned char *>(ptrs) + sizeof ptrs);
@@ -171,7 +171,8 @@ int32_t GraphCache::alloc(const AllocCall &c, void **out) {
   const char *name = c.name;
   GraphEntry &e = *cur_;
   if (mode_ == Mode::Trace) {
-    PlannedAlloc a;
+    uint32_t index = static_cast<uint32_t>(e.allocs.size());
+    PlannedAlloc &a = newAlloc(e);
     a.sizes.assign(sizes, sizes + rank);
     if (strides) a.strides.assign(strides, strides + rank);
     a.dtype = dtype;
@@ -183,10 +184,9 @@ int32_t GraphCache::alloc(const AllocCall &c, void **out) {
     a.zeroed = zero && !a.output && ((flags & HJ_ALLOC_RESETS_TO_ZERO) || r_.settings.reuseZeroed);
     a.firstEvent = event_++;
     a.stream = stream_;
-    uint32_t index = static_cast<uint32_t>(e.allocs.size());
     void *p = fakeAddress(index);
     if (bytes && ((zero && !a.zeroed) || (!zero && r_.settings.fillNan))) {
-      PlannedOp &op = e.ops.emplace_back();
+      PlannedOp &op = newOp(e);
       op.kind = zero ? GraphNode::Kind::Memset : GraphNode::Kind::Fill;
       op.alloc = index;
       op.bytes = bytes;
@@ -198,7 +198,6 @@ int32_t GraphCache::alloc(const AllocCall &c, void **out) {
       a.op = static_cast<int32_t>(e.ops.size() - 1);
       if (int32_t st = placeOp(e, static_cast<uint32_t>(a.op))) return st;
     }
-    e.allocs.push_back(std::move(a));
     liveBytes_ += bytes;
     e.peakBytes = std::max(e.peakBytes, liveBytes_);
     tracedLive_.push_back(1);
@@ -298,7 +297,7 @@ int32_t GraphCache::launch(const hj_kernel_table *table, uint32_t kernel, const 
   GraphEntry &e = *cur_;
   const KernelEntry &k = table->kernels[kernel];
   if (mode_ == Mode::Trace) {
-    PlannedOp &op = e.ops.emplace_back();
+    PlannedOp &op = newOp(e);
     op.kind = kind;
     op.table = table;
     op.kernel = kernel;
