@@ -85,7 +85,10 @@ TEST_CASE("custom call on the GPU: the example's axpy between kernels, eager and
     CHECK(s.library_calls == 10);
     CHECK(s.launches == 5);
     if (graph) {
-      CHECK(s.graph_builds == 2);
+      // 4097 is bound to 1000's graph: its kernel's grid and the custom
+      // call's child graph set anew.
+      CHECK(s.graph_builds == 1);
+      CHECK(s.graph_reuses == 1);
       CHECK(s.graph_fallbacks == 0);
       CHECK(s.graph_replays == 5);
     }

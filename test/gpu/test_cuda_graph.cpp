@@ -259,9 +259,9 @@ TEST_CASE("graph mode on the GPU: 8 threads, one program, a context and a stream
 
 TEST_CASE("graph mode on the GPU: a new extent on every call shares graphs of one shape of work", "[cuda][graph]") {
   // A zeroed buffer (a memset node whose size changes), three launches
-  // whose grids change; 40 extents over a cache of 16: four graphs built,
-  // the rest taken over with every node updated; with HOSTJIT_FILL_NAN the
-  // fills (8-byte patterns in two strided memsets) change size too.
+  // whose grids change; 40 extents, each bound to the graph with the
+  // closest grids and its nodes set; with HOSTJIT_FILL_NAN the fills
+  // (8-byte patterns in two strided memsets) change size too.
   std::string vec = sourceDir() + "/examples/kernels/vector.cu";
   Program p = parseText("kernel @scale_vec(ptr<f32>, ptr<f32>, i64, f32) {\n  cuda = \"" + vec +
                         "\"\n  entry = \"scale_vec\"\n}\n\nkernel @add_vec(ptr<f32>, ptr<f32>, ptr<f32>, i64) {\n  cuda = \"" +
@@ -275,7 +275,9 @@ TEST_CASE("graph mode on the GPU: a new extent on every call shares graphs of on
   for (int32_t fillNan : {0, 1}) {
     for (bool useJit : {false, true}) {
       INFO((useJit ? "jit" : "eval") << (fillNan ? ", NaN fills" : ""));
+      setenv("HOSTJIT_GRAPH_MIN_LAUNCHES", "0", 1);  // graph mode for every call, however few its launches
       auto rt = cudaRuntimeWith(fillNan, 0);
+      unsetenv("HOSTJIT_GRAPH_MIN_LAUNCHES");
       Runner graph(p, rt, useJit, /*graph=*/true);
       for (int round = 0; round < 2; ++round)
         for (int i = 0; i < 40; ++i) {

@@ -728,7 +728,9 @@ TEST_CASE("graph mode: a new shape takes over the graph of the same shape of wor
       INFO((jit ? "jit" : "eval") << (shuffle ? ", shuffled" : ""));
       hj_options o = testOptions();
       o.graph_cache = 16;
+      setenv("HOSTJIT_GRAPH_MIN_LAUNCHES", "0", 1);  // graph mode for every call, however few its launches
       auto eagerRt = makeRuntime(), graphRt = makeRuntime(o);
+      unsetenv("HOSTJIT_GRAPH_MIN_LAUNCHES");
       Runner eager(p, eagerRt, jit), graph(p, graphRt, jit, OptLevel::O2, /*graph=*/true);
       for (int64_t n : extents) {
         INFO("n = " << n);
@@ -764,10 +766,12 @@ TEST_CASE("graph mode: a new shape takes over the graph of the same shape of wor
   }
   // HOSTJIT_GRAPHS_PER_SHAPE=0: every signature builds its own graph.
   setenv("HOSTJIT_GRAPHS_PER_SHAPE", "0", 1);
+  setenv("HOSTJIT_GRAPH_MIN_LAUNCHES", "0", 1);
   hj_options o = testOptions();
   o.graph_cache = 16;
   auto rt = makeRuntime(o);
   unsetenv("HOSTJIT_GRAPHS_PER_SHAPE");
+  unsetenv("HOSTJIT_GRAPH_MIN_LAUNCHES");
   Runner graph(p, rt, false, OptLevel::O2, /*graph=*/true);
   for (int64_t n : extents) {
     std::vector<float> xv(static_cast<size_t>(n), 1.5f);
@@ -855,5 +859,45 @@ TEST_CASE("graph mode: a plan grows for a larger shape, and smaller ones replay 
     CHECK_THAT(hj_graph_outcome(graphRt->context()),
                Catch::StartsWith("replay that ran the program (the call is recorded): "));
     hj_record_enable(graphRt->context(), 0);
+  }
+}
+
+TEST_CASE("graph mode: a program of few launches with a new shape on nearly every call runs eagerly", "[graph]") {
+  // Three launches: below HOSTJIT_GRAPH_MIN_LAUNCHES (4). 40 extents, each
+  // once, then one extent again and again.
+  Program p = parseOk(kShapes, "shapes.hir");
+  for (bool jit : {false, true}) {
+    INFO((jit ? "jit" : "eval"));
+    auto eagerRt = makeRuntime(), graphRt = makeRuntime();
+    Runner eager(p, eagerRt, jit), graph(p, graphRt, jit, OptLevel::O2, /*graph=*/true);
+    auto call = [&](int64_t n) {
+      std::vector<float> xv(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) xv[size_t(i)] = 0.75f + float((i * 13) % 29) / 4.0f;
+      auto x = Tensor::fromHost(graphRt, {n}, xv);
+      REQUIRE(x);
+      DLTensor xd = x->dl();
+      const DLTensor *in[] = {&xd};
+      auto g = graph.run(in);
+      auto e = eager.run(in);
+      REQUIRE(g);
+      REQUIRE(e);
+      CHECK(floats((*g)[0]) == floats((*e)[0]));
+    };
+    for (int i = 0; i < 40; ++i) call(1 + (i * 37) % 700);
+    hj_stats s = graphRt->stats();
+    // The first 16 calls are traced; after that 7 of 8 new signatures run
+    // eagerly, and every eighth is traced still.
+    CHECK(s.graph_fallbacks >= 18);
+    CHECK(s.graph_fallbacks < 24);
+    CHECK(s.graph_replays + s.graph_fallbacks == 40);
+    CHECK_THAT(hj_graph_reason(graphRt->context()),
+               Catch::StartsWith("graph mode does not pay for this program: 3 launches and a new signature on "));
+    CHECK_THAT(hj_graph_outcome(graphRt->context()), Catch::StartsWith("eager: graph mode does not pay"));
+    // The same extent again and again: it is traced once in eight, then
+    // replays, and the program's calls stop being new signatures.
+    for (int i = 0; i < 48; ++i) call(333);
+    CHECK_THAT(hj_graph_outcome(graphRt->context()), Catch::StartsWith("fast replay: "));
+    CHECK(graphRt->stats().graph_fast >= 30);
+    CHECK(graphRt->stats().live_bytes == 0);
   }
 }

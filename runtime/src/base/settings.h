@@ -17,6 +17,11 @@ struct Settings {
   // shared); a signature whose launch dims equal a graph's is bound to it
   // whatever the count
   uint32_t graphsPerShape = 16;
+  // graph mode: a program of fewer launches than this whose calls are
+  // nearly all new signatures runs its new signatures eagerly (a trace and
+  // node updates cost more than its launches; HOSTJIT_GRAPH_MIN_LAUNCHES,
+  // 0: never)
+  uint32_t graphMinLaunches = 4;
 };
 
 }  // namespace hj

@@ -28,12 +28,12 @@ uint32_t graphCacheCapacity(const hj_options &o) {
   return 64;
 }
 
-uint32_t graphsPerShape() {
-  if (const char *v = std::getenv("HOSTJIT_GRAPHS_PER_SHAPE"); v && *v) {
+uint32_t countSetting(const char *env, uint32_t otherwise) {
+  if (const char *v = std::getenv(env); v && *v) {
     long n = std::strtol(v, nullptr, 10);
     if (n >= 0 && n < (1L << 20)) return static_cast<uint32_t>(n);
   }
-  return 16;
+  return otherwise;
 }
 
 }  // namespace
@@ -45,7 +45,8 @@ Settings settingsOf(const hj_options &o) {
   s.fillNan = option(o.fill_nan, "HOSTJIT_FILL_NAN");
   s.sync = option(o.sync, "HOSTJIT_SYNC");
   s.graphCache = graphCacheCapacity(o);
-  s.graphsPerShape = graphsPerShape();
+  s.graphsPerShape = countSetting("HOSTJIT_GRAPHS_PER_SHAPE", 16);
+  s.graphMinLaunches = countSetting("HOSTJIT_GRAPH_MIN_LAUNCHES", 4);
   return s;
 }
 

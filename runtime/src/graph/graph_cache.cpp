@@ -199,6 +199,34 @@ int32_t GraphCache::abortComm(GraphEntry &e, int32_t status) {
   return fail(status, "%s", why.c_str());
 }
 
+bool GraphCache::notWorthIt(const void *key, uint64_t keyBytes, bool miss) {
+  uint32_t least = r_.settings.graphMinLaunches;
+  if (least == 0 || keyBytes < sizeof(uint64_t)) return false;
+  uint64_t program;
+  std::memcpy(&program, key, sizeof program);
+  ProgramCalls &p = programs_[program];
+  if (p.calls == 64) {  // a window of recent calls
+    p.calls /= 2;
+    p.misses /= 2;
+  }
+  ++p.calls;
+  p.misses += miss;
+  // A new signature on nearly every call (7 of 8) of a program of few
+  // launches: trace, plan and node updates cost more than launching. One in
+  // eight such calls is still traced, so that signatures that come back
+  // are cached and replay.
+  if (!miss || p.launches >= least || p.calls < 16 || p.misses * 8 < p.calls * 7 || ++p.skipped % 8 == 0)
+    return false;
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "graph mode does not pay for this program: %llu launches and a new signature on %u of its last %u "
+                "calls, which cost less eagerly (HOSTJIT_GRAPH_MIN_LAUNCHES=%u)",
+                (unsigned long long)p.launches, p.misses, p.calls, least);
+  reason_ = buf;
+  way_ = Way::Eager;
+  return true;
+}
+
 void GraphCache::resetStreams() {
   stream_ = 0;
   frontier_.assign(1, {});
@@ -256,6 +284,11 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
                         : nullptr;
   if (!hit)
     if (auto it = entries_.find(k); it != entries_.end()) hit = it->second.get();
+  if (notWorthIt(key, keyBytes, !hit)) {
+    ++r_.stats.graph_fallbacks;
+    enter(Mode::Eager);
+    return HJ_OK;
+  }
   if (!hit) {
     way_ = Way::New;
     cur_ = last_ = insert(k);
@@ -332,6 +365,11 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
         return HJ_OK;
       }
       countWork(*e);
+      if (e->key.size() >= sizeof(uint64_t)) {
+        uint64_t program;
+        std::memcpy(&program, e->key.data(), sizeof program);
+        programs_[program].launches = e->launches + e->libraryCalls + e->collectives;
+      }
       lastOps_ = e->ops.size();
       lastAllocs_ = e->allocs.size();
       if (int32_t st = bindPlan(*e)) {

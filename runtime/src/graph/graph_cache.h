@@ -320,6 +320,17 @@ class GraphCache {
   std::vector<PlannedOp> spareOps_;
   std::vector<PlannedAlloc> spareAllocs_;
   size_t lastOps_ = 0, lastAllocs_ = 0;  // the last trace's counts: the next one reserves them
+  // Per program (a key's first 8 bytes): its recent calls and new
+  // signatures, and the launches of its last trace, for
+  // Settings::graphMinLaunches.
+  struct ProgramCalls {
+    uint32_t calls = 0, misses = 0, skipped = 0;
+    uint64_t launches = UINT64_MAX;
+  };
+  std::unordered_map<uint64_t, ProgramCalls> programs_;
+  // A new signature of a program for which graph mode does not pay: the
+  // reason it runs eagerly, else NULL.
+  bool notWorthIt(const void *key, uint64_t keyBytes, bool miss);
   uint64_t uniqueShapes_ = 0;
   uint64_t tick_ = 0;
   // The call in progress.
