@@ -858,6 +858,28 @@ TEST_CASE("graph mode: a plan grows for a larger shape, and smaller ones replay 
     REQUIRE(g);
     CHECK_THAT(hj_graph_outcome(graphRt->context()),
                Catch::StartsWith("replay that ran the program (the call is recorded): "));
+    // Recorded calls, known and new signatures, one that grows the plan
+    // again: each one's record is the eager call's.
+    for (int64_t n : {10, 3000, 5000, 640}) {
+      INFO("recorded, n = " << n);
+      std::vector<float> xv(static_cast<size_t>(n), 0.5f + float(n % 7));
+      auto xg = Tensor::fromHost(graphRt, {n}, xv);
+      REQUIRE(xg);
+      DLTensor xgd = xg->dl();
+      const DLTensor *gin[] = {&xgd};
+      hj_record_enable(graphRt->context(), 1);
+      hj_record_enable(eagerRt->context(), 1);
+      auto gr = graph.run(gin);
+      auto er = eager.run(gin);
+      REQUIRE(gr);
+      REQUIRE(er);
+      auto rdiff = compareRecords(eagerRt->recordLines(), graphRt->recordLines(), "eager", "graph");
+      INFO((rdiff ? *rdiff : ""));
+      CHECK(!rdiff);
+      CHECK(floats((*gr)[0]) == floats((*er)[0]));
+    }
+    CHECK(graphRt->stats().graph_replans == 3);
+    hj_record_enable(eagerRt->context(), 0);
     hj_record_enable(graphRt->context(), 0);
   }
 }
