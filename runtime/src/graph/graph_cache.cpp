@@ -22,6 +22,7 @@ GraphCache::~GraphCache() { clear(); }
 
 void GraphCache::clear() {
   while (!entries_.empty()) erase(entries_.begin()->second.get());
+  programs_.clear();
   enter(Mode::Off);
   cur_ = nullptr;
 }
@@ -58,6 +59,11 @@ void GraphCache::abandon() {
 }
 
 void GraphCache::forget(std::string_view prefix) {
+  if (prefix.size() == sizeof(uint64_t)) {  // a program going away: its call counts too
+    uint64_t program;
+    std::memcpy(&program, prefix.data(), sizeof program);
+    programs_.erase(program);
+  }
   std::vector<GraphEntry *> doomed;
   for (auto &kv : entries_)
     if (kv.first.substr(0, prefix.size()) == prefix && kv.second.get() != cur_) doomed.push_back(kv.second.get());
