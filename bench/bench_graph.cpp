@@ -375,9 +375,16 @@ void BM_ManyInputs(benchmark::State &state) {
   if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
   hj_context *ctx = s.rt->context();
   auto freeOut = [&](int32_t st) { return st ? st : hj_free(ctx, s.outData[0]); };
-  bench::interleave(state, ctx, kBatch,
-                    {{"jit", [&] { return freeOut(s.cp->call(ctx, s.in(), s.sc(), s.outData, s.outDims)); }},
-                     {"graph", [&] { return freeOut(s.cp->callGraph(ctx, s.in(), s.sc(), s.outData, s.outDims)); }}});
+  // graph_static: every input bound once (bindStatic), as a model's weights.
+  std::vector<uint32_t> all(static_cast<size_t>(m));
+  for (int i = 0; i < m; ++i) all[size_t(i)] = static_cast<uint32_t>(i);
+  auto bound = s.cp->bindStatic(s.in(), all);
+  if (!bound) return state.SkipWithError(bound.error().message.c_str());
+  bench::interleave(
+      state, ctx, kBatch,
+      {{"jit", [&] { return freeOut(s.cp->call(ctx, s.in(), s.sc(), s.outData, s.outDims)); }},
+       {"graph", [&] { return freeOut(s.cp->callGraph(ctx, s.in(), s.sc(), s.outData, s.outDims)); }},
+       {"graph_static", [&] { return freeOut(s.cp->callGraph(ctx, s.in(), s.sc(), s.outData, s.outDims, &*bound)); }}});
   hj_stats st = s.rt->stats();
   if (st.graph_fast == 0) state.SkipWithError("graph mode made no fast replay");
   finish(state, s);

@@ -236,9 +236,15 @@ void BM_HostManyInputs(benchmark::State &state) {
   int64_t outDims[1];
   auto freeOut = [&](int32_t st) { return st ? st : hj_free(ctx, outData[0]); };
   const DLTensor *const *in = inputs->pointers().data();
-  bench::interleave(state, ctx, 64,
-                    {{"jit", [&] { return freeOut((*cp)->call(ctx, in, nullptr, outData, outDims)); }},
-                     {"graph", [&] { return freeOut((*cp)->callGraph(ctx, in, nullptr, outData, outDims)); }}});
+  std::vector<uint32_t> all(static_cast<size_t>(state.range(0)));
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint32_t>(i);
+  auto bound = (*cp)->bindStatic(in, all);
+  if (!bound) return state.SkipWithError(bound.error().message.c_str());
+  bench::interleave(
+      state, ctx, 64,
+      {{"jit", [&] { return freeOut((*cp)->call(ctx, in, nullptr, outData, outDims)); }},
+       {"graph", [&] { return freeOut((*cp)->callGraph(ctx, in, nullptr, outData, outDims)); }},
+       {"graph_static", [&] { return freeOut((*cp)->callGraph(ctx, in, nullptr, outData, outDims, &*bound)); }}});
   if (rt->stats().graph_fast == 0) state.SkipWithError("graph mode made no fast replay");
 }
 

@@ -145,11 +145,41 @@ std::shared_ptr<const GraphSignature> GraphSignature::of(const Plan &plan, std::
   return sig;
 }
 
-int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &sig, const DLTensor *const *inputs,
-                       const hj_value *scalars, void **outData, int64_t *outDims, int32_t *done) {
+Expected<StaticInputs> bindStatic(const Plan &plan, const GraphSignature &sig, const DLTensor *const *inputs,
+                                  std::span<const uint32_t> which) {
+  static std::atomic<uint64_t> nextId{1};
   size_t n = plan.inputs.size();
-  size_t slots = 1 + sig.keyScalars.size();
-  for (size_t i = 0; i < n; ++i) slots += 1 + 2 * static_cast<size_t>(std::max(inputs[i]->ndim, 0));
+  StaticInputs b;
+  b.id = nextId.fetch_add(1, std::memory_order_relaxed);
+  b.programId = sig.programId;
+  b.bound.assign(n, 0);
+  b.data.assign(n, nullptr);
+  for (uint32_t i : which) {
+    if (i >= n)
+      return Error{HJ_ERR_INVALID_ARGUMENT, "bindStatic: input " + std::to_string(i) +
+                                                " does not exist (the program has " + std::to_string(n) +
+                                                " tensor inputs)"};
+    if (!inputs || !inputs[i]) return Error{HJ_ERR_INVALID_ARGUMENT, "bindStatic: input " + std::to_string(i) + " is NULL"};
+    b.bound[i] = 1;
+    b.data[i] = static_cast<char *>(inputs[i]->data) + inputs[i]->byte_offset;
+  }
+  for (uint32_t i = 0; i < n; ++i)
+    if (!b.bound[i]) b.others.push_back(i);
+  return b;
+}
+
+int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &sig, const DLTensor *const *inputs,
+                       const hj_value *scalars, void **outData, int64_t *outDims, int32_t *done,
+                       const StaticInputs *bound) {
+  size_t n = plan.inputs.size();
+  if (bound && (bound->programId != sig.programId || bound->bound.size() != n))
+    return hj_fail(ctx, HJ_ERR_INVALID_ARGUMENT, "graph mode: the static inputs were bound for another program");
+  size_t slots = 2 + sig.keyScalars.size() + (bound ? n : 0);
+  auto counted = [&](size_t i) { slots += 1 + 2 * static_cast<size_t>(std::max(inputs[i]->ndim, 0)); };
+  if (bound)
+    for (uint32_t i : bound->others) counted(i);
+  else
+    for (size_t i = 0; i < n; ++i) counted(i);
   // The key, the inputs' addresses and their aliases, in buffers this
   // thread keeps: no allocation per call once they have grown. (A call
   // made from inside this one, by a host custom call during the replay,
@@ -169,7 +199,13 @@ int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &
   uint32_t *alias = sc.alias.data();
   size_t k = 0;
   key[k++] = static_cast<int64_t>(sig.programId);
-  for (size_t i = 0; i < n; ++i) data[i] = static_cast<char *>(inputs[i]->data) + inputs[i]->byte_offset;
+  auto address = [&](size_t i) { data[i] = static_cast<char *>(inputs[i]->data) + inputs[i]->byte_offset; };
+  if (bound) {
+    std::memcpy(data, bound->data.data(), n * sizeof(void *));
+    for (uint32_t i : bound->others) address(i);
+  } else {
+    for (size_t i = 0; i < n; ++i) address(i);
+  }
   // Each input's alias: the first input at its address (itself when none
   // before it is). A model passes hundreds of weights at the same addresses
   // on every call: the aliases of the last call with more than a few inputs
@@ -200,8 +236,9 @@ int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &
   }
   // Per input one word of rank, dtype, alias and whether it is strided,
   // then its sizes, then its strides only when they are not the contiguous
-  // ones: a model's hundreds of contiguous weights make a short key.
-  for (size_t i = 0; i < n; ++i) {
+  // ones: a model's hundreds of contiguous weights make a short key. With a
+  // binding: its id and every input's alias, then the unbound inputs'.
+  auto word = [&](size_t i) {
     const DLTensor *t = inputs[i];
     int64_t *head = &key[k++];
     int32_t rank = t->ndim;
@@ -221,6 +258,13 @@ int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &
     }
     *head = static_cast<int64_t>(uint64_t(uint8_t(rank)) | uint64_t{t->dtype.code} << 8 | uint64_t{t->dtype.bits} << 16 |
                                  uint64_t{t->dtype.lanes} << 24 | uint64_t{strided} << 40 | uint64_t{alias[i]} << 41);
+  };
+  if (bound) {
+    key[k++] = static_cast<int64_t>(bound->id);
+    for (size_t i = 0; i < n; ++i) key[k++] = alias[i];
+    for (uint32_t i : bound->others) word(i);
+  } else {
+    for (size_t i = 0; i < n; ++i) word(i);
   }
   for (uint32_t s : sig.keyScalars) key[k++] = scalarBits(scalars[s], plan.scalars[s].dtype);
   // The arguments computed from scalars outside the key. When computing the

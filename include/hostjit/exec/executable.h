@@ -31,10 +31,17 @@ class Executable {
                        int64_t *outDims) const = 0;
   // The raw entry in graph mode (docs/graph-mode.md): a graph per input
   // signature replayed instead of the launches one by one.
+  // With `bound` (bindStatic), the inputs it holds are not read for the
+  // key: the caller promises they are what they were bound as.
   int32_t callGraph(hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars, void **outData,
-                    int64_t *outDims) const {
+                    int64_t *outDims, const StaticInputs *bound = nullptr) const {
     return callInGraphMode(ctx, *plan_, *sig_, inputs, scalars, outData, outDims,
-                           [&] { return call(ctx, inputs, scalars, outData, outDims); });
+                           [&] { return call(ctx, inputs, scalars, outData, outDims); }, bound);
+  }
+  // Binds inputs[i] for i in `which` for callGraph (graph_mode.h says what
+  // the caller then promises).
+  Expected<StaticInputs> bindStatic(const DLTensor *const *inputs, std::span<const uint32_t> which) const {
+    return hostjit::bindStatic(*plan_, *sig_, inputs, which);
   }
 
   // Graph mode for run().

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include <dlpack/dlpack.h>
@@ -40,21 +41,47 @@ struct GraphSignature {
   ~GraphSignature();
 };
 
+// Tensor inputs a caller binds once for graph-mode calls, as PyTorch's
+// CUDA graphs treat a module's parameters (a model's weights): their
+// DLTensors are read when bound, not on every call, so a replay's cost does
+// not grow with them. The caller promises that, for every call given this
+// binding, each bound input is the DLTensor it was bound with: the same
+// data address, dtype, sizes and strides. A bound buffer that is freed,
+// moved or reshaped needs a new binding (bind again, or call without one);
+// a call that breaks the promise runs its graph on the bound addresses and
+// shapes. Made by bindStatic; used by Executable::callGraph.
+struct StaticInputs {
+  uint64_t id = 0;                // unique in this process: keys of two bindings never match
+  uint64_t programId = 0;         // the GraphSignature it was made for
+  std::vector<char> bound;        // per input of the plan
+  std::vector<uint32_t> others;   // the inputs not bound, in order
+  std::vector<void *> data;       // per input: a bound one's data address
+};
+
+// Binds inputs[i] for every i in `which` (indices of tensor inputs of the
+// plan); the other entries of `inputs` are not read. Fails naming the
+// index when one is out of range.
+Expected<StaticInputs> bindStatic(const Plan &plan, const GraphSignature &sig, const DLTensor *const *inputs,
+                                  std::span<const uint32_t> which);
+
 // The first half of a call in graph mode: makes the signature key (the
 // program, every input's rank, dtype, sizes and strides and which inputs
-// share an address, and the key scalars) and calls hj_graph_call. *done is
-// set when the call was a replay that needed no run of the program.
+// share an address, and the key scalars; with `bound`, the binding for
+// the inputs it holds) and calls hj_graph_call. *done is set when the call
+// was a replay that needed no run of the program.
 int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &sig, const DLTensor *const *inputs,
-                       const hj_value *scalars, void **outData, int64_t *outDims, int32_t *done);
+                       const hj_value *scalars, void **outData, int64_t *outDims, int32_t *done,
+                       const StaticInputs *bound = nullptr);
 
 // A call of `run` (a program's raw entry, returning an hj_status) in graph
 // mode: the contract of the raw entry (jit.h), with the program's launches
 // and memsets replayed from a graph per signature.
 template <class Run>
 int32_t callInGraphMode(hj_context *ctx, const Plan &plan, const GraphSignature &sig, const DLTensor *const *inputs,
-                        const hj_value *scalars, void **outData, int64_t *outDims, Run &&run) {
+                        const hj_value *scalars, void **outData, int64_t *outDims, Run &&run,
+                        const StaticInputs *bound = nullptr) {
   int32_t done = 0;
-  if (int32_t st = graphCallBegin(ctx, plan, sig, inputs, scalars, outData, outDims, &done)) return st;
+  if (int32_t st = graphCallBegin(ctx, plan, sig, inputs, scalars, outData, outDims, &done, bound)) return st;
   if (done) return HJ_OK;
   for (;;) {
     int32_t again = 0, st = HJ_OK;
