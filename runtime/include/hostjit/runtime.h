@@ -139,7 +139,7 @@ typedef struct hj_options {
                               device is reported by its own launch (slow: for finding a fault);
                               -1: HOSTJIT_SYNC */
   uint32_t graph_cache;    /* graph mode: signatures kept per context, least
-                              recently used evicted first; 0: HOSTJIT_GRAPH_CACHE, else 64 */
+                              recently used evicted first; 0: HOSTJIT_GRAPH_CACHE, else 1024 */
 } hj_options;
 
 /* Describes one kernel of a program for hj_kernel_table_create. Strings are

@@ -11,12 +11,15 @@ struct Settings {
   bool checkZeroed = false;  // contract point 6: HOSTJIT_CHECK_ZEROED
   bool fillNan = false;      // contract point 6: HOSTJIT_FILL_NAN
   bool sync = false;         // synchronise after every launch and memset (HOSTJIT_SYNC)
-  uint32_t graphCache = 64;  // graph mode: signatures kept (hj_options.graph_cache, HOSTJIT_GRAPH_CACHE)
+  uint32_t graphCache = 1024;  // graph mode: signatures kept (hj_options.graph_cache, HOSTJIT_GRAPH_CACHE)
   // graph mode: executable graphs kept per shape of work before a new
   // signature is bound to one of them (HOSTJIT_GRAPHS_PER_SHAPE; 0: never
   // shared); a signature whose launch dims equal a graph's is bound to it
   // whatever the count
-  uint32_t graphsPerShape = 16;
+  uint32_t graphsPerShape = 1024;
+  // graph mode: device memory that executable graphs given to signatures
+  // that came back may take, estimated per node (HOSTJIT_GRAPH_MEMORY_MB)
+  uint64_t graphMemory = uint64_t{256} << 20;
   // graph mode: a program of fewer launches than this whose calls are
   // nearly all new signatures runs its new signatures eagerly (a trace and
   // node updates cost more than its launches; HOSTJIT_GRAPH_MIN_LAUNCHES,

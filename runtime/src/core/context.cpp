@@ -25,7 +25,7 @@ uint32_t graphCacheCapacity(const hj_options &o) {
     long n = std::strtol(v, nullptr, 10);
     if (n > 0 && n < (1L << 20)) return static_cast<uint32_t>(n);
   }
-  return 64;
+  return 1024;
 }
 
 uint32_t countSetting(const char *env, uint32_t otherwise) {
@@ -45,7 +45,8 @@ Settings settingsOf(const hj_options &o) {
   s.fillNan = option(o.fill_nan, "HOSTJIT_FILL_NAN");
   s.sync = option(o.sync, "HOSTJIT_SYNC");
   s.graphCache = graphCacheCapacity(o);
-  s.graphsPerShape = countSetting("HOSTJIT_GRAPHS_PER_SHAPE", 16);
+  s.graphsPerShape = countSetting("HOSTJIT_GRAPHS_PER_SHAPE", 1024);
+  s.graphMemory = uint64_t{countSetting("HOSTJIT_GRAPH_MEMORY_MB", 256)} << 20;
   s.graphMinLaunches = countSetting("HOSTJIT_GRAPH_MIN_LAUNCHES", 4);
   return s;
 }

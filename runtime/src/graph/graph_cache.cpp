@@ -139,6 +139,12 @@ PlannedAlloc &GraphCache::newAlloc(GraphEntry &e) {
   return a;
 }
 
+void GraphCache::dropGraph(GraphExec &x) {
+  x.graph.reset();
+  execBytes_ -= x.bytes;
+  x.bytes = 0;
+}
+
 void GraphCache::unbind(GraphEntry &e) {
   GraphShape *s = e.shape;
   if (GraphExec *x = e.exec) {
@@ -146,6 +152,7 @@ void GraphCache::unbind(GraphEntry &e) {
     if (--x->users == 0) {
       auto it = std::find_if(s->execs.begin(), s->execs.end(), [&](const auto &p) { return p.get() == x; });
       HJ_INVARIANT(it != s->execs.end());
+      dropGraph(*x);
       s->execs.erase(it);
     }
   }
@@ -153,7 +160,8 @@ void GraphCache::unbind(GraphEntry &e) {
   e.shape = nullptr;
   e.resolved = false;
   if (!s || --s->users > 0) return;
-  s->execs.clear();  // the graphs go before the memory they use
+  for (auto &p : s->execs) dropGraph(*p);  // the graphs go before the memory they use
+  s->execs.clear();
   if (s->block) {
     r_.buffers.memory().release(s->block, s->blockBytes);
     r_.stats.graph_bytes -= s->blockBytes;
@@ -186,7 +194,7 @@ void GraphCache::dropCommunicating() {
     if (kv.second->collectives) {
       if (kv.second.get() == cur_) {
         if (GraphExec *x = cur_->exec) {  // built again by its next replay
-          x->graph.reset();
+          dropGraph(*x);
           x->holder = nullptr;
         }
       } else {

@@ -108,6 +108,7 @@ struct NodeState {
 // dirty list; another signature compares its operations with `nodes`.
 struct GraphExec {
   std::unique_ptr<Graph> graph;  // NULL: built at the next launch
+  uint64_t bytes = 0;            // the device memory it is estimated to hold (kNodeBytes per node)
   std::vector<NodeState> nodes;
   const void *holder = nullptr;  // the GraphEntry whose values the nodes hold, or NULL
   uint32_t users = 0;            // signatures bound to it
@@ -257,8 +258,12 @@ class GraphCache {
   static size_t dimsDiffer(const GraphEntry &e, const GraphExec &x, size_t stop);
   GraphExec *closestExec(GraphShape &s, const GraphEntry &e);
   // A signature called again whose graph holds another's launch dims gets
-  // a graph of its own while its shape has fewer than graphsPerShape.
+  // a graph of its own while its shape has fewer than graphsPerShape and
+  // the graphs' estimated memory stays within Settings::graphMemory.
   void promote(GraphEntry &e);
+  // Drops an executable graph's device resources, and its estimate.
+  void dropGraph(GraphExec &x);
+  uint64_t execBytes_ = 0;  // the estimates of every built graph
   // The traced values made real: intermediates at their slots, input and
   // output addresses as patches. False when an address is none of these
   // (the program then runs again against the plan).

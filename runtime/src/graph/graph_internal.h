@@ -13,6 +13,11 @@ namespace hj {
 
 inline constexpr size_t kAlign = 256;
 
+// The device memory an executable graph is taken to hold per node, for
+// Settings::graphMemory: an H200 held 145 KiB per instantiated graph of 16
+// kernel nodes (scripts/gpu/graph_update_probe.cu).
+inline constexpr uint64_t kNodeBytes = 9 * 1024;
+
 // A source address no buffer has: the nodes' values must be patched.
 inline const void *const kUnknown = reinterpret_cast<const void *>(~uintptr_t{0});
 

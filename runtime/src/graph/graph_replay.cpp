@@ -81,7 +81,7 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
 
 int32_t GraphCache::build(GraphEntry &e) {
   GraphExec &x = *e.exec;
-  x.graph.reset();
+  dropGraph(x);
   x.holder = nullptr;
   std::vector<GraphNode> nodes;
   nodes.reserve(e.ops.size());
@@ -92,6 +92,8 @@ int32_t GraphCache::build(GraphEntry &e) {
     x.graph.reset();
     return st;
   }
+  x.bytes = kNodeBytes * e.ops.size();
+  execBytes_ += x.bytes;
   x.nodes.resize(e.ops.size());
   for (size_t i = 0; i < e.ops.size(); ++i) {
     noteNode(e.ops[i], x.nodes[i]);

@@ -171,9 +171,11 @@ void GraphCache::promote(GraphEntry &e) {
   GraphShape &s = *e.shape;
   GraphExec *x = e.exec;
   if (x->holder == &e || s.execs.size() >= r_.settings.graphsPerShape || s.topology[0] != 'T') return;
+  if (execBytes_ + kNodeBytes * e.ops.size() > r_.settings.graphMemory) return;
   if (dimsDiffer(e, *x, 0) == 0) return;  // new arguments only: cheap to set
   if (--x->users == 0) {
     auto it = std::find_if(s.execs.begin(), s.execs.end(), [&](const auto &p) { return p.get() == x; });
+    dropGraph(*x);
     s.execs.erase(it);
   }
   e.exec = s.execs.emplace_back(std::make_unique<GraphExec>()).get();
