@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""plot_shapes.py SHAPES.json OUT.png - plots BM_ShapeCycle of bench/bench_graph.cpp.
+"""plot_shapes.py SHAPES.json OUT.png [LABEL [EARLIER.json EARLIER_LABEL]] - plots
+BM_ShapeCycle of bench/bench_graph.cpp.
 
 Host microseconds per call of the K = 16 program against the number of
 distinct shapes its calls cycle through (D, log scale): graph mode with the
-default cache, graph mode with a graph per signature (cache 1024), and the
-eager JIT call, all from one run. Also prints every BM_ShapeCycle row as the
-table bench/RESULTS.md quotes. Needs matplotlib (Debian: python3-matplotlib).
+default cache (LABEL names it), the eager JIT call, and optionally graph mode
+from an earlier run. Also prints every BM_ShapeCycle row of SHAPES.json as
+the table bench/RESULTS.md quotes. Needs matplotlib (Debian:
+python3-matplotlib).
 """
 import json
 import re
@@ -37,15 +39,18 @@ def main():
         print(f"| {r['K']} | {r['D']} | {'growing' if r['growing'] else 'scattered'} | {r['rows']} row(s) | "
               f"{r['cache'] or 'default'} | {r['graph']:.1f} | {r['jit']:.1f} | {r['jit'] / r['graph']:.2f} | "
               f"{r['builds']:.0f} | {r['plan']:.0f} |")
-    base = sorted((r for r in data if r["K"] == 16 and not r["growing"] and r["rows"] == 1 and not r["cache"]),
-                  key=lambda r: r["D"])
-    big = [r for r in data if r["K"] == 16 and not r["growing"] and r["rows"] == 1 and r["cache"]]
+    def cycle(rs):
+        return sorted((r for r in rs if r["K"] == 16 and not r["growing"] and r["rows"] == 1 and not r["cache"]),
+                      key=lambda r: r["D"])
+
+    base = cycle(data)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.plot([r["D"] for r in base], [r["jit"] for r in base], "o-", label="eager JIT call")
-    ax.plot([r["D"] for r in base], [r["graph"] for r in base], "s-", label="graph mode (cache 64, 16 graphs per shape)")
-    if big:
-        ax.plot([r["D"] for r in big], [r["graph"] for r in big], "D", markersize=9,
-                label="graph mode, a graph per signature (cache 1024)")
+    ax.plot([r["D"] for r in base], [r["graph"] for r in base], "s-",
+            label=sys.argv[3] if len(sys.argv) > 3 else "graph mode")
+    if len(sys.argv) > 5:
+        earlier = cycle(rows(sys.argv[4]))
+        ax.plot([r["D"] for r in earlier], [r["graph"] for r in earlier], "^--", label=sys.argv[5])
     ax.set_xscale("log")
     ax.set_xlabel("distinct input shapes the calls cycle through, in turn")
     ax.set_ylabel("host µs per call (median)")
