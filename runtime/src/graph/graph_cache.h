@@ -1,19 +1,23 @@
-// graph_cache.h - graph mode: per-signature memory plans and executable
-// graphs of a program's launches, memsets and collectives on its streams,
-// kept per context (docs/graph-mode.md).
+// graph_cache.h - graph mode: memory plans and executable graphs per shape
+// of work, and the signatures bound to them, kept per context
+// (docs/graph-mode.md).
 //
 // A call in graph mode (hj_graph_call, hj_graph_end) goes through these modes
-// of the context: Trace runs the program once without touching the device
-// (fake buffer addresses) to learn its allocations, their lifetimes and its
-// operations; the memory plan is then made (intermediates at fixed offsets of
-// one block, buffers whose lifetimes do not overlap sharing memory).
-// Replay runs the program against the plan: intermediates get their planned
+// of the context: Trace runs a new signature's program once without
+// touching the device (fake buffer addresses), learning its allocations,
+// their lifetimes, its operations and their argument values; the signature
+// is then fitted into the memory plan of its shape of work (intermediates
+// in slots of one block, grown when they do not fit), bound to one of the
+// shape's executable graphs (or given a new one), its fake addresses
+// resolved, and launched, the program not run again. Replay runs the
+// program against the plan instead (a recorded call, HOSTJIT_CHECK_ZEROED,
+// an argument the key does not fix): intermediates get their planned
 // addresses, outputs come from the pool, launches and memsets are collected
-// (not issued) and compared with the graph's; at the end the graph is built
-// (first time) or its changed nodes updated, and launched. A fast replay
-// skips the program: it allocates the outputs, patches the nodes whose
-// arguments are input or output addresses, and launches. Eager runs the
-// program as without graph mode (a fallback, with a reason).
+// (not issued) and compared with the graph's. A fast replay skips the
+// program: it allocates the outputs, patches the nodes whose arguments are
+// input or output addresses, sets the nodes that differ from the graph's,
+// and launches. Eager runs the program as without graph mode (a fallback,
+// with a reason).
 #pragma once
 
 #include <cstdint>
