@@ -23,6 +23,7 @@ GraphCache::~GraphCache() { clear(); }
 void GraphCache::clear() {
   while (!entries_.empty()) erase(entries_.begin()->second.get());
   programs_.clear();
+  lastCalls_ = nullptr;
   enter(Mode::Off);
   cur_ = nullptr;
 }
@@ -63,6 +64,7 @@ void GraphCache::forget(std::string_view prefix) {
     uint64_t program;
     std::memcpy(&program, prefix.data(), sizeof program);
     programs_.erase(program);
+    lastCalls_ = nullptr;
   }
   std::vector<GraphEntry *> doomed;
   for (auto &kv : entries_)
@@ -218,7 +220,11 @@ bool GraphCache::notWorthIt(const void *key, uint64_t keyBytes, bool miss) {
   if (least == 0 || keyBytes < sizeof(uint64_t)) return false;
   uint64_t program;
   std::memcpy(&program, key, sizeof program);
-  ProgramCalls &p = programs_[program];
+  if (!lastCalls_ || lastProgram_ != program) {  // a model called again and again: no lookup
+    lastCalls_ = &programs_[program];
+    lastProgram_ = program;
+  }
+  ProgramCalls &p = *lastCalls_;
   if (p.calls == 64) {  // a window of recent calls
     p.calls /= 2;
     p.misses /= 2;

@@ -337,6 +337,8 @@ class GraphCache {
     uint64_t launches = UINT64_MAX;
   };
   std::unordered_map<uint64_t, ProgramCalls> programs_;
+  uint64_t lastProgram_ = 0;
+  ProgramCalls *lastCalls_ = nullptr;  // programs_[lastProgram_] (its elements do not move)
   // A new signature of a program for which graph mode does not pay: the
   // reason it runs eagerly, else NULL.
   bool notWorthIt(const void *key, uint64_t keyBytes, bool miss);
