@@ -713,6 +713,33 @@ func @main(%x: f32[?]) -> (f32[?]) {
 }
 )";
 
+// One call of kShapes with x of n elements, value(i) each, in graph mode
+// and eagerly: both give 0.5 * (3 * x), and the graph-mode call counts the
+// eager call's memsets. Returns what the graph-mode call did.
+std::string callShapes(Runner &graph, Runner &eager, const std::shared_ptr<Runtime> &graphRt,
+                       const std::shared_ptr<Runtime> &eagerRt, int64_t n, float (*value)(int64_t)) {
+  INFO("n = " << n);
+  std::vector<float> xv(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) xv[size_t(i)] = value(i);
+  auto x = Tensor::fromHost(graphRt, {n}, xv);
+  REQUIRE(x);
+  DLTensor xd = x->dl();
+  const DLTensor *in[] = {&xd};
+  uint64_t memsetsBefore = graphRt->stats().memsets, eagerMemsets = eagerRt->stats().memsets;
+  auto g = graph.run(in);
+  auto e = eager.run(in);
+  INFO((g ? "" : g.error().message));
+  REQUIRE(g);
+  REQUIRE(e);
+  std::string way = hj_graph_outcome(graphRt->context());
+  std::vector<float> want(xv.size());
+  for (size_t i = 0; i < xv.size(); ++i) want[i] = 0.5f * (3.0f * xv[i]);
+  CHECK(floats((*g)[0]) == want);
+  CHECK(floats((*e)[0]) == want);
+  CHECK(graphRt->stats().memsets - memsetsBefore == eagerRt->stats().memsets - eagerMemsets);
+  return way;
+}
+
 TEST_CASE("graph mode: a new shape takes over the graph of the same shape of work", "[graph]") {
   // A zeroed buffer (a memset node) and three launches, all sized by %n:
   // every extent is its own signature, and all share a few executable
@@ -732,26 +759,8 @@ TEST_CASE("graph mode: a new shape takes over the graph of the same shape of wor
       auto eagerRt = makeRuntime(), graphRt = makeRuntime(o);
       unsetenv("HOSTJIT_GRAPH_MIN_LAUNCHES");
       Runner eager(p, eagerRt, jit), graph(p, graphRt, jit, OptLevel::O2, /*graph=*/true);
-      for (int64_t n : extents) {
-        INFO("n = " << n);
-        std::vector<float> xv(static_cast<size_t>(n));
-        for (int64_t i = 0; i < n; ++i) xv[size_t(i)] = 0.25f + float((i * 7919) % 101) / 16.0f;
-        auto x = Tensor::fromHost(graphRt, {n}, xv);
-        REQUIRE(x);
-        DLTensor xd = x->dl();
-        const DLTensor *in[] = {&xd};
-        uint64_t memsetsBefore = graphRt->stats().memsets, eagerMemsets = eagerRt->stats().memsets;
-        auto g = graph.run(in);
-        auto e = eager.run(in);
-        INFO((g ? "" : g.error().message));
-        REQUIRE(g);
-        REQUIRE(e);
-        std::vector<float> want(xv.size());
-        for (size_t i = 0; i < xv.size(); ++i) want[i] = 0.5f * (3.0f * xv[i]);
-        CHECK(floats((*g)[0]) == want);
-        CHECK(floats((*e)[0]) == want);
-        CHECK(graphRt->stats().memsets - memsetsBefore == eagerRt->stats().memsets - eagerMemsets);
-      }
+      for (int64_t n : extents)
+        callShapes(graph, eager, graphRt, eagerRt, n, [](int64_t i) { return 0.25f + float((i * 7919) % 101) / 16.0f; });
       hj_stats s = graphRt->stats();
       // Every call is a new signature (40 extents, a cache of 16), bound to
       // the graph whose grids are closest to its own (1, 2 or 3 blocks):
@@ -798,26 +807,9 @@ TEST_CASE("graph mode: a plan grows for a larger shape, and smaller ones replay 
     auto eagerRt = makeRuntime(), graphRt = makeRuntime();
     Runner eager(p, eagerRt, jit), graph(p, graphRt, jit, OptLevel::O2, /*graph=*/true);
     std::vector<std::string> ways;
-    for (int64_t n : extents) {
-      INFO("n = " << n);
-      std::vector<float> xv(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) xv[size_t(i)] = 1.0f + float((i * 31) % 17) / 8.0f;
-      auto x = Tensor::fromHost(graphRt, {n}, xv);
-      REQUIRE(x);
-      DLTensor xd = x->dl();
-      const DLTensor *in[] = {&xd};
-      uint64_t memsetsBefore = graphRt->stats().memsets, eagerMemsets = eagerRt->stats().memsets;
-      auto g = graph.run(in);
-      auto e = eager.run(in);
-      REQUIRE(g);
-      REQUIRE(e);
-      ways.push_back(hj_graph_outcome(graphRt->context()));
-      std::vector<float> want(xv.size());
-      for (size_t i = 0; i < xv.size(); ++i) want[i] = 0.5f * (3.0f * xv[i]);
-      CHECK(floats((*g)[0]) == want);
-      CHECK(floats((*e)[0]) == want);
-      CHECK(graphRt->stats().memsets - memsetsBefore == eagerRt->stats().memsets - eagerMemsets);
-    }
+    for (int64_t n : extents)
+      ways.push_back(
+          callShapes(graph, eager, graphRt, eagerRt, n, [](int64_t i) { return 1.0f + float((i * 31) % 17) / 8.0f; }));
     // What each call did (hj_graph_outcome): 500 and 3000 are bound to the
     // least recently used graph (setting its grids); 10, when it comes back
     // to a graph holding another's grids, gets a graph of its own.
@@ -893,17 +885,7 @@ TEST_CASE("graph mode: a program of few launches with a new shape on nearly ever
     auto eagerRt = makeRuntime(), graphRt = makeRuntime();
     Runner eager(p, eagerRt, jit), graph(p, graphRt, jit, OptLevel::O2, /*graph=*/true);
     auto call = [&](int64_t n) {
-      std::vector<float> xv(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) xv[size_t(i)] = 0.75f + float((i * 13) % 29) / 4.0f;
-      auto x = Tensor::fromHost(graphRt, {n}, xv);
-      REQUIRE(x);
-      DLTensor xd = x->dl();
-      const DLTensor *in[] = {&xd};
-      auto g = graph.run(in);
-      auto e = eager.run(in);
-      REQUIRE(g);
-      REQUIRE(e);
-      CHECK(floats((*g)[0]) == floats((*e)[0]));
+      callShapes(graph, eager, graphRt, eagerRt, n, [](int64_t i) { return 0.75f + float((i * 13) % 29) / 4.0f; });
     };
     for (int i = 0; i < 40; ++i) call(1 + (i * 37) % 700);
     hj_stats s = graphRt->stats();

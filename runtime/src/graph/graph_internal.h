@@ -154,6 +154,17 @@ inline void *addressAt(const PlannedOp &op, uint32_t offset) {
   return p;
 }
 
+// Groups the entry's patches by source (`sources` of them: its inputs,
+// then its outputs) and marks every source's address unknown, so that the
+// next fast replay writes each.
+inline void indexPatches(GraphEntry &e, size_t sources) {
+  std::stable_sort(e.patches.begin(), e.patches.end(), [](const Patch &a, const Patch &b) { return a.source < b.source; });
+  e.patchStart.assign(sources + 1, 0);
+  for (const Patch &p : e.patches) ++e.patchStart[p.source + 1];
+  for (size_t i = 0; i < sources; ++i) e.patchStart[i + 1] += e.patchStart[i];
+  e.sourceValue.assign(sources, kUnknown);
+}
+
 // Whether node `n` of an executable graph holds what `op` needs.
 inline bool sameNode(const PlannedOp &op, const NodeState &n) {
   if (op.kind == GraphNode::Kind::Kernel && std::memcmp(op.dims, n.dims, sizeof n.dims) != 0) return false;

@@ -174,13 +174,7 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
         if (void *p = addressAt(op, off); p && sourceOf(p, &source)) e.patches.push_back({oi, off, source});
       });
     }
-    size_t sources = inputs_.size() + outputs_.size();
-    std::stable_sort(e.patches.begin(), e.patches.end(),
-                     [](const Patch &a, const Patch &b) { return a.source < b.source; });
-    e.patchStart.assign(sources + 1, 0);
-    for (const Patch &p : e.patches) ++e.patchStart[p.source + 1];
-    for (size_t i = 0; i < sources; ++i) e.patchStart[i + 1] += e.patchStart[i];
-    e.sourceValue.assign(sources, kUnknown);
+    indexPatches(e, inputs_.size() + outputs_.size());
     e.fast = fast_;
     e.outSource.assign(numOutputs_, 0);
     for (uint32_t k = 0; k < numOutputs_; ++k)

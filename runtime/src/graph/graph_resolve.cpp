@@ -67,13 +67,7 @@ bool GraphCache::resolve(GraphEntry &e, void *const *outData, const int64_t *out
     e.inner.clear();
     return false;
   }
-  size_t sources = n + e.outputAllocs.size();
-  std::stable_sort(e.patches.begin(), e.patches.end(),
-                   [](const Patch &a, const Patch &b) { return a.source < b.source; });
-  e.patchStart.assign(sources + 1, 0);
-  for (const Patch &p : e.patches) ++e.patchStart[p.source + 1];
-  for (size_t i = 0; i < sources; ++i) e.patchStart[i + 1] += e.patchStart[i];
-  e.sourceValue.assign(sources, kUnknown);
+  indexPatches(e, n + e.outputAllocs.size());
   e.fast = fast_ && mapValues(e);
   if (!e.fast) e.valuePatches.clear();
   e.outDims.assign(outDims, outDims + numDims_);
