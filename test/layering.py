@@ -40,9 +40,10 @@ RUNTIME_ROOMS = [
     ("record", ["comm", "base"]),
     ("memory", ["record", "backend", "comm", "base"]),
     ("streams", ["backend", "comm", "base"]),
-    ("graph", ["memory", "record", "backend", "comm", "base"]),
-    ("core", ["graph", "streams", "memory", "record", "backend", "comm", "base"]),
-    ("api", ["core", "graph", "streams", "memory", "record", "image", "backend", "comm", "base"]),
+    ("profile", ["backend", "comm", "base"]),
+    ("graph", ["profile", "memory", "record", "backend", "comm", "base"]),
+    ("core", ["profile", "graph", "streams", "memory", "record", "backend", "comm", "base"]),
+    ("api", ["core", "profile", "graph", "streams", "memory", "record", "image", "backend", "comm", "base"]),
 ]
 # No source file of the runtime or the JIT is much longer than this.
 MAX_LINES = 650

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "hostjit/fusion/fusion.h"
 #include "hostjit/jit.h"
 #include "hostjit/text/text.h"
@@ -44,6 +46,8 @@ struct RunOptions {
   OptLevel opt = OptLevel::O2;
   int repeat = 1;
   bool parity = false, printRecord = false, cache = true, tiered = true, graph = false;
+  bool profile = false;  // --profile
+  std::string trace;     // --trace FILE
   std::string stats;
   std::vector<std::string> hostLibs;
   std::vector<std::string> customLibs;  // --custom-calls
@@ -54,6 +58,11 @@ struct RunOptions {
   std::vector<hj_comm_id> ids;
   Jit *sharedJit = nullptr;  // the process's one Jit, shared by the ranks of a process
 };
+
+// --profile and --trace for one mode's runtime (tools/profile_report.cpp):
+// prints its table (with --profile), adds it to *json as an array of rows,
+// writes its trace; modes: how many modes ran.
+int reportProfile(const char *mode, hj_context *ctx, const RunOptions &o, size_t modes, nlohmann::json *json);
 
 // The commands; each returns an exit status.
 int cmdRun(const RunOptions &o);

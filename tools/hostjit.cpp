@@ -73,6 +73,12 @@ and first values.
                                  memsets and collectives, on all its streams, are built into a graph
                                  (CUDA graph on the GPU) once and replayed; the stats show builds,
                                  replays and node updates
+  --profile                      time every runtime call (host) and the device work it queues
+                                 (CUDA events per stream; host backend: wall clock); print a
+                                 table per kind, name and site, sorted by device time (in
+                                 --stats json too)
+  --trace FILE.json              write each mode's calls and device work as a Chrome trace
+                                 (open it in ui.perfetto.dev); several modes: FILE.MODE.json
   --ranks N                      run an SPMD program on N ranks joined by a communicator (per mode):
                                  threads of this process on the host backend, one process per GPU
                                  on CUDA (rank r on device r, through NCCL); rank r's inputs use
@@ -147,7 +153,7 @@ bool optionApplies(const std::string &command, const std::string &option) {
   static const char *runOnly[] = {"--input",        "--scalar",       "--seed",         "--backend",      "--mode",
                                   "--repeat",       "--check-parity", "--stats",        "--host-kernels", "--no-cache",
                                   "--no-tier",      "--print-record", "--graph",        "--ranks",        "--save-inputs",
-                                  "--save-outputs", "--custom-calls"};
+                                  "--save-outputs", "--custom-calls", "--profile",      "--trace"};
   auto in = [&](const auto &list) { return std::find(std::begin(list), std::end(list), option) != std::end(list); };
   if (in(compileOnly)) return command == "compile";
   if (in(runOnly)) return command == "run";
@@ -249,6 +255,11 @@ int realMain(int argc, char **argv) {
       o.tiered = false;
     } else if (a == "--graph") {
       o.graph = true;
+    } else if (a == "--profile") {
+      o.profile = true;
+    } else if (a == "--trace") {
+      if (!value(&v) || v.empty()) return userError("--trace needs a file name");
+      o.trace = v;
     } else if (a == "--ranks") {
       char *end = nullptr;
       if (!value(&v) || std::strtol(v.c_str(), &end, 10) < 1 || *end || std::strtol(v.c_str(), nullptr, 10) > 64)

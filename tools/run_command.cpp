@@ -172,6 +172,7 @@ Expected<std::shared_ptr<Runtime>> makeRuntime(const RunOptions &o, int modeInde
   hj_options_init(&opts);
   opts.backend = o.backend;
   if (o.rank >= 0 && o.backend == HJ_BACKEND_CUDA) opts.device = o.rank;
+  if (o.profile || !o.trace.empty()) opts.profile = 1;
   auto rt = Runtime::create(opts);
   if (!rt) return rt;
   if (o.rank >= 0)
@@ -328,8 +329,11 @@ int cmdRun(const RunOptions &o) {
       }
     }
   }
+  nlohmann::json profiles = nlohmann::json::object();
   for (ModeResult &r : results) {
     r.out.clear();
+    if (o.profile || !o.trace.empty())
+      if (int prc = reportProfile(r.name, r.rt->context(), o, results.size(), &profiles[r.name])) return prc;
     hj_stats st = r.rt->stats();
     stats[r.name] = statsJson(st);
     if (st.graph_fallbacks > 0 && *hj_graph_reason(r.rt->context()))
@@ -338,7 +342,10 @@ int cmdRun(const RunOptions &o) {
     if (o.graph && !o.stats.empty() && *hj_graph_outcome(r.rt->context()))
       say("%s: last graph-mode call: %s\n", r.name, hj_graph_outcome(r.rt->context()));
   }
-  if (o.stats == "json") say("%s\n", stats.dump(2).c_str());
+  if (o.stats == "json") {
+    for (auto &[m, rows] : profiles.items()) stats[m]["profile"] = rows;
+    say("%s\n", stats.dump(2).c_str());
+  }
   else if (o.stats == "text")
     for (auto &[m, s] : stats.items()) {
       say("%s stats:", m.c_str());

@@ -25,8 +25,11 @@ Expected<std::vector<Tensor>> Executable::run(std::span<const DLTensor *const> i
   packScalars(scalars, sv.data());
   Scratch<void *, 16> outData(plan.outputs.size());
   Scratch<int64_t, 64> outDims(outputDimSlots(plan));
-  int32_t st = graph_ ? callGraph(rt_->context(), inputs.data(), sv.data(), outData.data(), outDims.data())
-                      : call(rt_->context(), inputs.data(), sv.data(), outData.data(), outDims.data());
+  hj_context *ctx = rt_->context();
+  hj_range_push(ctx, plan.funcName.c_str());
+  int32_t st = graph_ ? callGraph(ctx, inputs.data(), sv.data(), outData.data(), outDims.data())
+                      : call(ctx, inputs.data(), sv.data(), outData.data(), outDims.data());
+  hj_range_pop(ctx);
   if (st) return runtimeError(st);
   return makeOutputs(rt_, plan, outData.data(), outDims.data());
 }

@@ -49,6 +49,20 @@ std::vector<std::string> Runtime::recordLines() const {
   return lines;
 }
 
+Expected<std::vector<hj_profile_row>> Runtime::profile() const {
+  uint64_t n = 0;
+  if (int32_t st = hj_profile_count(ctx_, &n)) return runtimeError(st);
+  std::vector<hj_profile_row> rows(n);
+  for (uint64_t i = 0; i < n; ++i)
+    if (int32_t st = hj_profile_get(ctx_, i, &rows[i])) return runtimeError(st);
+  return rows;
+}
+
+Expected<void> Runtime::writeTrace(const std::string &path) const {
+  if (int32_t st = hj_trace_write(ctx_, path.c_str())) return runtimeError(st);
+  return {};
+}
+
 Expected<std::shared_ptr<KernelTable>> KernelTable::load(const std::shared_ptr<Runtime> &rt, const Plan &plan) {
   bool cuda = hj_context_backend(rt->context()) == HJ_BACKEND_CUDA;
   std::vector<std::string> sources(plan.kernels.size());

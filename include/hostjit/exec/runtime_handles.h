@@ -34,6 +34,12 @@ class Runtime {
   DLDevice device() const;
   // The call record, one line per call (hj_record_format).
   std::vector<std::string> recordLines() const;
+  // A profiling runtime's profile (hj_profile_count, hj_profile_get): waits
+  // for the profiled work. The rows' strings live until the profile is
+  // cleared. An error when the runtime does not profile (hj_options.profile).
+  Expected<std::vector<hj_profile_row>> profile() const;
+  // Writes its trace as a Chrome Trace Event file (hj_trace_write).
+  Expected<void> writeTrace(const std::string &path) const;
 
  private:
   explicit Runtime(hj_context *ctx) : ctx_(ctx) {}

@@ -140,7 +140,27 @@ typedef struct hj_options {
                               -1: HOSTJIT_SYNC */
   uint32_t graph_cache;    /* graph mode: signatures kept per context, least
                               recently used evicted first; 0: HOSTJIT_GRAPH_CACHE, else 1024 */
+  int32_t profile;         /* time every runtime call and the device work it queues, for
+                              hj_profile_get and hj_trace_write (docs/runtime.md); -1:
+                              HOSTJIT_PROFILE */
 } hj_options;
+
+/* One row of a profile (hj_profile_get): every call of one kind, name and
+ * site. Times in microseconds; device times are those of the work the call
+ * queued, between timing events on its stream (host backend: the work's
+ * wall-clock time), and `timed` counts the calls that had some. A graph
+ * launch's device time is the whole graph's. Strings stay valid until the
+ * profile is cleared or the context destroyed. */
+typedef struct hj_profile_row {
+  const char *kind; /* "launch", "matmul", "custom_call", "collective", "alloc", "free", "event",
+                       "stream", "sync", "call" (a program call), "graph_build", "graph_update",
+                       "graph_launch" */
+  const char *name; /* the kernel, the buffer, the collective, the program */
+  const char *site; /* the statement ("" when unknown) */
+  uint64_t calls, timed;
+  double device_us_total, device_us_median, device_us_min, device_us_max;
+  double host_us_total, host_us_median;
+} hj_profile_row;
 
 /* Describes one kernel of a program for hj_kernel_table_create. Strings are
  * copied; NULL means absent. */

@@ -20,6 +20,7 @@ void hj_options_init(hj_options *o) {
   o->fill_nan = -1;
   o->sync = -1;
   o->fail_at = -1;
+  o->profile = -1;
 }
 
 int32_t hj_context_create(const hj_options *options, hj_context **out) {

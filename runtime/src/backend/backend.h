@@ -134,6 +134,11 @@ class Backend {
   virtual void destroyEvent(void *event) = 0;
   virtual int32_t recordEvent(void *event) = 0;
   virtual int32_t waitEvent(void *event) = 0;
+  // Timing events (profiling): recorded like any event; elapsedMs waits
+  // for `to`'s last record and gives the milliseconds between `from`'s and
+  // `to`'s (CUDA's cuEventElapsedTime; host: the wall clock at the records).
+  virtual int32_t createTimingEvent(void **out) = 0;
+  virtual int32_t elapsedMs(void *from, void *to, float *ms) = 0;
   // *done: the work before the event's last record has finished.
   virtual int32_t eventDone(void *event, bool *done) = 0;
   // Waits for the work queued on the current stream.

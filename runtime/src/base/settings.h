@@ -25,6 +25,9 @@ struct Settings {
   // node updates cost more than its launches; HOSTJIT_GRAPH_MIN_LAUNCHES,
   // 0: never)
   uint32_t graphMinLaunches = 4;
+  bool profile = false;  // hj_options.profile, HOSTJIT_PROFILE
+  bool nvtx = false;     // NVTX ranges: HOSTJIT_NVTX, else whether a tool is attached
+  uint32_t traceEvents = 262144;  // spans a profile keeps for its trace (HOSTJIT_TRACE_EVENTS)
 };
 
 }  // namespace hj

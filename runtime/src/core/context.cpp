@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "base/error.h"
+#include "profile/nvtx.h"
 
 namespace hj {
 
@@ -48,6 +49,9 @@ Settings settingsOf(const hj_options &o) {
   s.graphsPerShape = countSetting("HOSTJIT_GRAPHS_PER_SHAPE", 1024);
   s.graphMemory = uint64_t{countSetting("HOSTJIT_GRAPH_MEMORY_MB", 256)} << 20;
   s.graphMinLaunches = countSetting("HOSTJIT_GRAPH_MIN_LAUNCHES", 4);
+  s.profile = option(o.profile, "HOSTJIT_PROFILE");
+  s.nvtx = nvtx::wanted();
+  s.traceEvents = countSetting("HOSTJIT_TRACE_EVENTS", 262144);
   return s;
 }
 
@@ -69,7 +73,11 @@ hj_context::hj_context(std::unique_ptr<hj::Backend> b, const hj_options &o, cons
       record(o.record != 0),
       buffers(*backend, stats, injector, record, settings, o.memory_limit),
       eager(hj::EagerRoom{*backend, buffers, record, events, stats, injector, settings, comm}),
-      graphs(hj::GraphRoom{*backend, buffers, record, stats, injector, settings, comm, path, eager}) {
+      profiler(s.profile ? std::make_unique<hj::Profiler>(*backend, stats, s.traceEvents) : nullptr),
+      observed(s.profile || s.nvtx ? std::make_unique<hj::ObservedPath>(eager, profiler.get(), s.nvtx) : nullptr),
+      path(observed ? static_cast<hj::CallPath *>(observed.get()) : &eager),
+      graphs(hj::GraphRoom{*backend, buffers, record, stats, injector, settings, comm, path, *path,
+                           profiler.get()}) {
   int64_t failAt = o.fail_at;
   if (failAt < 0) {
     const char *v = std::getenv("HOSTJIT_FAIL_AT");

@@ -16,6 +16,8 @@
 #include "core/eager_path.h"
 #include "graph/graph_cache.h"
 #include "memory/buffers.h"
+#include "profile/observed_path.h"
+#include "profile/profiler.h"
 #include "record/call_record.h"
 #include "streams/stream_events.h"
 
@@ -42,9 +44,13 @@ struct hj_context {
   std::unique_ptr<hj::Comm> comm;  // SPMD: this context's rank (hj_comm_init)
   hj::CustomCalls customCalls;     // hj_register_custom_call
   hj::EagerPath eager;
-  // The path each runtime call of a program takes: `eager`, or graph
-  // mode's trace or replay path while a graph-mode call runs.
-  hj::CallPath *path = &eager;
+  // Profiling (hj_options.profile) and NVTX ranges: when either is on,
+  // every runtime call goes through `observed`, which wraps `eager`.
+  std::unique_ptr<hj::Profiler> profiler;
+  std::unique_ptr<hj::ObservedPath> observed;
+  // The path each runtime call of a program takes: `eager` (or `observed`),
+  // or graph mode's trace or replay path while a graph-mode call runs.
+  hj::CallPath *path;
   // Declared last so it goes first: its graphs and blocks return to the
   // backend and buffers above.
   hj::GraphCache graphs;

@@ -276,6 +276,22 @@ class CudaBackend final : public Backend {
     *out = e;
     return HJ_OK;
   }
+  int32_t createTimingEvent(void **out) override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    CUevent e = nullptr;
+    if (CUresult r = d_.cuEventCreate(&e, CU_EVENT_DEFAULT)) return driverError("cuEventCreate", r);
+    *out = e;
+    return HJ_OK;
+  }
+  int32_t elapsedMs(void *from, void *to, float *ms) override {
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    if (CUresult r = d_.cuEventSynchronize(static_cast<CUevent>(to))) return driverError("cuEventSynchronize", r);
+    if (CUresult r = d_.cuEventElapsedTime_v2(ms, static_cast<CUevent>(from), static_cast<CUevent>(to)))
+      return driverError("cuEventElapsedTime", r);
+    return HJ_OK;
+  }
   void destroyEvent(void *event) override {
     CurrentContext cc(d_, ctx_);
     if (event && cc.result() == CUDA_SUCCESS) d_.cuEventDestroy_v2(static_cast<CUevent>(event));

@@ -33,6 +33,7 @@
 #include "base/settings.h"
 #include "comm/comm.h"
 #include "memory/buffers.h"
+#include "profile/profiler.h"
 #include "record/call_record.h"
 
 namespace hj {
@@ -51,7 +52,8 @@ struct GraphRoom {
   const Settings &settings;
   std::unique_ptr<Comm> &comm;
   CallPath *&path;
-  CallPath &eager;
+  CallPath &eager;      // the path outside graph-mode calls (eager, or observed: core/context.h)
+  Profiler *profiler;   // NULL unless the context profiles
 };
 
 // One hj_alloc of the program, in call order.

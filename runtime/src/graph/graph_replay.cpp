@@ -38,7 +38,8 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
   GraphExec &x = *e.exec;
   x.lastUse = ++tick_;
   if (!x.graph) {
-    if (int32_t st = build(e)) return st;
+    ProfileScope span(r_.profiler, SpanKind::GraphBuild, e.ops.size(), 0, false);
+    if (int32_t st = span.done(build(e))) return st;
   } else {
     if (x.holder != &e) {
       // The nodes hold another signature's values: set those that differ.
@@ -52,6 +53,7 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
       x.holder = &e;
     }
     if (!e.dirty.empty()) {
+      ProfileScope span(r_.profiler, SpanKind::GraphUpdate, e.dirty.size(), 0, false);
       if (int32_t st = r_.injector.check("updating %zu nodes of a graph", e.dirty.size())) return st;
       size_t done = 0;
       for (; done < e.dirty.size(); ++done) {
@@ -72,11 +74,13 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
         ++r_.stats.graph_updates;
       }
       e.dirty.clear();
+      span.done(HJ_OK);
     }
   }
   if (e.ops.empty()) return HJ_OK;
   if (int32_t st = r_.injector.check("launching a graph of %zu operations", e.ops.size())) return st;
-  return x.graph->launch();
+  ProfileScope span(r_.profiler, SpanKind::GraphLaunch, e.ops.size(), 0, true);
+  return span.done(x.graph->launch());
 }
 
 int32_t GraphCache::build(GraphEntry &e) {

@@ -2,6 +2,7 @@
 // kernels are host functions, registered or loaded from libraries.
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -253,9 +254,23 @@ class HostBackend final : public Backend {
     *out = new HostEvent();
     return HJ_OK;
   }
+  int32_t createTimingEvent(void **out) override {
+    *out = new HostEvent{0, true, 0};
+    return HJ_OK;
+  }
+  // Work ran when it was queued, so the time between two records is the
+  // work's wall-clock time.
+  int32_t elapsedMs(void *from, void *to, float *ms) override {
+    *ms = static_cast<float>(static_cast<HostEvent *>(to)->ns - static_cast<HostEvent *>(from)->ns) * 1e-6f;
+    return checkFault();
+  }
   void destroyEvent(void *event) override { delete static_cast<HostEvent *>(event); }
   int32_t recordEvent(void *event) override {
-    ++static_cast<HostEvent *>(event)->records;
+    auto *e = static_cast<HostEvent *>(event);
+    ++e->records;
+    if (e->timing)
+      e->ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+                  .count();
     return checkFault();
   }
   int32_t waitEvent(void *) override { return checkFault(); }
@@ -314,6 +329,8 @@ class HostBackend final : public Backend {
   uint64_t faultReportsSeen_ = 0;  // hostFaultReports() when this backend last looked
   struct HostEvent {
     uint64_t records = 0;
+    bool timing = false;  // createTimingEvent: each record stamps the time
+    int64_t ns = 0;       // steady_clock at the last record
   };
   std::unordered_map<std::string, hj_host_kernel_fn> registered_;
   std::shared_ptr<HostLibraries> libs_ = std::make_shared<HostLibraries>();
