@@ -21,13 +21,13 @@ namespace {
 constexpr int kBatch = 64;
 std::unique_ptr<Jit> gJit;
 
-std::shared_ptr<Runtime> cudaRuntime() {
-  auto rt = bench::cudaBenchRuntime();
+std::shared_ptr<Runtime> cudaRuntime(bool profile) {
+  auto rt = bench::cudaBenchRuntime(profile);
   return rt ? *rt : nullptr;
 }
 
 struct ExampleSetup {
-  std::shared_ptr<Runtime> rt = cudaRuntime();
+  std::shared_ptr<Runtime> rt;
   examples::ExampleCase c;
   Program p;
   std::optional<Evaluator> ev;
@@ -38,7 +38,8 @@ struct ExampleSetup {
   std::vector<int64_t> outDims;
   std::string error;
 
-  explicit ExampleSetup(const char *name) {
+  // profile: the runtime profiles (hj_options.profile).
+  explicit ExampleSetup(const char *name, bool profile = false) : rt(cudaRuntime(profile)) {
     if (!rt) {
       error = hj_last_error();
       return;
@@ -72,8 +73,9 @@ struct ExampleSetup {
   }
 };
 
+// mode 3: as 2, on a profiling runtime.
 void BM_Example(benchmark::State &state, const char *name, int mode) {
-  ExampleSetup s(name);
+  ExampleSetup s(name, mode == 3);
   if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
   hj_context *ctx = s.rt->context();
   const DLTensor *const *in = s.inputs->pointers().data();
@@ -91,6 +93,7 @@ void BM_Example(benchmark::State &state, const char *name, int mode) {
       });
       break;
     case 2:  // JIT, checked arguments and owning outputs
+    case 3:
       bench::timeBatches(state, *s.rt, kBatch, [&] { auto out = s.cp->run(s.inputs->span(), s.c.scalars); });
       break;
   }
@@ -100,9 +103,14 @@ void BM_Example(benchmark::State &state, const char *name, int mode) {
 }
 
 // The floor: the grid_sum kernel launched with cuLaunchKernel directly, and
-// through hj_launch, on the same stream with the same arguments.
-void BM_Launch(benchmark::State &state, bool bare) {
-  ExampleSetup s("grid_sum");
+// through hj_launch, on the same stream with the same arguments; `how`:
+// 0 bare, 1 hj_launch, 2 hj_launch on a profiling runtime, 3 hj_launch
+// with NVTX ranges on (HOSTJIT_NVTX=1) and no tool attached.
+void BM_Launch(benchmark::State &state, int how) {
+  if (how == 3) setenv("HOSTJIT_NVTX", "1", 1);
+  ExampleSetup s("grid_sum", how == 2);
+  unsetenv("HOSTJIT_NVTX");
+  bool bare = how == 0;
   if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
   hj_context *ctx = s.rt->context();
   using LaunchFn = int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
@@ -134,11 +142,14 @@ void BM_Launch(benchmark::State &state, bool bare) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(BM_Launch, bare_cuLaunchKernel, true)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Launch, hj_launch, false)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Launch, bare_cuLaunchKernel, 0)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Launch, hj_launch, 1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Launch, hj_launch_profiled, 2)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Launch, hj_launch_nvtx_no_tool, 3)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Example, grid_sum_eval, "grid_sum", 0)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Example, grid_sum_jit, "grid_sum", 1)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Example, grid_sum_jit_run, "grid_sum", 2)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Example, grid_sum_jit_run_profiled, "grid_sum", 3)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Example, splitk_eval, "splitk", 0)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Example, splitk_jit, "splitk", 1)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Example, splitk_jit_run, "splitk", 2)->UseManualTime()->Unit(benchmark::kMicrosecond);

@@ -86,9 +86,10 @@ struct Setup {
   int64_t outDims[3] = {};
   std::string error;
 
-  explicit Setup(int launches, int64_t perBlock = 256)
+  // profile: the runtime profiles (hj_options.profile).
+  explicit Setup(int launches, int64_t perBlock = 256, bool profile = false)
       : Setup(bench::launchProgram(launches, sourceDir() + "/bench/kernels/steps.cu", perBlock), {{"x", {64, 256}}},
-              {}) {
+              {}, profile) {
     k = launches;
   }
   static Setup model() {
@@ -96,8 +97,8 @@ struct Setup {
                  bench::modelShapes(kModelLayers), {ScalarArg::i64(4)});
   }
   Setup(const std::string &text, const std::map<std::string, std::vector<int64_t>> &shapes,
-        std::vector<ScalarArg> scalarArgs) {
-    auto r = bench::cudaBenchRuntime();
+        std::vector<ScalarArg> scalarArgs, bool profile = false) {
+    auto r = bench::cudaBenchRuntime(profile);
     if (!r) {
       error = r.error().message;
       return;
@@ -190,10 +191,11 @@ int32_t handWritten(hj_context *ctx, const hj_kernel_table *kt, const DLTensor *
   return HJ_OK;
 }
 
-enum Mode { kEval, kJit, kHand, kGraphSame, kGraphFresh };
+// kGraphSameProfiled: kGraphSame on a profiling runtime.
+enum Mode { kEval, kJit, kHand, kGraphSame, kGraphFresh, kGraphSameProfiled };
 
 void BM_Call(benchmark::State &state, Mode mode) {
-  Setup s(static_cast<int>(state.range(0)));
+  Setup s(static_cast<int>(state.range(0)), 256, mode == kGraphSameProfiled);
   if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
   hj_context *ctx = s.rt->context();
   void *kept[kFresh] = {};
@@ -204,7 +206,8 @@ void BM_Call(benchmark::State &state, Mode mode) {
       case kEval: st = s.ev->call(ctx, s.in(), s.sc(), s.outData, s.outDims); break;
       case kJit: st = s.cp->call(ctx, s.in(), s.sc(), s.outData, s.outDims); break;
       case kHand: st = handWritten(ctx, s.cp->kernels(), s.in()[0], s.k, s.outData, s.outDims); break;
-      case kGraphSame: st = s.cp->callGraph(ctx, s.in(), s.sc(), s.outData, s.outDims); break;
+      case kGraphSame:
+      case kGraphSameProfiled: st = s.cp->callGraph(ctx, s.in(), s.sc(), s.outData, s.outDims); break;
       case kGraphFresh: {
         // A new input address every call, and the outputs of the last
         // kFresh calls still held by the caller.
@@ -493,6 +496,7 @@ BENCHMARK_CAPTURE(BM_Driver, hand_graph, kCaptured)->Apply(launches);
 BENCHMARK_CAPTURE(BM_Driver, hand_graph_nodes, kNodes)->Apply(launches);
 BENCHMARK_CAPTURE(BM_Call, graph_same_addresses, kGraphSame)->Apply(launches);
 BENCHMARK_CAPTURE(BM_Call, graph_fresh_addresses, kGraphFresh)->Apply(launches);
+BENCHMARK_CAPTURE(BM_Call, graph_same_addresses_profiled, kGraphSameProfiled)->Apply(launches);
 BENCHMARK(BM_GraphFirstCall)->Apply(launches)->Iterations(50);
 BENCHMARK(BM_Interleaved)->ArgNames({"K"})->Arg(16)->Arg(64)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_InterleavedModel)->UseManualTime()->Unit(benchmark::kMillisecond);

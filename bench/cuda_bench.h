@@ -12,12 +12,13 @@
 namespace hostjit::bench {
 
 // A CUDA runtime with zero checks, NaN fills and zeroed-memory reuse off,
-// whatever the environment says.
-inline Expected<std::shared_ptr<Runtime>> cudaBenchRuntime() {
+// and profiling as `profile` says, whatever the environment says.
+inline Expected<std::shared_ptr<Runtime>> cudaBenchRuntime(bool profile = false) {
   hj_options o;
   hj_options_init(&o);
   o.backend = HJ_BACKEND_CUDA;
   o.check_zeroed = o.fill_nan = o.reuse_zeroed_memory = 0;
+  o.profile = profile ? 1 : 0;
   return Runtime::create(o);
 }
 

@@ -59,6 +59,14 @@ struct RunOptions {
   Jit *sharedJit = nullptr;  // the process's one Jit, shared by the ranks of a process
 };
 
+// The --scalar values checked against the plan's scalar inputs.
+Expected<std::vector<ScalarArg>> parseScalars(const Plan &plan, const std::map<std::string, std::string> &given);
+
+// hostjit plan FILE --picture OUT.svg (tools/plan_picture.cpp): one
+// graph-mode call on the host backend with the run options' inputs, its
+// memory plan drawn.
+int cmdPlanPicture(const RunOptions &o, const std::string &svg);
+
 // --profile and --trace for one mode's runtime (tools/profile_report.cpp):
 // prints its table (with --profile), adds it to *json as an array of rows,
 // writes its trace; modes: how many modes ran.

@@ -113,6 +113,7 @@ example:
   hostjit compile examples/grid_sum.hir --emit-llvm --optimized
 )"},
     {"plan", R"(usage: hostjit plan FILE.hir|FUSION.json
+       hostjit plan FILE.hir|FUSION.json --picture OUT.svg [--input ...] [--scalar ...] [--host-kernels LIB.so]
 Prints the plan of a program (a fusion is lowered first): the flat form the
 evaluator interprets and the JIT compiles. Its sections are the signature
 (inputs, scalars), the expressions in evaluation order (eN, with the value
@@ -120,8 +121,16 @@ each computes and where), the run-time checks, the steps (one runtime call
 each, every field by name; sN is a buffer slot), the loops, the outputs and
 the kernels (kN). The text is stable: tests compare it.
 
+With --picture, runs the program once in graph mode on the host backend
+(inputs as hostjit run takes them) and draws its memory plan as an SVG:
+each buffer a bar from its allocation to its free at its place in the
+plan's block, its slot outlined, the zeroed part shaded, the outputs above
+the block, the peak of live bytes marked.
+
 example:
   hostjit plan examples/grid_sum.hir
+  hostjit plan examples/pipeline.hir --picture plan.svg --input x=f32[33,1000] --scalar alpha=0.5 \
+      --host-kernels build/lib/libhostjit_example_kernels.so
 )"},
     {"lower", R"(usage: hostjit lower FUSION.json [-o OUT.hir]
 Lowers a segmented fusion (docs/fusion-json.md) to a Host IR program and
@@ -154,9 +163,12 @@ bool optionApplies(const std::string &command, const std::string &option) {
                                   "--repeat",       "--check-parity", "--stats",        "--host-kernels", "--no-cache",
                                   "--no-tier",      "--print-record", "--graph",        "--ranks",        "--save-inputs",
                                   "--save-outputs", "--custom-calls", "--profile",      "--trace"};
+  // plan --picture runs the program once: these give it its inputs.
+  static const char *planToo[] = {"--input", "--scalar", "--seed", "--host-kernels", "--custom-calls"};
   auto in = [&](const auto &list) { return std::find(std::begin(list), std::end(list), option) != std::end(list); };
   if (in(compileOnly)) return command == "compile";
-  if (in(runOnly)) return command == "run";
+  if (in(runOnly)) return command == "run" || (command == "plan" && in(planToo));
+  if (option == "--picture") return command == "plan";
   if (option == "--opt") return command == "run" || command == "compile";
   if (option == "-o") return command == "lower";
   if (option == "--fusion-json") return command == "import-triton";
@@ -185,7 +197,7 @@ int realMain(int argc, char **argv) {
   std::vector<std::string> files;
   RunOptions o;
   bool emitLlvm = false, emitAsm = false, optimized = false, allModes = false, fusionJson = false;
-  std::string outFile;
+  std::string outFile, picture;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
     auto value = [&](std::string *out) {
@@ -255,6 +267,8 @@ int realMain(int argc, char **argv) {
       o.tiered = false;
     } else if (a == "--graph") {
       o.graph = true;
+    } else if (a == "--picture") {
+      if (!value(&picture) || picture.empty()) return userError("--picture needs a file name");
     } else if (a == "--profile") {
       o.profile = true;
     } else if (a == "--trace") {
@@ -311,7 +325,11 @@ int realMain(int argc, char **argv) {
     return cmdRun(o);
   }
   if (cmd == "fmt") return cmdFmt(files[0]);
-  if (cmd == "plan") return cmdPlan(files[0]);
+  if (cmd == "plan") {
+    if (picture.empty()) return cmdPlan(files[0]);
+    o.file = files[0];
+    return cmdPlanPicture(o, picture);
+  }
   if (cmd == "compile") {
     if (emitLlvm == emitAsm) return userError("compile needs one of --emit-llvm or --emit-asm");
     return cmdCompile(files[0], emitLlvm, emitAsm, optimized, o.opt);

@@ -48,7 +48,8 @@ int reportProfile(const char *mode, hj_context *ctx, const RunOptions &o, size_t
                      {"host_us_total", r.host_us_total},
                      {"host_us_median", r.host_us_median}});
     if (!o.profile) continue;
-    std::string what = *r.name ? r.name : "-";
+    bool buffer = std::string(r.kind) == "alloc" || std::string(r.kind) == "free";
+    std::string what = *r.name ? (buffer ? "%" : "") + std::string(r.name) : "-";
     if (*r.site) what += std::string(" (") + r.site + ")";
     if (r.timed)
       say("%s   %12.2f %9.2f %9.2f %9.2f %8llu %11.2f  %-12s %s\n", mode, r.device_us_total, r.device_us_median,

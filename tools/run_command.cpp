@@ -27,7 +27,6 @@
 #include "cli.h"
 
 namespace hostjit::cli {
-namespace {
 
 Expected<std::vector<ScalarArg>> parseScalars(const Plan &plan, const std::map<std::string, std::string> &given) {
   std::vector<ScalarArg> out;
@@ -73,6 +72,9 @@ Expected<std::vector<ScalarArg>> parseScalars(const Plan &plan, const std::map<s
   }
   return out;
 }
+
+namespace {
+
 
 // Every counter of stats.def, by name.
 nlohmann::json statsJson(const hj_stats &s) {

@@ -191,3 +191,47 @@ TEST_CASE("profile: a trace keeps at most HOSTJIT_TRACE_EVENTS spans and counts 
   CHECK(t["otherData"]["dropped_events"] == 30);
   CHECK(hostCalls(t).size() == 10);
 }
+
+TEST_CASE("graph mode: the last call's memory plan, buffers sharing slots", "[profile][graph]") {
+  Program p = parseOk(readFile(kStreams), kStreams);
+  auto rt = makeRuntime();
+  uint64_t n = 0, block = 0, zeroedAt = 0;
+  CHECK(hj_graph_plan_size(rt->context(), &n, &block, &zeroedAt) == HJ_ERR_NOT_FOUND);
+  CHECK(std::string(hj_last_error()) ==
+        "hj_graph_plan_size: the last graph-mode call has no memory plan (none was made, or it ran eagerly)");
+  Runner runner(p, rt, false, OptLevel::O2, true);
+  auto in = InputSet::random(rt, runner.plan(), {{"x", {6, 5}}}, 13);
+  REQUIRE(in);
+  auto out = runner.run(in->span());
+  REQUIRE(out);
+  REQUIRE(hj_graph_plan_size(rt->context(), &n, &block, &zeroedAt) == HJ_OK);
+  CHECK(zeroedAt <= block);
+  std::vector<hj_plan_buffer> bufs(n);
+  size_t tmps = 0, sems = 0;
+  uint64_t tmpOffset = UINT64_MAX;
+  for (uint64_t i = 0; i < n; ++i) {
+    REQUIRE(hj_graph_plan_get(rt->context(), i, &bufs[i]) == HJ_OK);
+    const hj_plan_buffer &b = bufs[i];
+    if (b.output) {
+      CHECK(b.last == UINT64_MAX);
+      continue;
+    }
+    CHECK(b.first < b.last);
+    CHECK(b.capacity >= b.bytes);
+    CHECK(b.offset + b.capacity <= block);
+    if (std::string(b.name) == "tmp") {  // one per row, one after another: one slot
+      if (tmpOffset == UINT64_MAX) tmpOffset = b.offset;
+      CHECK(b.offset == tmpOffset);
+      ++tmps;
+    }
+    if (std::string(b.name) == "sem") {  // resets_to_zero: in the zeroed part
+      CHECK(b.zeroed == 1);
+      CHECK(b.offset >= zeroedAt);
+      ++sems;
+    }
+  }
+  CHECK(tmps == 6);
+  CHECK(sems == 6);
+  hj_plan_buffer b;
+  CHECK(hj_graph_plan_get(rt->context(), n, &b) == HJ_ERR_INVALID_ARGUMENT);
+}

@@ -145,6 +145,20 @@ typedef struct hj_options {
                               HOSTJIT_PROFILE */
 } hj_options;
 
+/* One buffer of a graph-mode memory plan (hj_graph_plan_get). Intermediates
+ * live in the plan's block at `offset`, in a slot of `capacity` bytes
+ * (zeroed: in the block's zeroed part); outputs are allocated per call and
+ * are not in the block (offset and capacity 0). first and last: its
+ * allocation and its free among the call's allocations and frees, counted
+ * from 0 (last: UINT64_MAX when the call does not free it). */
+typedef struct hj_plan_buffer {
+  const char *name;
+  uint64_t bytes, offset, capacity;
+  uint64_t first, last;
+  int32_t output, zeroed;
+  uint32_t stream;
+} hj_plan_buffer;
+
 /* One row of a profile (hj_profile_get): every call of one kind, name and
  * site. Times in microseconds; device times are those of the work the call
  * queued, between timing events on its stream (host backend: the work's

@@ -49,6 +49,41 @@ const char *hj_graph_outcome(const hj_context *ctx) {
   return text;
 }
 
+int32_t hj_graph_plan_size(const hj_context *ctx, uint64_t *count, uint64_t *blockBytes, uint64_t *zeroedOffset) {
+  return hj::guarded([&]() -> int32_t {
+    if (int32_t st = hj::checkContext(ctx, "hj_graph_plan_size")) return st;
+    const hj::GraphEntry *e = ctx->graphs.lastPlanned();
+    if (!e)
+      return hj::fail(HJ_ERR_NOT_FOUND, "hj_graph_plan_size: the last graph-mode call has no memory plan (none was "
+                                        "made, or it ran eagerly)");
+    if (count) *count = e->allocs.size();
+    if (blockBytes) *blockBytes = e->shape->blockBytes;
+    if (zeroedOffset) *zeroedOffset = e->shape->zeroedOffset;
+    return HJ_OK;
+  });
+}
+
+int32_t hj_graph_plan_get(const hj_context *ctx, uint64_t index, hj_plan_buffer *out) {
+  return hj::guarded([&]() -> int32_t {
+    if (int32_t st = hj::checkContext(ctx, "hj_graph_plan_get")) return st;
+    const hj::GraphEntry *e = ctx->graphs.lastPlanned();
+    if (!e || index >= e->allocs.size() || !out)
+      return hj::fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_plan_get: no buffer %llu in the last call's memory plan",
+                      static_cast<unsigned long long>(index));
+    const hj::PlannedAlloc &a = e->allocs[index];
+    out->name = a.name.c_str();
+    out->bytes = a.bytes;
+    out->output = a.output;
+    out->zeroed = a.zeroed;
+    out->offset = a.output ? 0 : e->shape->offset[index];
+    out->capacity = a.output ? 0 : e->shape->capacity[index];
+    out->first = a.firstEvent;
+    out->last = a.lastEvent == SIZE_MAX ? UINT64_MAX : a.lastEvent;
+    out->stream = a.stream;
+    return HJ_OK;
+  });
+}
+
 void hj_graph_clear(hj_context *ctx) {
   hj::guarded([&] {
     if (hj::checkContext(ctx, "hj_graph_clear") != HJ_OK) return HJ_OK;

@@ -200,6 +200,8 @@ class GraphCache {
   // After an exception inside a graph-mode call: frees what the call
   // allocated, drops its entry and leaves the mode off.
   void abandon();
+  // The entry of the last call when it has a memory plan (hj_graph_plan_*), else NULL.
+  const GraphEntry *lastPlanned() const { return last_ && last_->shape && last_->eagerReason.empty() ? last_ : nullptr; }
   // Checks that the zeroed part of every cached memory plan is zero.
   int32_t checkZero(bool *isZero);
 
