@@ -190,6 +190,15 @@ TEST_CASE("profile: a trace keeps at most HOSTJIT_TRACE_EVENTS spans and counts 
   CHECK(traceProblems(t).empty());
   CHECK(t["otherData"]["dropped_events"] == 30);
   CHECK(hostCalls(t).size() == 10);
+  // A row's strings outlive the spans that come after it (names interned later).
+  const char *name = alloc->name;
+  for (int i = 0; i < 200; ++i) {
+    void *b = nullptr;
+    std::string other = "b" + std::to_string(i);
+    REQUIRE(hj_alloc(ctx, &n, nullptr, 1, HJ_DTYPE_f32, 0, other.c_str(), &b) == HJ_OK);
+    REQUIRE(hj_free(ctx, b) == HJ_OK);
+  }
+  CHECK(std::string(name) == "b");
 }
 
 TEST_CASE("graph mode: the last call's memory plan, buffers sharing slots", "[profile][graph]") {

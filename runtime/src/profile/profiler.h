@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -108,7 +109,7 @@ class Profiler {
   const hj_stats &stats_;
   size_t maxSpans_;
   std::chrono::steady_clock::time_point origin_ = std::chrono::steady_clock::now();
-  std::vector<std::string> strings_;
+  std::deque<std::string> strings_;  // a deque: the rows' and table's pointers into it stay valid as it grows
   std::unordered_map<std::string, uint32_t> stringIds_;
   std::unordered_map<const char *, uint32_t> byPointer_;  // a cache of stringIds_, checked by value
   std::unordered_map<uint64_t, uint32_t> rowIds_;
