@@ -99,6 +99,13 @@ TEST_CASE("profile: each runtime call of a program is a span; the trace matches 
     for (const hj_profile_row &r : *rows) launches += std::string(r.kind) == "launch" ? r.calls : 0;
     CHECK(launches == 6 * 3 + 6 * 3 + 2 * 3);
     CHECK(deviceLaunches == launches);
+    size_t memsets = 0;  // %z's, zero_init: its memset is a device slice of its own
+    for (const auto &e : t["traceEvents"])
+      if (e["ph"] == "X" && e["pid"] == 2 && e["cat"] == "memset") {
+        CHECK(e["name"] == "memset %z");
+        ++memsets;
+      }
+    CHECK(memsets == 3);
     CHECK(counters > 0);
     CHECK(t["otherData"]["dropped_events"] == 0);
 

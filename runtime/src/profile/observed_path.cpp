@@ -31,7 +31,7 @@ int32_t ObservedPath::observe(SpanKind kind, const char *name, const char *site,
 int32_t ObservedPath::alloc(const AllocCall &c, void **out) {
   // A zero_init buffer may be zeroed (or, with HOSTJIT_FILL_NAN, any buffer
   // filled) on the stream: that work is timed as the allocation's.
-  bool device = (c.flags & HJ_ALLOC_ZERO_INIT) && !(c.flags & HJ_ALLOC_RESETS_TO_ZERO);
+  bool device = fills_ || ((c.flags & HJ_ALLOC_ZERO_INIT) && !(c.flags & HJ_ALLOC_RESETS_TO_ZERO));
   int32_t st = observe(SpanKind::Alloc, c.name, "", device, [&] { return in_.alloc(c, out); }, c.bytes);
   if (st == HJ_OK && p_) p_->named(*out, c.name);
   return st;

@@ -12,8 +12,10 @@ namespace hj {
 
 class ObservedPath final : public CallPath {
  public:
-  // profiler: NULL when only NVTX ranges are wanted; nvtx: whether they are.
-  ObservedPath(CallPath &inner, Profiler *profiler, bool nvtx) : in_(inner), p_(profiler), nvtx_(nvtx) {}
+  // profiler: NULL when only NVTX ranges are wanted; nvtx: whether they
+  // are; fills: HOSTJIT_FILL_NAN is on (every allocation may queue a fill).
+  ObservedPath(CallPath &inner, Profiler *profiler, bool nvtx, bool fills)
+      : in_(inner), p_(profiler), nvtx_(nvtx), fills_(fills) {}
   uint32_t stream() const override { return in_.stream(); }
   int32_t alloc(const AllocCall &c, void **out) override;
   int32_t free(void *ptr, bool onError) override;
@@ -34,7 +36,7 @@ class ObservedPath final : public CallPath {
                   const int64_t *dims = nullptr);
   CallPath &in_;
   Profiler *p_;
-  bool nvtx_;
+  bool nvtx_, fills_;
 };
 
 }  // namespace hj

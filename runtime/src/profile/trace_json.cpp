@@ -105,6 +105,8 @@ int32_t Profiler::writeTrace(const char *path, const char *backend) {
               std::to_string(s.live) + ",\"reserved_bytes\":" + std::to_string(s.reserved) + "}}");
     if (s.deviceBegin < 0) continue;
     std::string tid = std::to_string(s.stream + 1);
+    // An allocation's device work is its memset (or NaN fill).
+    if (s.kind == SpanKind::Alloc) common = "\"name\":" + quoted("memset %" + name) + ",\"cat\":\"memset\"";
     o.event("{\"ph\":\"X\"," + common + ",\"pid\":2,\"tid\":" + tid + ",\"ts\":" + us(s.deviceBegin) +
             ",\"dur\":" + us(s.deviceEnd - s.deviceBegin) + ",\"args\":{" + args + "}}");
     // The arrow from the call to its work: it starts inside the host slice
