@@ -1,6 +1,8 @@
 // profile_report.cpp - `hostjit run --profile` and `--trace`: a mode's
 // profile printed as a table and kept for --stats json, its trace written.
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
@@ -19,6 +21,48 @@ std::string tracePath(const RunOptions &o, const char *mode, size_t modes) {
   if (modes > 1) stem += std::string(".") + mode;
   if (o.rank >= 0) stem += ".rank" + std::to_string(o.rank);
   return stem + (ext.empty() ? ".json" : ext);
+}
+
+// When a name has several sites (GPT-2's layers), the rows summed per kind
+// and name (every buffer's allocations as one), by device time: what share
+// of the mode's device time each kernel or library call takes.
+void printByName(const char *mode, hj_context *ctx, uint64_t n) {
+  struct Sum {
+    uint64_t calls = 0, sites = 0;
+    double device = 0, host = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Sum> sums;
+  double device = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    hj_profile_row r;
+    if (hj_profile_get(ctx, i, &r) != HJ_OK) return;
+    bool buffer = std::string(r.kind) == "alloc" || std::string(r.kind) == "free";
+    Sum &s = sums[{r.kind, buffer ? "(every buffer)" : r.name}];  // buffers: one line per kind
+    s.calls += r.calls;
+    ++s.sites;
+    s.device += r.device_us_total;
+    s.host += r.host_us_total;
+    device += r.device_us_total;
+  }
+  bool several = false;  // some kernel, library call or collective has several sites
+  for (const auto &[key, sum] : sums)
+    several |= sum.sites > 1 && key.first != "alloc" && key.first != "free";
+  if (!several) return;
+  std::vector<std::pair<std::pair<std::string, std::string>, Sum>> order(sums.begin(), sums.end());
+  std::stable_sort(order.begin(), order.end(), [](const auto &a, const auto &b) {
+    return a.second.device != b.second.device ? a.second.device > b.second.device : a.second.host > b.second.host;
+  });
+  say("%s profile by name: %zu names; totals over every site and call; us\n", mode, order.size());
+  say("%s   %12s %7s %12s %8s %6s  %-12s %s\n", mode, "device total", "share", "host total", "calls", "sites", "kind",
+      "name");
+  for (const auto &[key, s] : order) {
+    std::string name = key.second.empty() ? "-" : key.second;
+    char share[16] = "-";
+    if (device > 0 && s.device > 0) std::snprintf(share, sizeof share, "%.1f%%", 100 * s.device / device);
+    say("%s   %12.2f %7s %12.2f %8llu %6llu  %-12s %s\n", mode, s.device, share, s.host,
+        static_cast<unsigned long long>(s.calls), static_cast<unsigned long long>(s.sites), key.first.c_str(),
+        name.c_str());
+  }
 }
 
 }  // namespace
@@ -49,7 +93,8 @@ int reportProfile(const char *mode, hj_context *ctx, const RunOptions &o, size_t
                      {"host_us_median", r.host_us_median}});
     if (!o.profile) continue;
     bool buffer = std::string(r.kind) == "alloc" || std::string(r.kind) == "free";
-    std::string what = *r.name ? (buffer ? "%" : "") + std::string(r.name) : "-";
+    std::string what = buffer && *r.name ? "%" : "";
+    what += *r.name ? r.name : "-";
     if (*r.site) what += std::string(" (") + r.site + ")";
     if (r.timed)
       say("%s   %12.2f %9.2f %9.2f %9.2f %8llu %11.2f  %-12s %s\n", mode, r.device_us_total, r.device_us_median,
@@ -59,6 +104,7 @@ int reportProfile(const char *mode, hj_context *ctx, const RunOptions &o, size_t
       say("%s   %12s %9s %9s %9s %8llu %11.2f  %-12s %s\n", mode, "-", "-", "-", "-",
           static_cast<unsigned long long>(r.calls), r.host_us_median, r.kind, what.c_str());
   }
+  if (o.profile) printByName(mode, ctx, n);
   if (!o.trace.empty()) {
     std::string path = tracePath(o, mode, modes);
     if (int32_t st = hj_trace_write(ctx, path.c_str())) return fromError(runtimeError(st), std::string(mode) + ": ");
