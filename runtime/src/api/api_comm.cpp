@@ -55,7 +55,8 @@ namespace {
 // Checks a call of hj_collective (whatever the mode), then has the context's
 // call path make it.
 int32_t collective(hj_context *ctx, uint32_t kind, const void *src, uint64_t srcElems, void *dst, uint64_t dstElems,
-                   uint64_t count, uint32_t dtype, uint32_t op, int64_t peer, const std::string &what) {
+                   uint64_t count, uint32_t dtype, uint32_t op, int64_t peer, const std::string &what,
+                   const char *site) {
   hj::Comm &comm = *ctx->comm;
   bool bracket = kind >= HJ_COLL_GROUP_BEGIN;
   uint32_t esize = hj_dtype_size(dtype);
@@ -91,6 +92,7 @@ int32_t collective(hj_context *ctx, uint32_t kind, const void *src, uint64_t src
   c.bytes = bracket ? 0 : kind == HJ_COLL_ALL_GATHER ? count * esize : in * esize;
   c.recordBytes = count * esize;
   c.what = &what;
+  c.site = site;
   return ctx->path->collective(c);
 }
 
@@ -112,7 +114,7 @@ int32_t hj_collective(hj_context *ctx, uint32_t kind, const void *src, uint64_t 
     // other ranks must not wait for this one) and ends this rank's groups.
     int32_t st;
     try {
-      st = collective(ctx, kind, src, src_elems, dst, dst_elems, count, dtype, op, peer, what);
+      st = collective(ctx, kind, src, src_elems, dst, dst_elems, count, dtype, op, peer, what, site ? site : "");
     } catch (...) {
       ctx->comm->abort("rank " + std::to_string(ctx->comm->rank()) + ": " + what + " failed: out of host memory");
       ctx->comm->closeGroups();

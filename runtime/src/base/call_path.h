@@ -41,6 +41,7 @@ struct CollectiveCall {
   int32_t peer = 0;
   uint64_t bytes = 0, recordBytes = 0;
   const std::string *what = nullptr;
+  const char *site = "";  // the statement alone ("" when not given)
 };
 
 // hj_matmul, checked (the operands agree, the dtypes a supported pair,

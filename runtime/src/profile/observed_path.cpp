@@ -60,7 +60,7 @@ int32_t ObservedPath::streamSync() {
 }
 
 int32_t ObservedPath::collective(const CollectiveCall &c) {
-  return observe(SpanKind::Collective, collectiveName(c.kind), c.what ? c.what->c_str() : "", true,
+  return observe(SpanKind::Collective, collectiveName(c.kind), c.site, true,
                  [&] { return in_.collective(c); }, c.bytes);
 }
 
