@@ -23,8 +23,10 @@ int32_t profiling(const hj_context *ctx, const char *fn) {
 
 extern "C" {
 
+// Ranges are a no-op unless the context is observed; a pointer that is no
+// live context is ignored (the best effort of checkContext, without a message).
 void hj_range_push(hj_context *ctx, const char *name) {
-  if (!ctx || !ctx->observed) return;
+  if (!ctx || ctx->magic != hj_context::kLive || !ctx->observed) return;
   guarded([&] {
     if (ctx->settings.nvtx) hj::nvtx::push(name ? name : "");
     if (ctx->profiler) ctx->profiler->push(name ? name : "");
@@ -33,7 +35,7 @@ void hj_range_push(hj_context *ctx, const char *name) {
 }
 
 void hj_range_pop(hj_context *ctx) {
-  if (!ctx || !ctx->observed) return;
+  if (!ctx || ctx->magic != hj_context::kLive || !ctx->observed) return;
   guarded([&] {
     if (ctx->profiler) ctx->profiler->pop();
     if (ctx->settings.nvtx) hj::nvtx::pop();
