@@ -59,6 +59,11 @@ struct RunOptions {
   Jit *sharedJit = nullptr;  // the process's one Jit, shared by the ranks of a process
 };
 
+// A runtime for one mode of `run` (0 eval, 1 jit, 2 executor): o's backend
+// and profiling, its libraries loaded; a rank's joins that mode's
+// communicator, on CUDA device `rank`.
+Expected<std::shared_ptr<Runtime>> makeRuntime(const RunOptions &o, int modeIndex = 0);
+
 // The --scalar values checked against the plan's scalar inputs.
 Expected<std::vector<ScalarArg>> parseScalars(const Plan &plan, const std::map<std::string, std::string> &given);
 
@@ -70,7 +75,7 @@ int cmdPlanPicture(const RunOptions &o, const std::string &svg);
 // --profile and --trace for one mode's runtime (tools/profile_report.cpp):
 // prints its table (with --profile), adds it to *json as an array of rows,
 // writes its trace; modes: how many modes ran.
-int reportProfile(const char *mode, hj_context *ctx, const RunOptions &o, size_t modes, nlohmann::json *json);
+int reportProfile(const char *mode, const Runtime &rt, const RunOptions &o, size_t modes, nlohmann::json *json);
 
 // The commands; each returns an exit status.
 int cmdRun(const RunOptions &o);

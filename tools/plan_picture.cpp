@@ -64,14 +64,10 @@ int cmdPlanPicture(const RunOptions &o, const std::string &svg) {
   if (!plan) return fromError(plan.error());
   auto scalars = parseScalars(*plan, o.scalars);
   if (!scalars) return fromError(scalars.error());
-  hj_options opts;
-  hj_options_init(&opts);
-  auto rt = Runtime::create(opts);
+  RunOptions host = o;  // the picture is of a host-backend call
+  host.backend = HJ_BACKEND_HOST;
+  auto rt = makeRuntime(host);
   if (!rt) return fromError(rt.error());
-  for (const std::string &lib : o.hostLibs)
-    if (int32_t st = hj_load_host_library((*rt)->context(), lib.c_str())) return fromError(runtimeError(st));
-  for (const std::string &lib : o.customLibs)
-    if (int32_t st = hj_load_custom_library((*rt)->context(), lib.c_str())) return fromError(runtimeError(st));
   auto inputs = InputSet::random(*rt, *plan, o.shapes, o.seed);
   if (!inputs) return fromError(inputs.error());
   auto ev = Evaluator::create(p, *rt);

@@ -26,16 +26,14 @@ std::string tracePath(const RunOptions &o, const char *mode, size_t modes) {
 // When a name has several sites (GPT-2's layers), the rows summed per kind
 // and name (every buffer's allocations as one), by device time: what share
 // of the mode's device time each kernel or library call takes.
-void printByName(const char *mode, hj_context *ctx, uint64_t n) {
+void printByName(const char *mode, const std::vector<hj_profile_row> &rows) {
   struct Sum {
     uint64_t calls = 0, sites = 0;
     double device = 0, host = 0;
   };
   std::map<std::pair<std::string, std::string>, Sum> sums;
   double device = 0;
-  for (uint64_t i = 0; i < n; ++i) {
-    hj_profile_row r;
-    if (hj_profile_get(ctx, i, &r) != HJ_OK) return;
+  for (const hj_profile_row &r : rows) {
     bool buffer = std::string(r.kind) == "alloc" || std::string(r.kind) == "free";
     Sum &s = sums[{r.kind, buffer ? "(every buffer)" : r.name}];  // buffers: one line per kind
     s.calls += r.calls;
@@ -67,19 +65,17 @@ void printByName(const char *mode, hj_context *ctx, uint64_t n) {
 
 }  // namespace
 
-int reportProfile(const char *mode, hj_context *ctx, const RunOptions &o, size_t modes, nlohmann::json *json) {
-  uint64_t n = 0;
-  if (int32_t st = hj_profile_count(ctx, &n)) return fromError(runtimeError(st), std::string(mode) + ": profile: ");
+int reportProfile(const char *mode, const Runtime &rt, const RunOptions &o, size_t modes, nlohmann::json *json) {
+  auto rows = rt.profile();
+  if (!rows) return fromError(rows.error(), std::string(mode) + ": profile: ");
+  size_t n = rows->size();
   *json = nlohmann::json::array();
   if (o.profile) {
-    say("%s profile: %llu rows; device time of the work each call queued, from events on its stream; us\n", mode,
-        static_cast<unsigned long long>(n));
+    say("%s profile: %zu rows; device time of the work each call queued, from events on its stream; us\n", mode, n);
     say("%s   %12s %9s %9s %9s %8s %11s  %-12s %s\n", mode, "device total", "median", "min", "max", "calls",
         "host median", "kind", "name (site)");
   }
-  for (uint64_t i = 0; i < n; ++i) {
-    hj_profile_row r;
-    if (int32_t st = hj_profile_get(ctx, i, &r)) return fromError(runtimeError(st), std::string(mode) + ": profile: ");
+  for (const hj_profile_row &r : *rows) {
     json->push_back({{"kind", r.kind},
                      {"name", r.name},
                      {"site", r.site},
@@ -104,10 +100,10 @@ int reportProfile(const char *mode, hj_context *ctx, const RunOptions &o, size_t
       say("%s   %12s %9s %9s %9s %8llu %11.2f  %-12s %s\n", mode, "-", "-", "-", "-",
           static_cast<unsigned long long>(r.calls), r.host_us_median, r.kind, what.c_str());
   }
-  if (o.profile) printByName(mode, ctx, n);
+  if (o.profile) printByName(mode, *rows);
   if (!o.trace.empty()) {
     std::string path = tracePath(o, mode, modes);
-    if (int32_t st = hj_trace_write(ctx, path.c_str())) return fromError(runtimeError(st), std::string(mode) + ": ");
+    if (auto ok = rt.writeTrace(path); !ok) return fromError(ok.error(), std::string(mode) + ": ");
     say("%s: trace written to %s\n", mode, path.c_str());
   }
   return kOk;

@@ -167,9 +167,9 @@ int runMode(const char *mode, Runtime &rt, const RunOptions &o, Fn &&call, std::
   return kOk;
 }
 
-// A runtime for one mode (0 eval, 1 jit, 2 executor); a rank's joins that
-// mode's communicator, on CUDA device `rank`.
-Expected<std::shared_ptr<Runtime>> makeRuntime(const RunOptions &o, int modeIndex = 0) {
+}  // namespace
+
+Expected<std::shared_ptr<Runtime>> makeRuntime(const RunOptions &o, int modeIndex) {
   hj_options opts;
   hj_options_init(&opts);
   opts.backend = o.backend;
@@ -188,8 +188,6 @@ Expected<std::shared_ptr<Runtime>> makeRuntime(const RunOptions &o, int modeInde
     if (int32_t st = hj_load_custom_library((*rt)->context(), lib.c_str())) return runtimeError(st);
   return rt;
 }
-
-}  // namespace
 
 int cmdRun(const RunOptions &o) {
   Program p;
@@ -335,7 +333,7 @@ int cmdRun(const RunOptions &o) {
   for (ModeResult &r : results) {
     r.out.clear();
     if (o.profile || !o.trace.empty())
-      if (int prc = reportProfile(r.name, r.rt->context(), o, results.size(), &profiles[r.name])) return prc;
+      if (int prc = reportProfile(r.name, *r.rt, o, results.size(), &profiles[r.name])) return prc;
     hj_stats st = r.rt->stats();
     stats[r.name] = statsJson(st);
     if (st.graph_fallbacks > 0 && *hj_graph_reason(r.rt->context()))

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -12,13 +13,21 @@
 #include <string>
 #include <vector>
 
+#include "hostjit/exec/runtime_handles.h"
 #include "hostjit/runtime.h"
 
 namespace hostjit::test {
 
-inline nlohmann::json readTrace(const std::string &path) {
+// rt's trace (Runtime::writeTrace) through a file named after `what` in
+// the temporary directory, read back and removed; when it cannot be
+// written, a JSON string saying why (which traceProblems reports).
+inline nlohmann::json traceOf(const Runtime &rt, const std::string &what) {
+  std::string path = (std::filesystem::temp_directory_path() / ("hostjit_trace_" + what + ".json")).string();
+  if (auto ok = rt.writeTrace(path); !ok) return ok.error().message;
   std::ifstream in(path);
-  return nlohmann::json::parse(in, nullptr, false);
+  nlohmann::json t = nlohmann::json::parse(in, nullptr, false);
+  std::filesystem::remove(path);
+  return t;
 }
 
 // "" when the trace keeps the format's rules as hostjit uses them: an
@@ -28,6 +37,7 @@ inline nlohmann::json readTrace(const std::string &path) {
 // start and finish paired by id; every device event on a track named by a
 // thread_name record.
 inline std::string traceProblems(const nlohmann::json &t) {
+  if (t.is_string()) return t.get<std::string>();
   if (!t.is_object()) return "not a JSON object";
   if (!t.contains("traceEvents") || !t["traceEvents"].is_array()) return "no traceEvents array";
   std::map<uint64_t, int> flows;

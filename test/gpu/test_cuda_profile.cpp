@@ -8,13 +8,11 @@
 #include "hostjit/exec/parity.h"
 #include "reference.h"
 
-#include <cstdio>
-#include <filesystem>
 #include <map>
 
 using namespace hostjit;
 using namespace hostjit::gputest;
-using hostjit::test::readTrace;
+using hostjit::test::traceOf;
 using hostjit::test::traceMatchesRecord;
 using hostjit::test::traceProblems;
 
@@ -30,10 +28,6 @@ std::shared_ptr<Runtime> profilingCudaRuntime() {
   INFO((rt ? "" : rt.error().message));
   REQUIRE(rt);
   return *rt;
-}
-
-std::string traceFile(const std::string &what) {
-  return (std::filesystem::temp_directory_path() / ("hostjit_cuda_trace_" + what + ".json")).string();
 }
 
 }  // namespace
@@ -81,10 +75,8 @@ TEST_CASE("profile on the GPU: launches timed by CUDA events, the trace matches 
       }
       CHECK(launches == rt->stats().launches);
 
-      std::string path = traceFile(name + (useJit ? "_jit" : "_eval"));
-      REQUIRE(rt->writeTrace(path));
-      nlohmann::json t = readTrace(path);
-      std::remove(path.c_str());
+      nlohmann::json t = traceOf(*rt, name + (useJit ? "_jit" : "_eval"));
+      REQUIRE(t.is_object());  // written and read back
       INFO(traceProblems(t));
       REQUIRE(traceProblems(t).empty());
       INFO(traceMatchesRecord(t, rt->context()));
@@ -136,10 +128,8 @@ TEST_CASE("profile on the GPU: graph mode's launches timed as whole graphs", "[c
   CHECK(launch->calls == rt->stats().graph_replays);
   CHECK(launch->timed == launch->calls);
   CHECK(launch->device_us_min > 0);
-  std::string path = traceFile("graph");
-  REQUIRE(rt->writeTrace(path));
-  nlohmann::json t = readTrace(path);
-  std::remove(path.c_str());
+  nlohmann::json t = traceOf(*rt, "graph");
+  REQUIRE(t.is_object());  // written and read back
   INFO(traceProblems(t));
   CHECK(traceProblems(t).empty());
 }

@@ -3,7 +3,6 @@
 // agreement with the call record, graph mode's spans, and the errors.
 #include "helpers.h"
 
-#include <cstdio>
 #include <filesystem>
 
 #include "common/trace_check.h"
@@ -26,10 +25,6 @@ const hj_profile_row *findRow(const std::vector<hj_profile_row> &rows, const std
   for (const hj_profile_row &r : rows)
     if (r.kind == kind && r.name == name) return &r;
   return nullptr;
-}
-
-std::string tempTrace(const char *what) {
-  return (std::filesystem::temp_directory_path() / ("hostjit_trace_" + std::string(what) + ".json")).string();
 }
 
 }  // namespace
@@ -79,10 +74,8 @@ TEST_CASE("profile: each runtime call of a program is a span; the trace matches 
     for (size_t i = 1; i < rows->size(); ++i)
       CHECK((*rows)[i - 1].device_us_total >= (*rows)[i].device_us_total);
 
-    std::string path = tempTrace(jit ? "jit" : "eval");
-    REQUIRE(rt->writeTrace(path));
-    nlohmann::json t = readTrace(path);
-    std::remove(path.c_str());
+    nlohmann::json t = traceOf(*rt, jit ? "jit" : "eval");
+    REQUIRE(t.is_object());  // written and read back
     INFO(traceProblems(t));
     REQUIRE(traceProblems(t).empty());
     INFO(traceMatchesRecord(t, rt->context()));
@@ -136,10 +129,8 @@ TEST_CASE("profile: graph mode's builds, updates and launches are spans of the p
   const hj_profile_row *build = findRow(*rows, "graph_build", "main");
   REQUIRE(build);
   CHECK(build->calls == rt->stats().graph_builds);
-  std::string path = tempTrace("graph");
-  REQUIRE(rt->writeTrace(path));
-  nlohmann::json t = readTrace(path);
-  std::remove(path.c_str());
+  nlohmann::json t = traceOf(*rt, "graph");
+  REQUIRE(t.is_object());  // written and read back
   INFO(traceProblems(t));
   CHECK(traceProblems(t).empty());
   size_t graphLaunches = 0;
@@ -190,10 +181,8 @@ TEST_CASE("profile: a trace keeps at most HOSTJIT_TRACE_EVENTS spans and counts 
   REQUIRE(alloc);
   CHECK(alloc->calls == 20);  // rows count every call
   CHECK(alloc->timed == 20);
-  std::string path = tempTrace("limit");
-  REQUIRE(rt->writeTrace(path));
-  nlohmann::json t = readTrace(path);
-  std::remove(path.c_str());
+  nlohmann::json t = traceOf(*rt, "limit");
+  REQUIRE(t.is_object());  // written and read back
   CHECK(traceProblems(t).empty());
   CHECK(t["otherData"]["dropped_events"] == 30);
   CHECK(hostCalls(t).size() == 10);
@@ -201,7 +190,8 @@ TEST_CASE("profile: a trace keeps at most HOSTJIT_TRACE_EVENTS spans and counts 
   const char *name = alloc->name;
   for (int i = 0; i < 200; ++i) {
     void *b = nullptr;
-    std::string other = "b" + std::to_string(i);
+    std::string other = "b";
+    other += std::to_string(i);
     REQUIRE(hj_alloc(ctx, &n, nullptr, 1, HJ_DTYPE_f32, 0, other.c_str(), &b) == HJ_OK);
     REQUIRE(hj_free(ctx, b) == HJ_OK);
   }

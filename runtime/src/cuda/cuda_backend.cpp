@@ -268,19 +268,13 @@ class CudaBackend final : public Backend {
   }
   uint32_t currentStream() const override { return current_; }
 
-  int32_t createEvent(void **out) override {
+  int32_t createEvent(void **out) override { return makeEvent(CU_EVENT_DISABLE_TIMING, out); }
+  int32_t createTimingEvent(void **out) override { return makeEvent(CU_EVENT_DEFAULT, out); }
+  int32_t makeEvent(unsigned flags, void **out) {
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
     CUevent e = nullptr;
-    if (CUresult r = d_.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING)) return driverError("cuEventCreate", r);
-    *out = e;
-    return HJ_OK;
-  }
-  int32_t createTimingEvent(void **out) override {
-    CurrentContext cc(d_, ctx_);
-    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
-    CUevent e = nullptr;
-    if (CUresult r = d_.cuEventCreate(&e, CU_EVENT_DEFAULT)) return driverError("cuEventCreate", r);
+    if (CUresult r = d_.cuEventCreate(&e, flags)) return driverError("cuEventCreate", r);
     *out = e;
     return HJ_OK;
   }
