@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 24 at 4472f57 and again at 3045121: the profile tests, memcheck over them and graph mode,
+# Issue 24 at 4472f57, 3045121 and 5fc1624: the profile tests, memcheck over them and graph mode,
 # the suite, and the streams example's trace again (anchor at the middle of
 # the record's round trip).
 export NCCL_NVLS_ENABLE=0
