@@ -25,6 +25,8 @@ LAYERS = [
     ("exec", ["lib/exec", "include/hostjit/exec"], ["verify", "text", "ir", "runtime"]),
     ("fusion", ["lib/fusion", "include/hostjit/fusion"], ["exec", "verify", "text", "ir", "runtime"]),
     ("jit", ["jit"], ["exec", "verify", "text", "ir", "runtime"]),
+    # The Python module sits on top, as the command line does.
+    ("python", ["python"], ["jit", "fusion", "exec", "verify", "text", "ir", "runtime"]),
 ]
 # The runtime's rooms (runtime/src/ROOM), lowest first, and the rooms each
 # may include besides its own; every room may include the runtime's public
@@ -94,6 +96,8 @@ def layer_of_include(path):
         return m.group(1)
     if path == "hostjit/jit.h":
         return "jit"
+    if path.startswith("pybind11/"):
+        return "python"
     return None  # a header of the same folder ("lexer.h"), or a system header
 
 def main():

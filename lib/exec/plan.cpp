@@ -533,6 +533,21 @@ std::string shapeText(const DLTensor &t) {
 }
 }  // namespace
 
+namespace {
+
+// A DLPack element type as hostjit spells it, else its code, bits and lanes.
+std::string dlpackTypeText(DLDataType t) {
+#define HJ_DTYPE(name, ident, dlCode, dlBits, kind) \
+  if (t.code == dlCode && t.bits == dlBits && t.lanes == 1) return #name;
+#include "hostjit/dtypes.def"
+#undef HJ_DTYPE
+  std::string s = "DLPack code ";
+  s += std::to_string(t.code) + " bits " + std::to_string(t.bits) + " lanes " + std::to_string(t.lanes);
+  return s;
+}
+
+}  // namespace
+
 Expected<void> checkArguments(const Plan &plan, const DLTensor *const *inputs, size_t numInputs,
                               const ScalarArg *scalars, size_t numScalars, DLDevice device) {
   auto bad = [](std::string m) { return Error{HJ_ERR_INVALID_ARGUMENT, std::move(m)}; };
@@ -554,9 +569,7 @@ Expected<void> checkArguments(const Plan &plan, const DLTensor *const *inputs, s
       return bad(who() + "expected rank " + std::to_string(in.dims.size()) + " (" + want() + "), got rank " +
                  std::to_string(t->ndim));
     if (t->dtype.code != dlpackCode(in.dtype) || t->dtype.bits != dlpackBits(in.dtype) || t->dtype.lanes != 1)
-      return bad(who() + "expected dtype " + dtypeName(in.dtype) + " (" + want() + "), got DLPack code " +
-                 std::to_string(t->dtype.code) + " bits " + std::to_string(t->dtype.bits) + " lanes " +
-                 std::to_string(t->dtype.lanes));
+      return bad(who() + "expected dtype " + dtypeName(in.dtype) + " (" + want() + "), got " + dlpackTypeText(t->dtype));
     if (t->ndim > 0 && !t->shape) return bad(who() + "shape pointer is NULL");
     bool empty = false;
     uint64_t span = 1;  // elements, then bytes: must not overflow

@@ -404,3 +404,24 @@ func @main(%x: f32[?]) -> (f32[?], f32[?]) {
     CHECK(rt->stats().graph_bytes == 2 * 256);
   }
 }
+
+TEST_CASE("streams: joins with a caller's stream: the host backend takes only NULL, and records nothing",
+          "[streams]") {
+  auto rt = makeRuntime();
+  hj_context *ctx = rt->context();
+  hj_record_enable(ctx, 1);
+  CHECK(hj_stream_after_native(ctx, nullptr) == HJ_OK);
+  CHECK(hj_native_after_stream(ctx, nullptr) == HJ_OK);
+  CHECK(hj_record_size(ctx) == 0);
+  int dummy = 0;
+  CHECK(hj_stream_after_native(ctx, &dummy) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()).find("hj_stream_after_native: the host backend has no streams; expected NULL") ==
+        0);
+  CHECK(hj_native_after_stream(ctx, &dummy) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()).find("hj_native_after_stream: the host backend has no streams") == 0);
+  CHECK(hj_stream_after_native(nullptr, nullptr) == HJ_ERR_INVALID_ARGUMENT);
+  hj_stats s;
+  hj_get_stats(ctx, &s);
+  CHECK(s.event_records == 0);
+  CHECK(s.event_waits == 0);
+}

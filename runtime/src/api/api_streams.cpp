@@ -1,5 +1,5 @@
 // api_streams.cpp - the stream and event entry points: checked here, then
-// made by the context's call path.
+// made by the context's call path; and the joins with a caller's stream.
 #include "base/error.h"
 #include "core/context.h"
 
@@ -49,6 +49,22 @@ int32_t hj_stream_sync(hj_context *ctx) {
   return guarded([&]() -> int32_t {
     if (int32_t st = checkContext(ctx, "hj_stream_sync")) return st;
     return ctx->path->streamSync();
+  });
+}
+
+int32_t hj_stream_after_native(hj_context *ctx, void *stream) {
+  return guarded([&]() -> int32_t {
+    if (int32_t st = checkContext(ctx, "hj_stream_after_native")) return st;
+    if (int32_t st = ctx->backend->checkFault()) return st;
+    return ctx->backend->joinNative(stream, true);
+  });
+}
+
+int32_t hj_native_after_stream(hj_context *ctx, void *stream) {
+  return guarded([&]() -> int32_t {
+    if (int32_t st = checkContext(ctx, "hj_native_after_stream")) return st;
+    if (int32_t st = ctx->backend->checkFault()) return st;
+    return ctx->backend->joinNative(stream, false);
   });
 }
 

@@ -1,5 +1,5 @@
-// backend.cpp - what every backend shares: argument sizes, and the host-only
-// kernel calls refused by other backends.
+// backend.cpp - what every backend shares: argument sizes, the host-only
+// kernel calls refused by other backends, and the host's stream joins.
 #include "backend/backend.h"
 
 #include "base/error.h"
@@ -26,6 +26,12 @@ int32_t Backend::registerHostKernel(const char *, hj_host_kernel_fn) {
 
 int32_t Backend::loadHostLibrary(const char *) {
   return fail(HJ_ERR_INVALID_ARGUMENT, "host kernel libraries can only be loaded by the host backend");
+}
+
+int32_t Backend::joinNative(void *native, bool after) {
+  if (!native) return HJ_OK;  // the host backend's only stream: its work is done when queued
+  return fail(HJ_ERR_INVALID_ARGUMENT, "%s: the host backend has no streams; expected NULL, got %p",
+              after ? "hj_stream_after_native" : "hj_native_after_stream", native);
 }
 
 }  // namespace hj

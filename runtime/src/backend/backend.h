@@ -164,6 +164,11 @@ class Backend {
   virtual int32_t loadHostLibrary(const char *path);
   // The stream work is queued on (CUDA: CUstream), or nullptr.
   virtual void *nativeStream() const { return nullptr; }
+  // Orders stream 0 with a stream of the caller's (hj_stream_after_native,
+  // hj_native_after_stream): `after` true makes stream 0 wait for the work
+  // queued so far on `native`; false makes `native` wait for stream 0's.
+  // The host backend runs work when it is queued: only NULL is a stream.
+  virtual int32_t joinNative(void *native, bool after);
   // Things a kernel table must keep alive after this backend is gone
   // (loaded libraries, CUDA modules).
   virtual std::shared_ptr<void> keepAlive() { return nullptr; }

@@ -42,6 +42,8 @@ class CudaBackend final : public Backend {
     CurrentContext cc(d_, ctx_);
     if (cc.result() != CUDA_SUCCESS) return;
     blas_.reset();  // its handle goes with the context current
+    for (CUevent e : {joinIn_, joinOut_})
+      if (e) d_.cuEventDestroy_v2(e);
     for (size_t i = 0; i < streams_.size(); ++i) {
       if (!streams_[i] || (i == 0 && !ownStream_)) continue;
       d_.cuStreamSynchronize(streams_[i]);
@@ -52,6 +54,13 @@ class CudaBackend final : public Backend {
   // Uses the caller's stream, or creates one that does not synchronise with
   // the legacy default stream.
   int32_t init(void *stream) {
+    // CU_STREAM_LEGACY and CU_STREAM_PER_THREAD name a default stream of
+    // whichever context is current: hostjit's, when it queues work.
+    if (stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) {
+      stream_ = static_cast<CUstream>(stream);
+      streams_.assign(1, stream_);
+      return HJ_OK;
+    }
     if (stream) {
       CUcontext owner = nullptr;
       if (CUresult r = d_.cuStreamGetCtx(static_cast<CUstream>(stream), &owner))
@@ -303,6 +312,29 @@ class CudaBackend final : public Backend {
       return driverError("cuStreamWaitEvent", r);
     return HJ_OK;
   }
+  int32_t joinNative(void *native, bool after) override {
+    const char *fn = after ? "hj_stream_after_native" : "hj_native_after_stream";
+    CUstream from = after ? static_cast<CUstream>(native) : streams_[0];
+    CUstream to = after ? streams_[0] : static_cast<CUstream>(native);
+    auto legacy = [](CUstream s) { return s == nullptr || s == CU_STREAM_LEGACY; };
+    if (from == to || (legacy(from) && legacy(to))) return HJ_OK;
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    CUevent &e = after ? joinIn_ : joinOut_;
+    if (!e) {
+      if (CUresult r = d_.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING)) {
+        e = nullptr;
+        return driverError("cuEventCreate", r);
+      }
+    }
+    if (CUresult r = d_.cuEventRecord(e, from))
+      return fail(HJ_ERR_INVALID_ARGUMENT, "%s: cuEventRecord on %s failed: %s (a stream of CUDA device %d expected)",
+                  fn, after ? "the stream given" : "stream 0", describe(d_, r).c_str(), ordinal_);
+    if (CUresult r = d_.cuStreamWaitEvent(to, e, 0))
+      return fail(HJ_ERR_INVALID_ARGUMENT, "%s: cuStreamWaitEvent on %s failed: %s (a stream of CUDA device %d expected)",
+                  fn, after ? "stream 0" : "the stream given", describe(d_, r).c_str(), ordinal_);
+    return HJ_OK;
+  }
   int32_t eventDone(void *event, bool *done) override {
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
@@ -455,6 +487,7 @@ class CudaBackend final : public Backend {
   std::vector<CUstream> streams_;  // stream 0: the caller's or our own; then those addStream made
   uint32_t current_ = 0;
   bool ownStream_ = false;
+  CUevent joinIn_ = nullptr, joinOut_ = nullptr;  // joinNative's, made on first use
 };
 
 }  // namespace
