@@ -7,14 +7,20 @@ eager and in graph mode, one run measures, interleaved round by round:
   cpp           Executable::run from C++ (Program._time_native): the floor
   py_hostjit    prog(x, alpha), x a hostjit.Tensor (taken as it is)
   py_torch      prog(x, alpha), x a torch.Tensor (the DLPack exchange API
-                when torch has it, else __dlpack__)
+                when torch has it, else __dlpack__), on a runtime with its
+                own stream: the call waits for torch's current stream
+  cpp_bound, py_torch_bound
+                the same on a runtime bound to torch's current stream (no
+                stream join)
   py_stream     prog(x, alpha, stream=s), s the caller's torch stream on a
                 runtime with its own stream (two stream joins per call)
   triton        K launches of the same Triton kernel, outputs from torch.empty_like
   torch         K torch.mul(x, alpha) calls
 
-Host time per call in microseconds, the median of the rounds; the Python
-overhead is py_* - cpp. Needs the hostjit module on PYTHONPATH; CUDA,
+Host time per call in microseconds, the median of the rounds, timed in
+bursts of at most 512 launches with the device drained between them (so a
+full launch queue never makes it the GPU's time); the Python overhead is
+py_* - cpp (py_torch_bound - cpp_bound). Needs the hostjit module on PYTHONPATH; CUDA,
 PyTorch and Triton where present (the host backend otherwise, with the
 example kernels: --host-kernels).
 
@@ -49,14 +55,34 @@ def chain(k):
     return "\n".join(lines) + "\n"
 
 
-def per_call_us(fn, calls, sync):
+def per_call_us(fn, calls, burst, sync):
+    """Host time per call: calls in bursts short enough that the GPU's
+    launch queue never fills (a full queue would time the GPU instead), the
+    device drained between bursts, outside the timing."""
+    total = 0
+    done = 0
+    while done < calls:
+        m = min(burst, calls - done)
+        sync()
+        t0 = time.perf_counter_ns()
+        for _ in range(m):
+            fn()
+        total += time.perf_counter_ns() - t0
+        done += m
     sync()
-    t0 = time.perf_counter_ns()
-    for _ in range(calls):
-        fn()
-    t1 = time.perf_counter_ns()
+    return total / calls / 1000.0
+
+
+def native_us(prog, arg, calls, burst, sync):
+    total = 0.0
+    done = 0
+    while done < calls:
+        m = min(burst, calls - done)
+        sync()
+        total += prog._time_native(arg, 1.0, n=m) * m
+        done += m
     sync()
-    return (t1 - t0) / calls / 1000.0
+    return total / calls / 1000.0
 
 
 def main():
@@ -93,8 +119,11 @@ def main():
     rt = hostjit.Runtime(backend=backend, host_kernels=[] if cuda else [a.host_kernels])
     sync = (lambda: torch.cuda.synchronize()) if cuda else (lambda: None)
     filename = str(REPO / "examples" / "chain.hir")
+    # A runtime on PyTorch's current stream: torch inputs need no stream join.
+    bound = hostjit.Runtime(backend="cuda", stream=torch.cuda.current_stream()) if cuda else None
     variants = {}
     for k in (1, 16):
+        burst = max(1, 512 // k)  # launches queued per burst: 512 at most
         for graph in (False, True):
             prog = hostjit.compile(chain(k), runtime=rt, graph=graph, tiered=False, filename=filename)
             tag = f"K{k}_{'graph' if graph else 'eager'}"
@@ -106,13 +135,18 @@ def main():
             xh = prog(xt, 1.0)  # a hostjit.Tensor input
             for _ in range(50):
                 prog(xh, 1.0)
-            variants[f"{tag}/cpp"] = ("cpp", prog, xh)
-            variants[f"{tag}/py_hostjit"] = ("py", (lambda p=prog, x=xh: p(x, 1.0)), None)
+            variants[f"{tag}/cpp"] = ("cpp", prog, xh, burst)
+            variants[f"{tag}/py_hostjit"] = ("py", (lambda p=prog, x=xh: p(x, 1.0)), None, burst)
             if cuda:
-                variants[f"{tag}/py_torch"] = ("py", (lambda p=prog, x=xt: p(x, 1.0)), None)
+                bprog = hostjit.compile(chain(k), runtime=bound, graph=graph, tiered=False, filename=filename)
+                bh = bprog(xt, 1.0)
+                variants[f"{tag}/cpp_bound"] = ("cpp", bprog, bh, burst)
+                variants[f"{tag}/py_torch_bound"] = ("py", (lambda p=bprog, x=xt: p(x, 1.0)), None, burst)
+                variants[f"{tag}/py_torch"] = ("py", (lambda p=prog, x=xt: p(x, 1.0)), None, burst)
                 if not graph:
                     s = torch.cuda.current_stream()
-                    variants[f"{tag}/py_stream"] = ("py", (lambda p=prog, x=xt, s=s: p(x, 1.0, stream=s)), None)
+                    variants[f"{tag}/py_stream"] = ("py", (lambda p=prog, x=xt, s=s: p(x, 1.0, stream=s)), None,
+                                                    burst)
         if cuda:
             x = torch.randn(a.n, device="cuda")
 
@@ -122,7 +156,7 @@ def main():
                     y = torch.mul(y, 1.0)
                 return y
 
-            variants[f"K{k}_eager/torch"] = ("py", torch_k, None)
+            variants[f"K{k}_eager/torch"] = ("py", torch_k, None, burst)
             if triton_kernel is not None:
                 grid = ((a.n + 255) // 256,)
 
@@ -135,17 +169,15 @@ def main():
                     return y
 
                 triton_k()
-                variants[f"K{k}_eager/triton"] = ("py", triton_k, None)
+                variants[f"K{k}_eager/triton"] = ("py", triton_k, None, burst)
 
     samples = {name: [] for name in variants}
     for _ in range(a.rounds):
-        for name, (kind, f, arg) in variants.items():
+        for name, (kind, f, arg, burst) in variants.items():
             if kind == "cpp":
-                sync()
-                us = f._time_native(arg, 1.0, n=a.calls) / 1000.0
-                sync()
+                us = native_us(f, arg, a.calls, burst, sync)
             else:
-                us = per_call_us(f, a.calls, sync)
+                us = per_call_us(f, a.calls, burst, sync)
             samples[name].append(us)
     med = {name: statistics.median(v) for name, v in samples.items()}
     result = {"backend": backend, "n": a.n, "calls": a.calls, "rounds": a.rounds,
@@ -156,7 +188,8 @@ def main():
     for name, v in med.items():
         tag, what = name.split("/")
         if what.startswith("py_"):
-            result["overhead_us"][name] = v - med[f"{tag}/cpp"]
+            base = f"{tag}/cpp_bound" if what == "py_torch_bound" else f"{tag}/cpp"
+            result["overhead_us"][name] = v - med[base]
     print(f"backend {backend}, n={a.n}, {a.calls} calls x {a.rounds} rounds, medians in us per call")
     for name in variants:
         extra = ""

@@ -32,6 +32,19 @@ void setHostjitError(const HostjitErrorCpp &e);
 // The calling thread's last runtime error for a failed status.
 [[noreturn]] void raiseRuntime(int32_t status, const char *what);
 
+// Releases the GIL for its scope: PyEval_SaveThread and RestoreThread, what
+// pybind11's gil_scoped_release does with more bookkeeping, for the call path.
+class NoGil {
+ public:
+  NoGil() : state_(PyEval_SaveThread()) {}
+  ~NoGil() { PyEval_RestoreThread(state_); }
+  NoGil(const NoGil &) = delete;
+  NoGil &operator=(const NoGil &) = delete;
+
+ private:
+  PyThreadState *state_;
+};
+
 // A CUDA stream given by Python: None (the default), an int handle, an
 // object with .cuda_stream (PyTorch) or .ptr (CuPy), or one with
 // __cuda_stream__() (the CUDA Python protocol: (version, handle)). `what`

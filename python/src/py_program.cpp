@@ -142,7 +142,7 @@ PyObject *PyProgram::call(PyObject *args, PyObject *kwargs) {
   const char *failed = nullptr;
   int32_t st = HJ_OK;
   {
-    pyb::gil_scoped_release nogil;
+    NoGil nogil;
     std::lock_guard lk(rt_->mutex());
     hj_context *ctx = rt_->context();
     // Stream 0 after the caller's stream and the producers', the caller's

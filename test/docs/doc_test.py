@@ -29,6 +29,9 @@ fenced block (or a table):
   <!-- doc-test: skip REASON -->  not checked, and the reason why
   <!-- compiled-by-tests: NAME --> (scripts/extract_doc_example.py) the
                                   doc_example test compiles and runs it
+  <!-- run-by-tests: NAME -->     test/python/test_docs.py runs it with
+                                  Python and compares what it prints with
+                                  the block that follows it
 
 Every relative link of a page must name a file of the repository, and an
 anchor (`page.md#a-heading`) a heading of that page.
@@ -111,6 +114,8 @@ def blocks(page):
             elif prev.startswith("<!-- compiled-by-tests:"):
                 # extract_doc_example.py hands it to the compiler (test/CMakeLists.txt).
                 yield "skip", "compiled and run by the doc_example test", i + 2, body
+            elif prev.startswith("<!-- run-by-tests:"):
+                yield "skip", "run by test/python/test_docs.py", i + 2, body
             else:
                 yield None, None, i + 2, body
             i = j + 1
