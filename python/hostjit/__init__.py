@@ -24,12 +24,15 @@ _defaults_lock = threading.Lock()
 
 def default_runtime(backend="auto", device=0):
     """The runtime compile() uses when given none: one per (backend, device),
-    made on first use, on a stream of its own (CUDA)."""
+    made on first use. On CUDA it runs on the legacy default stream, the
+    default stream of PyTorch and CuPy, so calls with their tensors need no
+    stream join."""
     key = (backend, device)
     with _defaults_lock:
         rt = _defaults.get(key)
         if rt is None:
-            rt = Runtime(backend=backend, device=device)
+            # stream 0 is the legacy default stream; the host backend has none.
+            rt = Runtime(backend=backend, device=device, stream=None if backend == "host" else 0)
             _defaults[key] = rt
         return rt
 

@@ -130,3 +130,15 @@ def test_profile_on_cuda(hostjit):
     rows = {(r["kind"], r["name"]): r for r in rt.profile()}
     assert rows[("launch", "scale_vec")]["timed"] == 5
     assert rows[("launch", "scale_vec")]["device_us_total"] > 0
+
+
+def test_the_guides_torch_lines(hostjit):
+    # docs/python.md's PyTorch example, on the default runtime: CUDA, on the
+    # legacy default stream (torch's), so no stream join is made.
+    prog = hostjit.compile(AXPB, filename=AXPB_FILE)
+    assert prog.runtime is hostjit.default_runtime() and prog.runtime.backend == "cuda"
+    assert prog.runtime.stream == 1  # CU_STREAM_LEGACY
+    x = torch.randn(10000, device="cuda")
+    b = torch.randn(10000, device="cuda")
+    y = torch.from_dlpack(prog(x, b, 1.5))
+    torch.testing.assert_close(y, 1.5 * x + b)

@@ -337,3 +337,26 @@ def test_jit_stats_and_default_runtime(hostjit):
     rt = hostjit.default_runtime("host")
     assert rt is hostjit.default_runtime("host") and rt.backend == "host"
     assert repr(rt) == "hostjit.Runtime(backend='host')"
+
+
+def test_the_gil_is_released_during_a_call(hostjit, host_rt):
+    prog = hostjit.compile(AXPB, runtime=host_rt, filename=AXPB_FILE, tiered=False)
+    n = 1 << 24  # each call runs two host kernels over 16M elements: tens of milliseconds
+    x = np.ones(n, np.float32)
+    b = np.ones(n, np.float32)
+    done = threading.Event()
+
+    def work():
+        for _ in range(3):
+            prog(x, b, 2.0)
+        done.set()
+
+    t = threading.Thread(target=work)
+    spins = 0
+    t.start()
+    while not done.is_set():
+        spins += 1  # runs only while the other thread is outside the interpreter
+    t.join()
+    # Holding the GIL, a call would let this loop run only between calls
+    # (a switch interval each); released, it spins all through them.
+    assert spins > 10000, spins
