@@ -149,6 +149,46 @@ void PyRuntime::writeTrace(const std::string &path) const {
   if (!ok) raise(ok.error());
 }
 
+std::string PyRuntime::graphOutcome() const {
+  std::lock_guard lk(mutex_);
+  return hj_graph_outcome(context());
+}
+
+std::string PyRuntime::graphReason() const {
+  std::lock_guard lk(mutex_);
+  return hj_graph_reason(context());
+}
+
+pyb::object PyRuntime::graphPlan() const {
+  std::lock_guard lk(mutex_);
+  uint64_t count = 0, block = 0, zeroed = 0;
+  if (hj_graph_plan_size(context(), &count, &block, &zeroed) != HJ_OK) {
+    hj_clear_error();
+    return pyb::none();
+  }
+  pyb::list buffers;
+  for (uint64_t i = 0; i < count; ++i) {
+    hj_plan_buffer b;
+    if (int32_t st = hj_graph_plan_get(context(), i, &b)) raiseRuntime(st, "graph_plan");
+    pyb::dict d;
+    d["name"] = b.name;
+    d["bytes"] = b.bytes;
+    d["offset"] = b.offset;
+    d["capacity"] = b.capacity;
+    d["first"] = b.first;
+    d["last"] = b.last == UINT64_MAX ? pyb::object(pyb::none()) : pyb::object(pyb::int_(b.last));
+    d["output"] = static_cast<bool>(b.output);
+    d["zeroed"] = static_cast<bool>(b.zeroed);
+    d["stream"] = b.stream;
+    buffers.append(std::move(d));
+  }
+  pyb::dict plan;
+  plan["block_bytes"] = block;
+  plan["zeroed_offset"] = zeroed;
+  plan["buffers"] = buffers;
+  return plan;
+}
+
 void PyRuntime::synchronize() const {
   int32_t st;
   {

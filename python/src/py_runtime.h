@@ -45,6 +45,12 @@ class PyRuntime {
   pyb::list profile() const;
   void clearProfile();
   void writeTrace(const std::string &path) const;
+  // Graph mode: what the last graph-mode call on this runtime did
+  // (hj_graph_outcome), why it ran eagerly (hj_graph_reason), and its
+  // signature's memory plan (hj_graph_plan_get; None when there is none).
+  std::string graphOutcome() const;
+  std::string graphReason() const;
+  pyb::object graphPlan() const;
   void synchronize() const;
   void emptyCache();
   void loadHostKernels(const std::string &path);

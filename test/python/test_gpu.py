@@ -142,3 +142,19 @@ def test_the_guides_torch_lines(hostjit):
     b = torch.randn(10000, device="cuda")
     y = torch.from_dlpack(prog(x, b, 1.5))
     torch.testing.assert_close(y, 1.5 * x + b)
+
+
+def test_jax_inputs_and_outputs(hostjit, cuda_rt):
+    os = __import__("os")
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # leave the GPU's memory to the others
+    jax = pytest.importorskip("jax", reason="JAX is not installed")
+    try:
+        gpu = jax.devices("gpu")[0]
+    except RuntimeError as e:
+        pytest.skip(f"JAX has no GPU here: {e}")
+    import jax.numpy as jnp
+    prog = hostjit.compile(AXPB, runtime=cuda_rt, filename=AXPB_FILE, tiered=False)
+    x = jax.device_put(jnp.arange(3000, dtype=jnp.float32) / 3, gpu)
+    b = jax.device_put(jnp.ones(3000, dtype=jnp.float32), gpu)
+    y = jnp.from_dlpack(prog(x, b, 2.0))
+    assert jnp.allclose(y, 2.0 * x + b)

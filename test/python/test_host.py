@@ -28,6 +28,17 @@ def test_axpb_matches_numpy(hostjit, host_rt, rng, mode, graph):
         np.testing.assert_array_equal(np.from_dlpack(y), np.float32(1.5) * x + b)
     if graph:
         assert host_rt.stats()["graph_replays"] >= 4
+        prog(x, b, 1.5)  # the signature of the last call again: a replay
+        assert host_rt.graph_outcome().startswith(("fast replay", "replay")), host_rt.graph_outcome()
+        assert host_rt.graph_reason() == ""
+        plan = host_rt.graph_plan()
+        names = {buf["name"] for buf in plan["buffers"]}
+        assert {"t", "y"} <= names, names
+        t = next(buf for buf in plan["buffers"] if buf["name"] == "t")
+        assert t["bytes"] == 4 * 4097 and not t["output"] and t["last"] is not None
+        assert plan["block_bytes"] >= t["capacity"] >= t["bytes"]
+    else:
+        assert host_rt.graph_plan() is None
 
 
 def test_native_code_agrees_with_the_evaluator(hostjit, host_rt, rng):
