@@ -18,5 +18,5 @@ ctest --output-on-failure "$@" || status=$?
 # Say visibly whether the GPU tests ran or why they were skipped: the C++
 # suite's probe, and pytest's summary of skipped Python tests.
 bin/hostjit_gpu_tests --probe || true
-grep -h "^SKIPPED" Testing/Temporary/LastTest.log 2>/dev/null | sed 's/^/python: /' || true
+grep -h "^SKIPPED \\[" Testing/Temporary/LastTest.log 2>/dev/null | sed 's/^/python: /' || true
 exit $status

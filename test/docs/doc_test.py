@@ -201,6 +201,13 @@ def run(cmd, cwd):
     # HOSTJIT_TIME_COMPILE would change what commands print).
     env = {k: v for k, v in os.environ.items() if not k.startswith("HOSTJIT_")}
     env["HOSTJIT_CACHE_DIR"] = os.path.join(cwd, "cache")
+    # A sanitizer build's Python module needs the sanitizers' runtimes loaded
+    # first: HOSTJIT_DOC_PYTHON_ENV (test/CMakeLists.txt) holds the settings
+    # for commands that run Python.
+    if "python3" in cmd:
+        for item in os.environ.get("HOSTJIT_DOC_PYTHON_ENV", "").split():
+            k, _, v = item.partition("=")
+            env[k] = v
     try:
         p = subprocess.run(["bash", "-c", cmd], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            timeout=300)
