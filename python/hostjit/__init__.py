@@ -107,6 +107,12 @@ def numpy(tensor):
     import numpy as np
     if tensor.runtime.backend == "host":
         return np.from_dlpack(tensor)
+    return _copied(tensor)
+
+
+def _copied(tensor):
+    """A NumPy copy of a tensor's elements, through the host (any backend)."""
+    import numpy as np
     flat = np.frombuffer(tensor.to_bytes(), dtype=_np_dtype(tensor.dtype))
     item = flat.itemsize
     return np.lib.stride_tricks.as_strided(flat, shape=tensor.shape,

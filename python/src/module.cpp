@@ -1,8 +1,6 @@
 // module.cpp - the hostjit._hostjit extension: Runtime, Program, Tensor,
 // compiling and lowering, and HostjitError; python/hostjit/__init__.py is
 // the public face.
-#include <fstream>
-#include <sstream>
 
 #include <pybind11/stl.h>
 

@@ -153,8 +153,9 @@ def test_strided_inputs_reach_tensor_struct_kernels(hostjit, host_rt, rng):
     base = rng.standard_normal((16, 40)).astype(np.float32)
     x = base.T[3:36]  # (33, 16) with strides (1, 40): not contiguous
     assert not x.flags.c_contiguous
-    t, _ = prog(x, 0.5)
+    t, y = prog(x, 0.5)
     np.testing.assert_allclose(np.from_dlpack(t), x * np.float32(0.5) + np.float32(1.0), rtol=1e-6)
+    np.testing.assert_array_equal(hostjit._copied(y), np.from_dlpack(y))
 
 
 def test_compile_errors_name_file_line_and_column(hostjit, host_rt):
@@ -246,6 +247,7 @@ def test_dlpack_protocol(hostjit, host_rt, rng):
     assert y.nbytes == 4000 and repr(y) == "hostjit.Tensor(f32[1000], host)"
     np.testing.assert_array_equal(hostjit.numpy(y), x + b)
     np.testing.assert_array_equal(np.frombuffer(y.to_bytes(), np.float32), x + b)
+    np.testing.assert_array_equal(hostjit._copied(y), x + b)  # the copy numpy() makes on CUDA
     del y
     gc.collect()
     assert host_rt.stats()["live_bytes"] == 0
