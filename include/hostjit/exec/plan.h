@@ -305,7 +305,8 @@ struct ScalarArg {
 };
 
 // Checks inputs against the signature (count, rank, dtype, static dims,
-// device, data) and scalars (count, types); errors name the argument.
+// device, data) and scalars (count, types); errors name the argument
+// (lib/exec/arguments.cpp).
 Expected<void> checkArguments(const Plan &plan, const DLTensor *const *inputs, size_t numInputs,
                               const ScalarArg *scalars, size_t numScalars, DLDevice device);
 

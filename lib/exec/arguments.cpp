@@ -1,0 +1,90 @@
+// arguments.cpp - a call's arguments checked against its plan's signature
+// (checkArguments, declared in plan.h), as Executable::run does before it
+// calls the program; every error names the argument.
+#include "hostjit/exec/plan.h"
+
+namespace hostjit {
+
+namespace {
+
+std::string shapeText(const DLTensor &t) {
+  std::string s = "[";
+  for (int i = 0; i < t.ndim; ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
+  return s + "]";
+}
+
+// A DLPack element type as hostjit spells it, else its code, bits and lanes.
+std::string dlpackTypeText(DLDataType t) {
+#define HJ_DTYPE(name, ident, dlCode, dlBits, kind) \
+  if (t.code == dlCode && t.bits == dlBits && t.lanes == 1) return #name;
+#include "hostjit/dtypes.def"
+#undef HJ_DTYPE
+  std::string s = "DLPack code ";
+  s += std::to_string(t.code) + " bits " + std::to_string(t.bits) + " lanes " + std::to_string(t.lanes);
+  return s;
+}
+
+}  // namespace
+
+Expected<void> checkArguments(const Plan &plan, const DLTensor *const *inputs, size_t numInputs,
+                              const ScalarArg *scalars, size_t numScalars, DLDevice device) {
+  auto bad = [](std::string m) { return Error{HJ_ERR_INVALID_ARGUMENT, std::move(m)}; };
+  if (numInputs != plan.inputs.size())
+    return bad("@" + plan.funcName + " takes " + std::to_string(plan.inputs.size()) + " tensor arguments, got " +
+               std::to_string(numInputs));
+  if (numScalars != plan.scalars.size())
+    return bad("@" + plan.funcName + " takes " + std::to_string(plan.scalars.size()) + " scalar arguments, got " +
+               std::to_string(numScalars));
+  for (size_t i = 0; i < numInputs; ++i) {
+    const PlanInput &in = plan.inputs[i];
+    const DLTensor *t = inputs[i];
+    // The words of a message, made only when an argument is wrong: a call
+    // with hundreds of tensors checks each one, and must not format them.
+    auto who = [&] { return "argument %" + in.name + ": "; };
+    auto want = [&] { return toString(TensorType{in.dtype, in.dims}); };
+    if (!t) return bad(who() + "no tensor given, expected " + want());
+    if (t->ndim != static_cast<int>(in.dims.size()))
+      return bad(who() + "expected rank " + std::to_string(in.dims.size()) + " (" + want() + "), got rank " +
+                 std::to_string(t->ndim));
+    if (t->dtype.code != dlpackCode(in.dtype) || t->dtype.bits != dlpackBits(in.dtype) || t->dtype.lanes != 1)
+      return bad(who() + "expected dtype " + dtypeName(in.dtype) + " (" + want() + "), got " + dlpackTypeText(t->dtype));
+    if (t->ndim > 0 && !t->shape) return bad(who() + "shape pointer is NULL");
+    bool empty = false;
+    uint64_t span = 1;  // elements, then bytes: must not overflow
+    bool overflow = false;
+    for (int d = 0; d < t->ndim; ++d) {
+      if (t->shape[d] < 0) return bad(who() + "dim " + std::to_string(d) + " is negative");
+      if (t->strides && t->strides[d] < 0)
+        return bad(who() + "stride " + std::to_string(d) + " is " + std::to_string(t->strides[d]) + ", expected >= 0");
+      overflow |= __builtin_mul_overflow(span, static_cast<uint64_t>(t->shape[d]), &span);
+      if (in.dims[d] != kDynamic && t->shape[d] != in.dims[d])
+        return bad(who() + "dim " + std::to_string(d) + " is " + std::to_string(t->shape[d]) + ", expected " +
+                   std::to_string(in.dims[d]) + " (" + want() + ", got shape " + shapeText(*t) + ")");
+      empty |= t->shape[d] == 0;
+    }
+    overflow |= __builtin_mul_overflow(span, static_cast<uint64_t>(dtypeBytes(in.dtype)), &span);
+    if (!empty && (overflow || span > HJ_MAX_BUFFER_BYTES))
+      return bad(who() + "shape " + shapeText(*t) + " holds more than 2^62 bytes: its sizes overflow");
+    if (t->device.device_type != device.device_type || t->device.device_id != device.device_id)
+      return bad(who() + "is on device type " + std::to_string(t->device.device_type) + " id " +
+                 std::to_string(t->device.device_id) + ", expected type " + std::to_string(device.device_type) +
+                 " id " + std::to_string(device.device_id));
+    if (!t->data && !empty) return bad(who() + "data pointer is NULL");
+    if (in.contiguous && t->strides) {  // a collective moves it as one block
+      int64_t compact = 1;
+      for (int d = t->ndim - 1; d >= 0; --d) {
+        if (t->shape[d] != 1 && t->strides[d] != compact)
+          return bad(who() + "a collective moves it, so it must be contiguous; its stride " + std::to_string(d) +
+                     " is " + std::to_string(t->strides[d]) + ", expected " + std::to_string(compact));
+        compact *= t->shape[d];
+      }
+    }
+  }
+  for (size_t i = 0; i < numScalars; ++i)
+    if (scalars[i].type != plan.scalars[i].dtype)
+      return bad("argument %" + plan.scalars[i].name + ": expected a " + dtypeName(plan.scalars[i].dtype) +
+                 " scalar, got " + dtypeName(scalars[i].type));
+  return {};
+}
+
+}  // namespace hostjit
