@@ -120,13 +120,15 @@ def _copied(tensor):
 
 
 def _np_dtype(name):
+    """NumPy's dtype for a hostjit element type: f32 is float32, i8 int8, u64
+    uint64, bool bool_; bf16 has none."""
     import numpy as np
-    table = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i8": np.int8, "i16": np.int16,
-             "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32,
-             "u64": np.uint64, "bool": np.bool_}
-    if name not in table:
+    if name == "bool":
+        return np.bool_
+    kind = {"f": "float", "i": "int", "u": "uint"}.get(name[0])
+    if kind is None or not name[1:].isdigit():
         raise TypeError(f"numpy: NumPy has no dtype for {name}")
-    return table[name]
+    return np.dtype(kind + name[1:])
 
 
 Tensor.numpy = numpy

@@ -57,16 +57,7 @@ PyObject *programCall(PyObject *self, PyObject *args, PyObject *kwargs) {
     PyErr_SetString(PyExc_TypeError, "hostjit.Program: not initialised (make one with hostjit.compile)");
     return nullptr;
   }
-  try {
-    return p->call(args, kwargs);
-  } catch (pyb::error_already_set &e) {
-    e.restore();
-  } catch (const HostjitErrorCpp &e) {
-    setHostjitError(e);
-  } catch (const std::exception &e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  }
-  return nullptr;
+  return guardedPy([&] { return p->call(args, kwargs); });
 }
 
 }  // namespace
@@ -172,25 +163,14 @@ PYBIND11_MODULE(_hostjit, m) {
       .def_property_readonly("plan", &PyProgram::planText)
       .def("__repr__", &PyProgram::repr);
 
-  auto compileWith = [](Program p, std::shared_ptr<PyRuntime> rt, const std::string &mode, const std::string &opt,
-                        bool graph, bool tiered, bool cache) {
-    CompileArgs a;
-    a.runtime = std::move(rt);
-    a.mode = mode;
-    a.opt = opt;
-    a.graph = graph;
-    a.tiered = tiered;
-    a.cache = cache;
-    return PyProgram::make(std::move(p), a);
-  };
   m.def(
       "_compile",
-      [compileWith](const std::string &source, const std::string &filename, bool isPath, bool isFusion,
-                    std::shared_ptr<PyRuntime> rt, const std::string &mode, const std::string &opt, bool graph,
-                    bool tiered, bool cache) {
+      [](const std::string &source, const std::string &filename, bool isPath, bool isFusion,
+         std::shared_ptr<PyRuntime> rt, const std::string &mode, const std::string &opt, bool graph, bool tiered,
+         bool cache) {
         Program p = isFusion ? lowered(fusionOf(source, filename, isPath))
                              : (isPath ? parsePath(filename) : parseText(source, filename));
-        return compileWith(std::move(p), std::move(rt), mode, opt, graph, tiered, cache);
+        return PyProgram::make(std::move(p), CompileArgs{std::move(rt), mode, opt, graph, tiered, cache});
       },
       pyb::arg("source"), pyb::arg("filename"), pyb::arg("is_path"), pyb::arg("is_fusion"), pyb::arg("runtime"),
       pyb::arg("mode"), pyb::arg("opt"), pyb::arg("graph"), pyb::arg("tiered"), pyb::arg("cache"));

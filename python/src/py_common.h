@@ -25,6 +25,22 @@ struct HostjitErrorCpp {
 // translation (the CPython types' functions).
 void setHostjitError(const HostjitErrorCpp &e);
 
+// Runs f (returning a new reference), turning a C++ exception into the
+// Python error it stands for and nullptr: the CPython functions' firewall.
+template <class F>
+PyObject *guardedPy(F &&f) {
+  try {
+    return f();
+  } catch (pyb::error_already_set &e) {
+    e.restore();
+  } catch (const HostjitErrorCpp &e) {
+    setHostjitError(e);
+  } catch (const std::exception &e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
 [[noreturn]] inline void raise(const Error &e) { throw HostjitErrorCpp{e.status, e.message}; }
 [[noreturn]] inline void raise(int32_t status, std::string message) {
   throw HostjitErrorCpp{status, std::move(message)};

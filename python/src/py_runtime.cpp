@@ -15,9 +15,8 @@ void *const kLegacyStream = reinterpret_cast<void *>(uintptr_t{1});
 }  // namespace
 
 void raiseRuntime(int32_t status, const char *what) {
-  std::string m = hj_last_error();
-  if (m.empty()) m = "failed with status " + std::to_string(status);
-  raise(status, std::string(what) + ": " + m);
+  Error e = runtimeError(status);
+  raise(e.status, std::string(what) + ": " + e.message);
 }
 
 void *streamHandle(pyb::handle obj, const char *what, bool *given) {

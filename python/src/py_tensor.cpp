@@ -65,21 +65,6 @@ PyObject *bufferError(const std::string &m) {
   return nullptr;
 }
 
-// Runs f, turning a C++ exception into a Python error (nullptr).
-template <class F>
-PyObject *guardedPy(F &&f) {
-  try {
-    return f();
-  } catch (pyb::error_already_set &e) {
-    e.restore();
-  } catch (const HostjitErrorCpp &e) {
-    setHostjitError(e);
-  } catch (const std::exception &e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  }
-  return nullptr;
-}
-
 void tensorDealloc(PyObject *self) {
   PyTypeObject *type = Py_TYPE(self);
   reinterpret_cast<TensorObject *>(self)->buf.~shared_ptr();

@@ -248,6 +248,10 @@ def test_dlpack_protocol(hostjit, host_rt, rng):
     np.testing.assert_array_equal(hostjit.numpy(y), x + b)
     np.testing.assert_array_equal(np.frombuffer(y.to_bytes(), np.float32), x + b)
     np.testing.assert_array_equal(hostjit._copied(y), x + b)  # the copy numpy() makes on CUDA
+    assert [hostjit._np_dtype(n) for n in ("f16", "f64", "i8", "u64", "bool")] == [
+        np.float16, np.float64, np.int8, np.uint64, np.bool_]
+    with pytest.raises(TypeError):
+        hostjit._np_dtype("bf16")
     del y
     gc.collect()
     assert host_rt.stats()["live_bytes"] == 0
