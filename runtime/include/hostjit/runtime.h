@@ -143,6 +143,10 @@ typedef struct hj_options {
   int32_t profile;         /* time every runtime call and the device work it queues, for
                               hj_profile_get and hj_trace_write (docs/runtime.md); -1:
                               HOSTJIT_PROFILE */
+  double comm_timeout;     /* seconds a rank waits for the others (to join, in a collective) before its
+                              communicator is aborted and the call fails; on CUDA a watchdog thread
+                              per communicator enforces it (docs/spmd.md). 0: HOSTJIT_COMM_TIMEOUT,
+                              else 120; negative: no bound (CUDA: NCCL's blocking calls, no watchdog) */
 } hj_options;
 
 /* One buffer of a graph-mode memory plan (hj_graph_plan_get). Intermediates

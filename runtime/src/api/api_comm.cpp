@@ -31,7 +31,7 @@ int32_t hj_comm_init(hj_context *ctx, const hj_comm_id *id, int32_t world, int32
                                ctx->comm->rank(), ctx->comm->world());
     if (int32_t st = ctx->backend->checkFault()) return st;
     std::unique_ptr<hj::Comm> c;
-    if (int32_t st = ctx->backend->makeComm(*id, world, rank, c)) return st;
+    if (int32_t st = ctx->backend->makeComm(*id, world, rank, ctx->settings.commTimeout, c)) return st;
     ctx->comm = std::move(c);
     return HJ_OK;
   });
@@ -123,6 +123,9 @@ int32_t hj_collective(hj_context *ctx, uint32_t kind, const void *src, uint64_t 
     if (st != HJ_OK && ctx->path->rerunsOnFailure()) return st;  // nothing communicated: the call is rerun eagerly
     if (st != HJ_OK) {
       std::string msg = hj_last_error();
+      // NCCL's abort waits for the graphs its work was captured into: an
+      // eager call drops them first (graph mode's paths do in abortComm).
+      if (ctx->path == &ctx->eager || ctx->path == ctx->observed.get()) ctx->graphs.dropCommunicating();
       ctx->comm->abort(msg);
       ctx->comm->closeGroups();
       return fail(st, "%s", msg.c_str());

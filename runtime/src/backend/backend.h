@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -145,8 +146,10 @@ class Backend {
   virtual int32_t synchronizeStream() = 0;
 
   // Communicators (comm.h): NCCL on CUDA, made with the device current;
-  // threads of this process on the host.
-  virtual int32_t makeComm(const hj_comm_id &id, int32_t world, int32_t rank, std::unique_ptr<Comm> &out) = 0;
+  // threads of this process on the host. A rank waits at most `timeout`
+  // seconds for the others (infinity: no bound).
+  virtual int32_t makeComm(const hj_comm_id &id, int32_t world, int32_t rank, double timeout,
+                           std::unique_ptr<Comm> &out) = 0;
   // Runs f with the device current, giving it the current stream's native
   // handle (CUDA: its CUstream; host: NULL).
   virtual int32_t onDevice(const std::function<int32_t(void *stream)> &f) = 0;
@@ -175,11 +178,19 @@ class Backend {
 
   // Device faults. A kernel that fails on the device (an illegal address, a
   // trap) leaves the context unusable, and the driver reports it only to
-  // later calls. Once a backend has seen one, fault() holds its cause and
-  // checkFault() fails every call with a message that says so, instead of
-  // blaming the call that noticed it.
-  const std::string &fault() const { return fault_; }
-  int32_t checkFault() const { return fault_.empty() ? HJ_OK : faultError(); }
+  // later calls. Once a backend has seen one, faulty() is true, fault()
+  // holds its cause and checkFault() fails every call with a message that
+  // says so, instead of blaming the call that noticed it. A communicator
+  // aborted by its watchdog (commFaulted, from the watchdog's thread) puts
+  // the backend in the same state: the fault is set once, atomically.
+  bool faulty() const { return faulty_.load(std::memory_order_acquire); }
+  // True when the fault is a kernel's (not a communicator's).
+  bool kernelFault() const { return faulty() && kernelFault_; }
+  const std::string &fault() const;  // "" until faulty()
+  int32_t checkFault() const { return faulty() ? faultError() : HJ_OK; }
+  // Any thread: a communicator of this backend's context was aborted with
+  // `message` (naming the rank, the collective, how long it waited).
+  void commFaulted(const std::string &message);
 
  protected:
   // checkFault()'s error once a fault has been seen.
@@ -188,7 +199,11 @@ class Backend {
   int32_t faulted(const std::string &cause);
 
  private:
-  std::string fault_;
+  void setFault(const std::string &cause, bool kernel);
+  std::mutex faultMutex_;
+  std::atomic<bool> faulty_{false};
+  bool kernelFault_ = false;  // written before faulty_, read after it
+  std::string fault_;         // likewise
 };
 
 // Host kernels report a device fault through hj_report_host_fault (or the

@@ -12,7 +12,17 @@ thread_local std::string pendingHostFault;
 
 std::atomic<uint64_t> gHostFaultReports{0};
 
+const std::string &Backend::fault() const {
+  static const std::string none;
+  return faulty() ? fault_ : none;
+}
+
 int32_t Backend::faultError() const {
+  if (!kernelFault_)
+    return fail(HJ_ERR_BACKEND,
+                "%s; this context can no longer be used: destroy it, and the programs and kernel tables made on it, "
+                "and create a new one with a new communicator on every rank",
+                fault_.c_str());
   return fail(HJ_ERR_BACKEND,
               "a kernel failed on the device earlier (%s); this context can no longer be used: destroy it, and the "
               "programs and kernel tables made on it, and create a new one. To find the kernel, run with "
@@ -21,10 +31,20 @@ int32_t Backend::faultError() const {
               fault_.c_str());
 }
 
+void Backend::setFault(const std::string &cause, bool kernel) {
+  std::lock_guard<std::mutex> l(faultMutex_);
+  if (faulty_.load(std::memory_order_relaxed)) return;
+  fault_ = cause;
+  kernelFault_ = kernel;
+  faulty_.store(true, std::memory_order_release);
+}
+
 int32_t Backend::faulted(const std::string &cause) {
-  if (fault_.empty()) fault_ = cause;
+  setFault(cause, true);
   return checkFault();
 }
+
+void Backend::commFaulted(const std::string &message) { setFault(message, false); }
 
 std::string takeHostFault() {
   std::string f;

@@ -28,6 +28,9 @@ struct Settings {
   bool profile = false;  // hj_options.profile, HOSTJIT_PROFILE
   bool nvtx = false;     // NVTX ranges: HOSTJIT_NVTX, else whether a tool is attached
   uint32_t traceEvents = 262144;  // spans a profile keeps for its trace (HOSTJIT_TRACE_EVENTS)
+  // Seconds a rank waits for the others before its communicator is aborted
+  // (hj_options.comm_timeout, HOSTJIT_COMM_TIMEOUT); infinity: no bound.
+  double commTimeout = 120;
 };
 
 }  // namespace hj

@@ -6,7 +6,9 @@
 // group that receives first proceeds, as NCCL's does).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -22,8 +24,23 @@ namespace hj {
 
 double commTimeoutSeconds() {
   const char *v = std::getenv("HOSTJIT_COMM_TIMEOUT");
-  double s = v && *v ? std::strtod(v, nullptr) : 0;
-  return s > 0 ? s : 120.0;
+  if (!v || !*v) return 120.0;
+  char *end = nullptr;
+  double s = std::strtod(v, &end);
+  if (end == v || s < 0 || std::isnan(s)) return 120.0;
+  return s == 0 ? HUGE_VAL : s;
+}
+
+std::chrono::steady_clock::time_point deadlineAfter(double seconds) {
+  auto now = std::chrono::steady_clock::now();
+  if (!(seconds < 3.0e9)) return now + std::chrono::hours(24 * 365 * 100);  // no bound: a century
+  return now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+std::string secondsText(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", seconds);
+  return buf;
 }
 
 const char *collectiveName(uint32_t kind) {
@@ -103,7 +120,8 @@ bool reduce(void *acc, const void *src, uint64_t n, uint32_t dtype, uint32_t op)
 
 class HostComm final : public Comm {
  public:
-  HostComm(std::shared_ptr<HostGroup> g, int32_t rank) : Comm(rank, g->world), g_(std::move(g)) {}
+  HostComm(std::shared_ptr<HostGroup> g, int32_t rank, double timeout)
+      : Comm(rank, g->world), g_(std::move(g)), timeout_(timeout) {}
   // A rank that goes makes no more calls: a rank that waits for it (in a
   // collective, or for a message it has not sent) fails instead of waiting.
   // Calls the other ranks completed with it are not affected.
@@ -115,7 +133,7 @@ class HostComm final : public Comm {
   }
 
   int32_t run(uint32_t kind, const void *src, void *dst, uint64_t count, uint32_t dtype, uint32_t op, int32_t peer,
-              void *, const std::string &what) override {
+              void *, bool, const std::string &what) override {
     size_t esize = hj_dtype_size(dtype);
     switch (kind) {
       case HJ_COLL_GROUP_BEGIN:
@@ -249,10 +267,10 @@ class HostComm final : public Comm {
       g_->cv.notify_all();
       return HJ_OK;
     }
-    auto deadline = Clock::now() + std::chrono::duration<double>(commTimeoutSeconds());
+    auto deadline = deadlineAfter(timeout_);
     while (g_->generation == gen && g_->aborted.empty() && leaver() < 0) {
       if (g_->cv.wait_until(l, deadline) == std::cv_status::timeout && g_->generation == gen) {
-        g_->aborted = "rank " + std::to_string(rank()) + " waited " + std::to_string(int(commTimeoutSeconds())) +
+        g_->aborted = "rank " + std::to_string(rank()) + " waited " + secondsText(timeout_) +
                       " s in " + what + " for the other ranks";
         g_->cv.notify_all();
       }
@@ -290,7 +308,7 @@ class HostComm final : public Comm {
                   peer, world() - 1);
     std::unique_lock<std::mutex> l(g_->m);
     auto &box = g_->mailbox[size_t(peer) * world() + rank()];
-    auto deadline = Clock::now() + std::chrono::duration<double>(commTimeoutSeconds());
+    auto deadline = deadlineAfter(timeout_);
     struct Waiting {
       int32_t &n;
       explicit Waiting(int32_t &c) : n(++c) {}
@@ -298,7 +316,7 @@ class HostComm final : public Comm {
     } waiting(g_->receiving);
     while (box.empty() && g_->aborted.empty() && !g_->left[peer]) {
       if (g_->cv.wait_until(l, deadline) == std::cv_status::timeout && box.empty()) {
-        g_->aborted = "rank " + std::to_string(rank()) + " waited " + std::to_string(int(commTimeoutSeconds())) +
+        g_->aborted = "rank " + std::to_string(rank()) + " waited " + secondsText(timeout_) +
                       " s in " + what + " for rank " + std::to_string(peer);
         g_->cv.notify_all();
       }
@@ -329,6 +347,7 @@ class HostComm final : public Comm {
     std::string what;
   };
   std::shared_ptr<HostGroup> g_;
+  double timeout_;  // seconds a wait lasts at most (infinity: no bound)
   std::vector<unsigned char> scratch_;
   int groupDepth_ = 0;
   std::vector<PendingRecv> pending_;  // receives of the open group
@@ -345,7 +364,7 @@ int32_t hostCommUniqueId(hj_comm_id *out) {
   return HJ_OK;
 }
 
-int32_t makeHostComm(const hj_comm_id &id, int32_t world, int32_t rank, std::unique_ptr<Comm> &out) {
+int32_t makeHostComm(const hj_comm_id &id, int32_t world, int32_t rank, double timeout, std::unique_ptr<Comm> &out) {
   std::string key(reinterpret_cast<const char *>(id.bytes), sizeof id.bytes);
   std::shared_ptr<HostGroup> g;
   {
@@ -364,14 +383,14 @@ int32_t makeHostComm(const hj_comm_id &id, int32_t world, int32_t rank, std::uni
   g->joined[rank] = true;
   ++g->members;
   g->cv.notify_all();
-  auto deadline = Clock::now() + std::chrono::duration<double>(commTimeoutSeconds());
+  auto deadline = deadlineAfter(timeout);
   while (std::count(g->joined.begin(), g->joined.end(), true) < world && g->aborted.empty()) {
     if (g->cv.wait_until(l, deadline) == std::cv_status::timeout &&
         std::count(g->joined.begin(), g->joined.end(), true) < world) {
       g->joined[rank] = false;
       --g->members;
-      return fail(HJ_ERR_BACKEND, "hj_comm_init: rank %d waited %d s for the other ranks of %d to join", rank,
-                  int(commTimeoutSeconds()), world);
+      return fail(HJ_ERR_BACKEND, "hj_comm_init: rank %d waited %s s for the other ranks of %d to join", rank,
+                  secondsText(timeout).c_str(), world);
     }
   }
   // Every rank joined: the communicator exists (a rank that failed since then
@@ -379,7 +398,7 @@ int32_t makeHostComm(const hj_comm_id &id, int32_t world, int32_t rank, std::uni
   if (std::count(g->joined.begin(), g->joined.end(), true) < world)
     return fail(HJ_ERR_BACKEND, "hj_comm_init: aborted (%s)", g->aborted.c_str());
   l.unlock();
-  out = std::make_unique<HostComm>(std::move(g), rank);
+  out = std::make_unique<HostComm>(std::move(g), rank, timeout);
   return HJ_OK;
 }
 

@@ -1,6 +1,7 @@
 // context.cpp - a context's rooms made and torn down, and its settings.
 #include "core/context.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <strings.h>
@@ -52,6 +53,7 @@ Settings settingsOf(const hj_options &o) {
   s.profile = option(o.profile, "HOSTJIT_PROFILE");
   s.nvtx = nvtx::wanted();
   s.traceEvents = countSetting("HOSTJIT_TRACE_EVENTS", 262144);
+  s.commTimeout = o.comm_timeout > 0 ? o.comm_timeout : o.comm_timeout < 0 ? HUGE_VAL : commTimeoutSeconds();
   return s;
 }
 

@@ -13,7 +13,7 @@ void EagerPath::afterError() {
 
 int32_t EagerPath::syncAfterLaunch(const KernelEntry &k, const char *site) {
   if (r_.backend.synchronize() == HJ_OK) return HJ_OK;
-  if (r_.backend.fault().empty()) return HJ_ERR_BACKEND;  // the synchronisation's own error is set
+  if (!r_.backend.kernelFault()) return HJ_ERR_BACKEND;  // the synchronisation's (or the communicator's) error is set
   return fail(HJ_ERR_BACKEND,
               "kernel @%s (%s) failed on the device: %s; this context can no longer be used: destroy it, and "
               "the programs and kernel tables made on it, and create a new one",
@@ -68,7 +68,7 @@ int32_t EagerPath::collective(const CollectiveCall &c) {
   if (int32_t st = r_.backend.checkFault()) return st;
   if (int32_t st = r_.injector.check("rank %d: %s", comm.rank(), c.what->c_str())) return st;
   int32_t st = r_.backend.onDevice([&](void *native) {
-    return comm.run(c.kind, c.src, c.dst, c.count, c.dtype, c.op, c.peer, native, *c.what);
+    return comm.run(c.kind, c.src, c.dst, c.count, c.dtype, c.op, c.peer, native, false, *c.what);
   });
   if (st) return st;
   if (r_.settings.sync)

@@ -22,6 +22,7 @@ int32_t makeCudaBackend(int32_t, void *, std::unique_ptr<Backend> &) {
 #include <unordered_map>
 
 #include "cuda/cublaslt.h"
+#include "cuda/cuda_comm_device.h"
 #include "cuda/cuda_driver.h"
 #include "cuda/cuda_graph.h"
 #include "cuda/cuda_images.h"
@@ -235,7 +236,7 @@ class CudaBackend final : public Backend {
     CUstream s = streams_[0];
     if (CUresult r = d_.cuMemcpyDtoHAsync_v2(dst, dptr(src), bytes, s)) return driverError("cuMemcpyDtoHAsync", r);
     if (CUresult r = d_.cuStreamSynchronize(s)) return driverError("cuStreamSynchronize", r);
-    return HJ_OK;
+    return checkFault();
   }
 
   int32_t copyFromHost(void *dst, const void *src, size_t bytes) override {
@@ -246,7 +247,7 @@ class CudaBackend final : public Backend {
     CUstream s = streams_[0];
     if (CUresult r = d_.cuMemcpyHtoDAsync_v2(dptr(dst), src, bytes, s)) return driverError("cuMemcpyHtoDAsync", r);
     if (CUresult r = d_.cuStreamSynchronize(s)) return driverError("cuStreamSynchronize", r);
-    return HJ_OK;
+    return checkFault();
   }
 
   int32_t synchronize() override {
@@ -254,7 +255,7 @@ class CudaBackend final : public Backend {
     if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
     for (CUstream s : streams_)
       if (CUresult r = d_.cuStreamSynchronize(s)) return driverError("cuStreamSynchronize", r);
-    return HJ_OK;
+    return checkFault();  // a communicator aborted while this waited: its kernels returned, their work undone
   }
 
   int32_t addStream() override {
@@ -343,10 +344,11 @@ class CudaBackend final : public Backend {
     *done = r == CUDA_SUCCESS;
     return HJ_OK;
   }
-  int32_t makeComm(const hj_comm_id &id, int32_t world, int32_t rank, std::unique_ptr<Comm> &out) override {
+  int32_t makeComm(const hj_comm_id &id, int32_t world, int32_t rank, double timeout,
+                   std::unique_ptr<Comm> &out) override {
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
-    return makeNcclComm(id, world, rank, out);
+    return makeNcclComm(id, world, rank, timeout, makeCudaCommDevice(d_, ctx_, *this), out);
   }
   int32_t onDevice(const std::function<int32_t(void *)> &f) override {
     CurrentContext cc(d_, ctx_);
@@ -358,7 +360,7 @@ class CudaBackend final : public Backend {
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
     if (CUresult r = d_.cuStreamSynchronize(stream_)) return driverError("cuStreamSynchronize", r);
-    return HJ_OK;
+    return checkFault();
   }
 
   // Compiles (or finds cached) the kernel's source, or checks its compiled

@@ -193,7 +193,8 @@ class CudaGraph final : public Graph {
       st = invokeCustomCall(*n.kernel, n.params, HJ_BACKEND_CUDA, ordinal_, capture_, n.site);
     for (uint32_t i = 0; n.kind == GraphNode::Kind::Collective && i < n.numParts && st == HJ_OK; ++i) {
       const CollectivePart &c = n.parts[i];
-      st = n.comm->run(c.kind, n.buffers[2 * i], n.buffers[2 * i + 1], c.count, c.dtype, c.op, c.peer, capture_, c.what);
+      st = n.comm->run(c.kind, n.buffers[2 * i], n.buffers[2 * i + 1], c.count, c.dtype, c.op, c.peer, capture_, true,
+                          c.what);
     }
     std::string why = st ? hj_last_error() : "";
     if (st && n.comm) n.comm->closeGroups();  // a group the failed part left open ends inside the capture

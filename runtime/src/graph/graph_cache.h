@@ -301,6 +301,8 @@ class GraphCache {
   // After a failed build, update or launch of a graph that communicates:
   // the other ranks must not wait for this one.
   int32_t abortComm(GraphEntry &e, int32_t status);
+  // What the communicator's watchdog calls a launch of e's graph.
+  static std::string watchName(const GraphEntry &e);
   void resetStreams();
   // Collective node `index` follows the previous one, whatever their
   // streams: every rank then communicates in the program's order.

@@ -62,7 +62,7 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
           // A node the backend cannot update in place (a driver may refuse a
           // 2D memset's new destination, a memset's new size, a child graph
           // of another shape): build the graph anew from the values.
-          if (st == HJ_ERR_BACKEND && r_.backend.fault().empty()) {
+          if (st == HJ_ERR_BACKEND && !r_.backend.faulty()) {
             if (int32_t rb = build(e)) return rb;
             break;
           }
@@ -80,7 +80,20 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
   if (e.ops.empty()) return HJ_OK;
   if (int32_t st = r_.injector.check("launching a graph of %zu operations", e.ops.size())) return st;
   ProfileScope span(r_.profiler, SpanKind::GraphLaunch, e.ops.size(), 0, true);
-  return span.done(x.graph->launch());
+  if (int32_t st = x.graph->launch()) return span.done(st);
+  if (e.collectives && r_.comm) {
+    if (int32_t st = r_.comm->watchLaunch(r_.backend.nativeStream(), watchName(e))) return span.done(st);
+  }
+  return span.done(HJ_OK);
+}
+
+std::string GraphCache::watchName(const GraphEntry &e) {
+  for (const PlannedOp &op : e.ops)
+    for (const CollectivePart &c : op.parts)
+      if (c.kind < HJ_COLL_GROUP_BEGIN)
+        return "a replay of a graph holding " + std::to_string(e.collectives) + " collective" +
+               (e.collectives == 1 ? "" : "s") + ", the first " + c.what;
+  return "a replay of a graph holding collectives";
 }
 
 int32_t GraphCache::build(GraphEntry &e) {

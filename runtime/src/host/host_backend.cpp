@@ -103,7 +103,7 @@ class HostGraph final : public Graph {
           for (size_t i = 0; i < s.parts.size() && st == HJ_OK; ++i) {
             const CollectivePart &c = s.parts[i];
             st = n.comm->run(c.kind, s.buffers[2 * i], s.buffers[2 * i + 1], c.count, c.dtype, c.op, c.peer, nullptr,
-                             c.what);
+                             false, c.what);
           }
           break;
         case GraphNode::Kind::Custom:
@@ -280,8 +280,9 @@ class HostBackend final : public Backend {
   }
   int32_t synchronizeStream() override { return checkFault(); }
 
-  int32_t makeComm(const hj_comm_id &id, int32_t world, int32_t rank, std::unique_ptr<Comm> &out) override {
-    return makeHostComm(id, world, rank, out);
+  int32_t makeComm(const hj_comm_id &id, int32_t world, int32_t rank, double timeout,
+                   std::unique_ptr<Comm> &out) override {
+    return makeHostComm(id, world, rank, timeout, out);
   }
   int32_t onDevice(const std::function<int32_t(void *)> &f) override { return f(nullptr); }
 

@@ -1,0 +1,111 @@
+// watchdog.cpp - a communicator's watchdog thread (watchdog.h).
+#include "comm/watchdog.h"
+
+#include <cstdio>
+
+#include "comm/comm.h"
+
+namespace hj {
+
+Watchdog::Watchdog(int32_t rank, int32_t world, double timeout, Hooks hooks)
+    : rank_(rank), world_(world), timeout_(timeout), hooks_(std::move(hooks)) {}
+
+Watchdog::~Watchdog() { stop(); }
+
+void Watchdog::watch(void *token, const std::string &what) {
+  std::lock_guard<std::mutex> l(m_);
+  pending_.push_back(Piece{token, what, ++seq_, std::chrono::steady_clock::now()});
+  if (!thread_.joinable() && !stop_) thread_ = std::thread([this] { loop(); });
+  if (pending_.size() == 1) cv_.notify_one();
+}
+
+void *Watchdog::reuse() {
+  std::lock_guard<std::mutex> l(m_);
+  if (free_.empty()) return nullptr;
+  void *t = free_.back();
+  free_.pop_back();
+  return t;
+}
+
+void Watchdog::stop() {
+  {
+    std::lock_guard<std::mutex> l(m_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+void Watchdog::drain(const std::function<void(void *)> &destroy) {
+  std::lock_guard<std::mutex> l(m_);
+  for (const Piece &p : pending_) destroy(p.token);
+  for (void *t : free_) destroy(t);
+  pending_.clear();
+  free_.clear();
+}
+
+bool Watchdog::expired() const {
+  std::lock_guard<std::mutex> l(m_);
+  return expired_;
+}
+
+uint64_t Watchdog::watched() const {
+  std::lock_guard<std::mutex> l(m_);
+  return seq_;
+}
+
+std::string Watchdog::message(const Piece &p, double waited, const std::string &why) const {
+  std::string others;
+  for (int32_t r = 0; r < world_ && r < 9; ++r)
+    if (r != rank_) others += (others.empty() ? "" : ", ") + std::to_string(r);
+  if (world_ > 9) others += ", ...";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, " (work %llu of the communicator, queued %.1f s ago; the ranks it waits for: %s)",
+                static_cast<unsigned long long>(p.seq), waited, others.c_str());
+  std::string m = "rank " + std::to_string(rank_) + ": " + p.what;
+  if (why.empty())
+    m += " did not complete within the communicator's timeout of " + secondsText(timeout_) + " s" + buf +
+         ": a rank died, hangs or did not reach it";
+  else
+    m += " failed" + std::string(buf) + ": " + why;
+  return m + "; the communicator was aborted";
+}
+
+void Watchdog::loop() {
+  std::unique_lock<std::mutex> l(m_);
+  while (!stop_) {
+    if (pending_.empty()) {
+      cv_.wait(l, [&] { return stop_ || !pending_.empty(); });
+      continue;
+    }
+    // The oldest piece first: while it runs, later ones (on its stream) do too.
+    Piece front = pending_.front();
+    l.unlock();
+    int done = hooks_.done(front.token);
+    std::string why = done == 0 && hooks_.failed ? hooks_.failed() : std::string();
+    auto now = std::chrono::steady_clock::now();
+    double waited = std::chrono::duration<double>(now - front.queued).count();
+    l.lock();
+    if (stop_) break;
+    if (done != 0) {
+      pending_.pop_front();
+      free_.push_back(front.token);
+      continue;
+    }
+    if (why.empty() && waited < timeout_) {
+      auto left = std::chrono::duration<double>(timeout_ - waited);
+      auto wait = std::min<std::chrono::steady_clock::duration>(
+          kPoll, std::chrono::duration_cast<std::chrono::steady_clock::duration>(left) + std::chrono::milliseconds(1));
+      cv_.wait_for(l, wait, [&] { return stop_; });
+      continue;
+    }
+    expired_ = true;
+    std::string msg = message(front, waited, why);
+    l.unlock();
+    hooks_.expire(msg);
+    l.lock();
+    break;
+  }
+}
+
+}  // namespace hj
