@@ -2,9 +2,11 @@
 #include "ranks.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -83,6 +85,7 @@ int runRanks(int world, int32_t backend, int idCount, char **argv, const RankFn 
       return 1;
     }
     if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // no rank outlives `hostjit run`
       setenv("HOSTJIT_RANK", std::to_string(r).c_str(), 1);
       setenv("HOSTJIT_WORLD", std::to_string(world).c_str(), 1);
       setenv("HOSTJIT_COMM_IDS", hex.c_str(), 1);
@@ -93,17 +96,36 @@ int runRanks(int world, int32_t backend, int idCount, char **argv, const RankFn 
     }
     pids.push_back(pid);
   }
-  // A rank that fails leaves the others waiting in NCCL: stop them.
+  // A rank that fails or dies leaves the others waiting in NCCL (or, when
+  // it hangs, their watchdogs end them): say which rank was lost, and stop
+  // the others (SIGKILL: a rank that hangs may be stopped, and then ignores
+  // SIGTERM until it runs again).
+  bool stopping = false;
   for (size_t left = pids.size(); left > 0; --left) {
     int status = 0;
     pid_t done = wait(&status);
+    if (done < 0) break;
+    int rank = -1;
+    for (size_t r = 0; r < pids.size(); ++r)
+      if (pids[r] == done) rank = static_cast<int>(r), pids[r] = 0;
     int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 2;
     worst = std::max(worst, rc);
-    for (pid_t &p : pids)
-      if (p == done) p = 0;
-    if (rc != 0)
-      for (pid_t p : pids)
-        if (p) kill(p, SIGTERM);
+    if (stopping || rc == 0) continue;
+    if (WIFSIGNALED(status))
+      std::fprintf(stderr, "hostjit: error: --ranks: rank %d was lost: killed by signal %d (%s)\n", rank,
+                   WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else
+      std::fprintf(stderr, "hostjit: error: --ranks: rank %d failed (exit status %d)\n", rank, rc);
+    std::string others;
+    for (size_t r = 0; r < pids.size(); ++r)
+      if (pids[r]) {
+        kill(pids[r], SIGKILL);
+        others += (others.empty() ? "" : ", ") + std::to_string(r);
+      }
+    if (!others.empty())
+      std::fprintf(stderr, "hostjit: error: --ranks: stopped rank%s %s, which had not finished\n",
+                   others.find(',') == std::string::npos ? "" : "s", others.c_str());
+    stopping = true;
   }
   return worst;
 }

@@ -59,6 +59,7 @@ std::string Watchdog::message(const Piece &p, double waited, const std::string &
   for (int32_t r = 0; r < world_ && r < 9; ++r)
     if (r != rank_) others += (others.empty() ? "" : ", ") + std::to_string(r);
   if (world_ > 9) others += ", ...";
+  if (others.empty()) others = "none";
   char buf[160];
   std::snprintf(buf, sizeof buf, " (work %llu of the communicator, queued %.1f s ago; the ranks it waits for: %s)",
                 static_cast<unsigned long long>(p.seq), waited, others.c_str());

@@ -1,0 +1,116 @@
+// test_cuda_watchdog.cpp - the CUDA communicator's watchdog on one GPU: a
+// join that never forms fails within the timeout, and a collective queued
+// behind work that outlasts the timeout faults the context with a message
+// naming the rank, the collective and its statement, eagerly and in graph
+// mode; the context is then destroyed with nothing left behind. (Ranks that
+// die, hang or skip a collective need two GPUs: scripts/gpu/watchdog_cases.sh.)
+#include <chrono>
+#include <thread>
+
+#include "gpu_helpers.h"
+
+using namespace hostjit;
+using namespace hostjit::gputest;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::shared_ptr<Runtime> timedRuntime(double timeout) {
+  hj_options o;
+  hj_options_init(&o);
+  o.backend = HJ_BACKEND_CUDA;
+  o.comm_timeout = timeout;
+  auto rt = Runtime::create(o);
+  INFO((rt ? "" : rt.error().message));
+  REQUIRE(rt);
+  return *rt;
+}
+
+// NCCL, or a warning saying why not.
+bool haveNccl(hj_comm_id *id) {
+  if (hj_comm_unique_id(HJ_BACKEND_CUDA, id) == HJ_OK) return true;
+  WARN(std::string("skipped: ") + hj_last_error());
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("watchdog on one GPU: a join whose other rank never comes fails within the timeout", "[cuda][watchdog]") {
+  hj_comm_id id;
+  if (!haveNccl(&id)) return;
+  auto rt = timedRuntime(1.0);
+  auto start = Clock::now();
+  REQUIRE(hj_comm_init(rt->context(), &id, 2, 0) == HJ_ERR_BACKEND);
+  double waited = since(start);
+  std::string msg = hj_last_error();
+  CHECK(msg ==
+        "rank 0: joining a communicator of 2 ranks did not complete within its timeout of 1 s: a rank did not join "
+        "(it died, hangs, or was given another id); the join was aborted");
+  CHECK(waited >= 1.0);
+  CHECK(waited < 2.0);
+  // The context is not harmed: it joins a communicator of its own.
+  hj_comm_id alone;
+  REQUIRE(hj_comm_unique_id(HJ_BACKEND_CUDA, &alone) == HJ_OK);
+  INFO(hj_last_error());
+  CHECK(hj_comm_init(rt->context(), &alone, 1, 0) == HJ_OK);
+}
+
+TEST_CASE("watchdog on one GPU: a collective that does not complete in time faults the context, eager and graph",
+          "[cuda][watchdog]") {
+  hj_comm_id probe;
+  if (!haveNccl(&probe)) return;
+  Program p = load(sourceDir() + "/test/gpu/programs/watchdog.hir");
+  eachPath([&](bool useJit, bool graph) {
+    auto rt = timedRuntime(0.5);
+    hj_comm_id id;
+    REQUIRE(hj_comm_unique_id(HJ_BACKEND_CUDA, &id) == HJ_OK);
+    REQUIRE(hj_comm_init(rt->context(), &id, 1, 0) == HJ_OK);
+    Runner r(p, rt, useJit, graph);
+    const int64_t n = 1000;
+    // In time: work of 50 ms, twice (graph mode replays the second).
+    for (int call = 0; call < 2; ++call) {
+      ScalarArg quick[] = {ScalarArg::i64(n), ScalarArg::i64(50'000'000)};
+      auto out = r.run({}, quick);
+      INFO((out ? "" : out.error().message));
+      REQUIRE(out);
+      std::vector<float> v = hostFloats((*out)[0]);
+      REQUIRE(v.size() == size_t(n));
+      int bad = 0;
+      for (int64_t i = 0; i < n; ++i) bad += v[i] != float(i + 1);
+      CHECK(bad == 0);
+    }
+    // Behind 2.5 s of work: the watchdog fires at 0.5 s, the call's wait
+    // ends when the kernel does, and the wait fails with its message.
+    ScalarArg slow[] = {ScalarArg::i64(n), ScalarArg::i64(2'500'000'000)};
+    auto start = Clock::now();
+    auto out = r.run({}, slow);
+    std::string msg;
+    if (!out) {
+      msg = out.error().message;
+    } else {
+      auto h = (*out)[0].toHost();
+      REQUIRE(!h);
+      msg = h.error().message;
+    }
+    double waited = since(start);
+    WARN(msg);
+    CHECK(msg.rfind(graph ? "rank 0: a replay of a graph holding 1 collective, the first all_reduce (all_reduce of @main at "
+                          : "rank 0: all_reduce (all_reduce of @main at ",
+                    0) == 0);
+    CHECK(msg.find("watchdog.hir:21:3) did not complete within the communicator's timeout of 0.5 s (work ") !=
+          std::string::npos);
+    CHECK(msg.find("the ranks it waits for: none): a rank died, hangs or did not reach it; the communicator was aborted; "
+                   "this context can no longer be used: destroy it, and the programs and kernel tables made on it, "
+                   "and create a new one with a new communicator on every rank") != std::string::npos);
+    CHECK(waited < 4.0);
+    // Every later call says the same, without touching the device.
+    ScalarArg quick[] = {ScalarArg::i64(n), ScalarArg::i64(1000)};
+    auto again = r.run({}, quick);
+    REQUIRE(!again);
+    CHECK(again.error().message == msg);
+    CHECK(hj_synchronize(rt->context()) == HJ_ERR_BACKEND);
+  });  // each context goes here: its graphs, then its communicator and the watchdog's thread
+}
