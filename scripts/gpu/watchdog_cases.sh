@@ -7,7 +7,8 @@
 # graph mode; rank 0 must then fail within the timeout plus a second, with
 # exit status 1 and a message naming its rank, the collective and the rank it
 # waited for. Each case runs again with rank 0 under compute-sanitizer
-# memcheck, which must find nothing. Then `hostjit run --ranks 2 --backend
+# memcheck (with its leak check; NCCL's expected API errors, probes of
+# kernels built for other GPUs, not reported), which must find nothing. Then `hostjit run --ranks 2 --backend
 # cuda`, eager and graph: rank 1 killed (SIGKILL) or stopped (SIGSTOP, a hang)
 # mid-run; hostjit must exit non-zero within the timeout plus a second,
 # naming rank 1. On one GPU only the case it allows runs: a join whose other
@@ -114,13 +115,16 @@ rm -f "$out/join.id"
 rank0 join 2 eager
 if [ "$memcheck" = 1 ]; then
   rm -f "$out/join_memcheck.id"
-  rank0 join_memcheck 2 eager compute-sanitizer --tool memcheck --error-exitcode 99
+  # No leak check here: NCCL keeps what it allocated for a join aborted
+  # before it formed (4 bytes of pinned memory with its host state; NCCL
+  # 2.27/2.28 free a communicator only once its ranks have met).
+  rank0 join_memcheck 2 eager compute-sanitizer --tool memcheck --leak-check no --report-api-errors no --error-exitcode 99
 fi
 if [ "$gpus" -ge 2 ]; then
   for mode in eager graph; do
     for role in sleep kill skip; do
       pair "${role}_$mode" "$mode" "$role"
-      [ "$memcheck" = 1 ] && pair "${role}_${mode}_memcheck" "$mode" "$role" compute-sanitizer --tool memcheck --error-exitcode 99
+      [ "$memcheck" = 1 ] && pair "${role}_${mode}_memcheck" "$mode" "$role" compute-sanitizer --tool memcheck --leak-check full --report-api-errors no --error-exitcode 99
     done
     cli "cli_kill_$mode" "$mode" KILL
     cli "cli_hang_$mode" "$mode" STOP

@@ -78,7 +78,7 @@ TEST_CASE("watchdog: work that never completes expires once, naming the rank, th
         "rank 1: all_gather (all_gather of @main at a.hir:4:3) did not complete within the communicator's timeout "
         "of 0.25 s (work 2 of the communicator, queued " +
             m.substr(m.find("queued ") + 7, 3) +
-            " s ago; the ranks it waits for: 0, 2, 3): a rank died, hangs or did not reach it; the communicator "
+            " s ago; the ranks it waits for: 0, 2, 3): a rank died, hangs or did not reach it, or work queued before it is still running; the communicator "
             "was aborted");
   CHECK(dog.expired());
   CHECK(dog.watched() == 2);

@@ -66,7 +66,7 @@ std::string Watchdog::message(const Piece &p, double waited, const std::string &
   std::string m = "rank " + std::to_string(rank_) + ": " + p.what;
   if (why.empty())
     m += " did not complete within the communicator's timeout of " + secondsText(timeout_) + " s" + buf +
-         ": a rank died, hangs or did not reach it";
+         ": a rank died, hangs or did not reach it, or work queued before it is still running";
   else
     m += " failed" + std::string(buf) + ": " + why;
   return m + "; the communicator was aborted";

@@ -104,6 +104,7 @@ void GraphCache::erase(GraphEntry *e) {
 }
 
 PlannedOp &GraphCache::newOp(GraphEntry &e) {
+  e.watchWhat.clear();
   if (spareOps_.empty()) return e.ops.emplace_back();
   PlannedOp &op = e.ops.emplace_back(std::move(spareOps_.back()));
   spareOps_.pop_back();

@@ -168,6 +168,7 @@ struct GraphEntry {
   bool streams = false;     // work on another stream than 0
   bool unknownUse = false;  // hj_record_use of an address no traced buffer starts at
   uint64_t peakBytes = 0;  // the most bytes live at once during the program
+  std::string watchWhat;   // what the communicator's watchdog calls a launch ("": not made since the ops changed)
   uint64_t lastUse = 0;
 };
 

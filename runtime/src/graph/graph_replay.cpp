@@ -82,7 +82,8 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
   ProfileScope span(r_.profiler, SpanKind::GraphLaunch, e.ops.size(), 0, true);
   if (int32_t st = x.graph->launch()) return span.done(st);
   if (e.collectives && r_.comm) {
-    if (int32_t st = r_.comm->watchLaunch(r_.backend.nativeStream(), watchName(e))) return span.done(st);
+    if (e.watchWhat.empty()) e.watchWhat = watchName(e);
+    if (int32_t st = r_.comm->watchLaunch(r_.backend.nativeStream(), e.watchWhat)) return span.done(st);
   }
   return span.done(HJ_OK);
 }
