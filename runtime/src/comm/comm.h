@@ -53,8 +53,8 @@ int32_t makeHostComm(const hj_comm_id &id, int32_t world, int32_t rank, double t
 
 // What a CUDA communicator's watchdog needs of the device, given by the
 // backend that makes it (this room does not call the driver). record comes
-// from the thread queuing work, with the device current; the others may come
-// from the watchdog's thread and make the device current themselves.
+// from the thread queuing work; the others may also come from the
+// watchdog's thread. Each makes the device current itself.
 class CommDevice {
  public:
   virtual ~CommDevice() = default;

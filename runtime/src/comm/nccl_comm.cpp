@@ -128,7 +128,7 @@ class NcclComm final : public Comm {
   // `timeout` finite: c is non-blocking and a watchdog watches its work.
   NcclComm(ncclComm_t c, int32_t rank, int32_t world, double timeout, std::unique_ptr<CommDevice> device)
       : Comm(rank, world), c_(c), timeout_(timeout), device_(std::move(device)) {
-    if (timeout_ < kUnbounded && device_)
+    if (std::isfinite(timeout_) && device_)
       dog_ = std::make_unique<Watchdog>(rank, world, timeout_,
                                         Watchdog::Hooks{[this](void *e) { return device_->query(e); },
                                                         [this] { return asyncError(); },
@@ -224,14 +224,19 @@ class NcclComm final : public Comm {
   }
 
  private:
-  static constexpr double kUnbounded = 1e300;
   static constexpr ncclResult_t kTimedOut = static_cast<ncclResult_t>(-1);
 
   // A non-blocking communicator's call returns before NCCL's threads have
   // queued its work: waits until they have (at most the timeout). With m_.
+  // A blocking one's call has queued it: an asynchronous error NCCL saw
+  // meanwhile fails it.
   ncclResult_t settle(ncclResult_t r) {
-    if (!dog_) return r;  // blocking
     const Nccl &n = nccl();
+    if (!dog_) {
+      ncclResult_t a = ncclSuccess;
+      if (r == ncclSuccess && n.ncclCommGetAsyncError(c_, &a) == ncclSuccess && a != ncclInProgress) return a;
+      return r;
+    }
     auto deadline = deadlineAfter(timeout_);
     for (int round = 0;; ++round) {
       ncclResult_t a = ncclSuccess;
@@ -251,7 +256,7 @@ class NcclComm final : public Comm {
     }
   }
 
-  // With m_ and the device current: records an event after the work just
+  // With m_: records an event after the work just
   // queued on `stream` and has the watchdog watch it.
   int32_t watch(void *stream, const std::string &what) {
     void *e = dog_->reuse();
@@ -330,7 +335,7 @@ int32_t makeNcclComm(const hj_comm_id &id, int32_t world, int32_t rank, double t
   // Bounded: non-blocking, so that no call of this rank waits in NCCL for a
   // peer and the watchdog may abort. NCCL_COMM_BLOCKING=1 in the
   // environment overrides it (NCCL's rule): then nothing is bounded.
-  bool bounded = timeout < 1e300 && n.ncclCommInitRankConfig;
+  bool bounded = std::isfinite(timeout) && n.ncclCommInitRankConfig;
   if (const char *b = std::getenv("NCCL_COMM_BLOCKING"); b && std::atoi(b) == 1) bounded = false;
   if (!bounded) {
     if (ncclResult_t r = n.ncclCommInitRank(&c, world, nid, rank))

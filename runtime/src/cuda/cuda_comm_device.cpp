@@ -25,7 +25,10 @@ class CudaCommDevice final : public CommDevice {
   }
 
   int32_t record(void *event, void *stream) override {
-    if (CUresult r = d_.cuEventRecord(static_cast<CUevent>(event), static_cast<CUstream>(stream)))
+    CurrentContext cc(d_, ctx_);  // a default stream is the current context's
+    CUresult r = cc.result();
+    if (r == CUDA_SUCCESS) r = d_.cuEventRecord(static_cast<CUevent>(event), static_cast<CUstream>(stream));
+    if (r != CUDA_SUCCESS)
       return fail(HJ_ERR_BACKEND, "cuEventRecord for the communicator's watchdog failed: %s", describe(d_, r).c_str());
     return HJ_OK;
   }
