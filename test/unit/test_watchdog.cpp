@@ -3,6 +3,7 @@
 // host backend's waits (CUDA's watchdog is tested on the GPU).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -22,7 +23,7 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 // Tokens are flags the test sets when "the work" completes.
 struct Flags {
-  std::atomic<int> flag[8] = {};
+  std::atomic<int> flag[64] = {};
   void *token(int i) { return &flag[i]; }
 };
 
@@ -110,6 +111,33 @@ TEST_CASE("watchdog: work that completes in time never expires, and its tokens a
     CHECK(dog.watched() == 5);
     CHECK_FALSE(dog.expired());
   }  // the destructor stops the thread
+  CHECK(x.count() == 0);
+}
+
+TEST_CASE("watchdog: many pieces at once, the ring grown around its head, all come back in order", "[watchdog]") {
+  Flags f;
+  Expiry x;
+  hj::Watchdog dog(0, 2, 30, hooks(x));
+  for (int i = 0; i < 10; ++i) dog.watch(f.token(i), "piece " + std::to_string(i));
+  for (int i = 0; i < 5; ++i) f.flag[i] = 1;
+  std::vector<void *> back;
+  REQUIRE(waitFor(
+      [&] {
+        while (void *t = dog.reuse()) back.push_back(t);
+        return back.size() == 5;
+      },
+      5));
+  for (int i = 10; i < 50; ++i) dog.watch(f.token(i), "piece " + std::to_string(i));  // grows twice, head at 5
+  for (int i = 5; i < 50; ++i) f.flag[i] = 1;
+  REQUIRE(waitFor(
+      [&] {
+        while (void *t = dog.reuse()) back.push_back(t);
+        return back.size() == 50;
+      },
+      5));
+  std::sort(back.begin(), back.end());
+  for (int i = 0; i < 50; ++i) CHECK(back[i] == f.token(i));
+  CHECK(dog.watched() == 50);
   CHECK(x.count() == 0);
 }
 

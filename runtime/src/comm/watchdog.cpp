@@ -1,6 +1,7 @@
 // watchdog.cpp - a communicator's watchdog thread (watchdog.h).
 #include "comm/watchdog.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "comm/comm.h"
@@ -14,9 +15,27 @@ Watchdog::~Watchdog() { stop(); }
 
 void Watchdog::watch(void *token, const std::string &what) {
   std::lock_guard<std::mutex> l(m_);
-  pending_.push_back(Piece{token, what, ++seq_, std::chrono::steady_clock::now()});
+  push(token, what);
   if (!thread_.joinable() && !stop_) thread_ = std::thread([this] { loop(); });
-  if (pending_.size() == 1) cv_.notify_one();
+}
+
+void Watchdog::push(void *token, const std::string &what) {
+  if (count_ == ring_.size()) {  // full: unroll it, oldest first, and double it
+    std::rotate(ring_.begin(), ring_.begin() + static_cast<std::ptrdiff_t>(head_), ring_.end());
+    head_ = 0;
+    ring_.resize(std::max<size_t>(16, 2 * ring_.size()));
+  }
+  Piece &p = ring_[(head_ + count_) % ring_.size()];
+  p.token = token;
+  p.what.assign(what);
+  p.seq = ++seq_;
+  p.queued = std::chrono::steady_clock::now();
+  ++count_;
+}
+
+void Watchdog::pop() {
+  head_ = (head_ + 1) % ring_.size();
+  --count_;
 }
 
 void *Watchdog::reuse() {
@@ -38,9 +57,8 @@ void Watchdog::stop() {
 
 void Watchdog::drain(const std::function<void(void *)> &destroy) {
   std::lock_guard<std::mutex> l(m_);
-  for (const Piece &p : pending_) destroy(p.token);
+  for (; count_ > 0; pop()) destroy(front().token);
   for (void *t : free_) destroy(t);
-  pending_.clear();
   free_.clear();
 }
 
@@ -75,22 +93,23 @@ std::string Watchdog::message(const Piece &p, double waited, const std::string &
 void Watchdog::loop() {
   std::unique_lock<std::mutex> l(m_);
   while (!stop_) {
-    if (pending_.empty()) {
-      cv_.wait(l, [&] { return stop_ || !pending_.empty(); });
+    if (count_ == 0) {
+      cv_.wait_for(l, kPoll, [&] { return stop_; });
       continue;
     }
     // The oldest piece first: while it runs, later ones (on its stream) do too.
-    Piece front = pending_.front();
+    void *token = front().token;
+    auto queued = front().queued;
     l.unlock();
-    int done = hooks_.done(front.token);
+    int done = hooks_.done(token);
     std::string why = done == 0 && hooks_.failed ? hooks_.failed() : std::string();
     auto now = std::chrono::steady_clock::now();
-    double waited = std::chrono::duration<double>(now - front.queued).count();
+    double waited = std::chrono::duration<double>(now - queued).count();
     l.lock();
     if (stop_) break;
     if (done != 0) {
-      pending_.pop_front();
-      free_.push_back(front.token);
+      pop();
+      free_.push_back(token);
       continue;
     }
     if (why.empty() && waited < timeout_) {
@@ -101,7 +120,7 @@ void Watchdog::loop() {
       continue;
     }
     expired_ = true;
-    std::string msg = message(front, waited, why);
+    std::string msg = message(front(), waited, why);
     l.unlock();
     hooks_.expire(msg);
     l.lock();

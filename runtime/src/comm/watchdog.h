@@ -6,7 +6,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -52,7 +51,8 @@ class Watchdog {
   bool expired() const;
   // Pieces of work watched so far (each gets the next sequence number).
   uint64_t watched() const;
-  // How often the thread looks while something is watched.
+  // How often the thread looks (watch() does not wake it: a wake-up per
+  // call would cost the caller a system call and the thread a switch).
   static constexpr std::chrono::milliseconds kPoll{20};
 
  private:
@@ -64,13 +64,20 @@ class Watchdog {
   };
   void loop();
   std::string message(const Piece &p, double waited, const std::string &why) const;
+  // The pieces watched, oldest first, in a ring whose strings keep their
+  // storage: a watch allocates nothing once the ring has grown. Only the
+  // thread pops; watch() may grow it (moving the pieces).
+  Piece &front() { return ring_[head_]; }
+  void push(void *token, const std::string &what);
+  void pop();
 
   const int32_t rank_, world_;
   const double timeout_;
   Hooks hooks_;
   mutable std::mutex m_;
   std::condition_variable cv_;
-  std::deque<Piece> pending_;
+  std::vector<Piece> ring_;
+  size_t head_ = 0, count_ = 0;
   std::vector<void *> free_;
   uint64_t seq_ = 0;
   bool stop_ = false, expired_ = false;
