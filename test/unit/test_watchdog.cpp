@@ -110,6 +110,9 @@ TEST_CASE("watchdog: work that completes in time never expires, and its tokens a
     std::this_thread::sleep_for(std::chrono::milliseconds(400));
     CHECK(dog.watched() == 5);
     CHECK_FALSE(dog.expired());
+    dog.recycle(f.token(7));  // handed out, not used: back to the free list
+    CHECK(dog.reuse() == f.token(7));
+    CHECK(dog.reuse() == nullptr);
   }  // the destructor stops the thread
   CHECK(x.count() == 0);
 }

@@ -59,7 +59,9 @@ class CommDevice {
  public:
   virtual ~CommDevice() = default;
   virtual int32_t makeEvent(void **out) = 0;  // an event without timing
-  virtual int32_t record(void *event, void *stream) = 0;
+  // *recorded false (and HJ_OK): `stream` is being captured into a graph of
+  // the caller's, whose work cannot be watched; the event is unused.
+  virtual int32_t record(void *event, void *stream, bool *recorded) = 0;
   // 1: the work before the event's last record has completed; 0: not yet;
   // -1: the query failed (a device fault, which the backend reports).
   virtual int query(void *event) = 0;

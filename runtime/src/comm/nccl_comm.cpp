@@ -262,9 +262,14 @@ class NcclComm final : public Comm {
     void *e = dog_->reuse();
     if (!e)
       if (int32_t st = device_->makeEvent(&e)) return st;
-    if (int32_t st = device_->record(e, stream)) {
+    bool recorded = false;
+    if (int32_t st = device_->record(e, stream, &recorded)) {
       device_->destroyEvent(e);
       return st;
+    }
+    if (!recorded) {
+      dog_->recycle(e);
+      return HJ_OK;
     }
     dog_->watch(e, what);
     return HJ_OK;

@@ -46,6 +46,11 @@ void *Watchdog::reuse() {
   return t;
 }
 
+void Watchdog::recycle(void *token) {
+  std::lock_guard<std::mutex> l(m_);
+  free_.push_back(token);
+}
+
 void Watchdog::stop() {
   {
     std::lock_guard<std::mutex> l(m_);

@@ -43,6 +43,8 @@ class Watchdog {
   // A token whose work has completed, for the owner to record again; nullptr
   // when there is none.
   void *reuse();
+  // Gives back a token reuse() handed out and the owner did not use.
+  void recycle(void *token);
   // Stops the thread and joins it (after `expire` returns, if it runs).
   void stop();
   // After stop(): hands every token it holds (watched or done) to `destroy`.

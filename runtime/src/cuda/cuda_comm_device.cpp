@@ -9,6 +9,24 @@ namespace hj {
 
 namespace {
 
+// The watchdog's thread queries in relaxed capture mode: a query made in the
+// default (global) mode while another thread, the caller's, captures a graph
+// in global mode would invalidate that capture.
+class RelaxedCapture {
+ public:
+  explicit RelaxedCapture(const Driver &d) : d_(d) { ok_ = d_.cuThreadExchangeStreamCaptureMode(&mode_) == CUDA_SUCCESS; }
+  ~RelaxedCapture() {
+    if (ok_) d_.cuThreadExchangeStreamCaptureMode(&mode_);
+  }
+  RelaxedCapture(const RelaxedCapture &) = delete;
+  RelaxedCapture &operator=(const RelaxedCapture &) = delete;
+
+ private:
+  const Driver &d_;
+  CUstreamCaptureMode mode_ = CU_STREAM_CAPTURE_MODE_RELAXED;
+  bool ok_ = false;
+};
+
 class CudaCommDevice final : public CommDevice {
  public:
   CudaCommDevice(const Driver &d, CUcontext ctx, Backend &backend) : d_(d), ctx_(ctx), backend_(backend) {}
@@ -24,9 +42,13 @@ class CudaCommDevice final : public CommDevice {
     return HJ_OK;
   }
 
-  int32_t record(void *event, void *stream) override {
+  int32_t record(void *event, void *stream, bool *recorded) override {
     CurrentContext cc(d_, ctx_);  // a default stream is the current context's
     CUresult r = cc.result();
+    CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (r == CUDA_SUCCESS) r = d_.cuStreamIsCapturing(static_cast<CUstream>(stream), &capturing);
+    *recorded = r == CUDA_SUCCESS && capturing == CU_STREAM_CAPTURE_STATUS_NONE;
+    if (r == CUDA_SUCCESS && !*recorded) return HJ_OK;  // the caller's capture: its graph's launches are the caller's
     if (r == CUDA_SUCCESS) r = d_.cuEventRecord(static_cast<CUevent>(event), static_cast<CUstream>(stream));
     if (r != CUDA_SUCCESS)
       return fail(HJ_ERR_BACKEND, "cuEventRecord for the communicator's watchdog failed: %s", describe(d_, r).c_str());
@@ -34,6 +56,7 @@ class CudaCommDevice final : public CommDevice {
   }
 
   int query(void *event) override {
+    RelaxedCapture relaxed(d_);
     CurrentContext cc(d_, ctx_);
     if (cc.result() != CUDA_SUCCESS) return -1;
     CUresult r = d_.cuEventQuery(static_cast<CUevent>(event));
@@ -41,6 +64,7 @@ class CudaCommDevice final : public CommDevice {
   }
 
   void destroyEvent(void *event) override {
+    RelaxedCapture relaxed(d_);
     CurrentContext cc(d_, ctx_);
     if (cc.result() == CUDA_SUCCESS) d_.cuEventDestroy_v2(static_cast<CUevent>(event));
   }
