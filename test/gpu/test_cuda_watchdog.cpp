@@ -2,8 +2,11 @@
 // join that never forms fails within the timeout, and a collective queued
 // behind work that outlasts the timeout faults the context with a message
 // naming the rank, the collective and its statement, eagerly and in graph
-// mode; the context is then destroyed with nothing left behind. (Ranks that
+// mode; the context is then destroyed with nothing left behind; a caller's
+// graph capture in global mode is not broken by the watchdog. (Ranks that
 // die, hang or skip a collective need two GPUs: scripts/gpu/watchdog_cases.sh.)
+#include <dlfcn.h>
+
 #include <chrono>
 #include <thread>
 
@@ -113,4 +116,82 @@ TEST_CASE("watchdog on one GPU: a collective that does not complete in time faul
     CHECK(again.error().message == msg);
     CHECK(hj_synchronize(rt->context()) == HJ_ERR_BACKEND);
   });  // each context goes here: its graphs, then its communicator and the watchdog's thread
+}
+
+namespace {
+
+// The few driver calls the capture test makes itself (the tests do not link
+// libcuda; the runtime loads it the same way).
+struct CaptureApi {
+  using StreamCreate = int (*)(void **, unsigned);
+  using BeginCapture = int (*)(void *, int);
+  using EndCapture = int (*)(void *, void **);
+  using Destroy = int (*)(void *);
+  StreamCreate streamCreate = nullptr;
+  BeginCapture beginCapture = nullptr;
+  EndCapture endCapture = nullptr;
+  Destroy graphDestroy = nullptr, streamDestroy = nullptr;
+  bool load() {
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return false;
+    streamCreate = reinterpret_cast<StreamCreate>(dlsym(lib, "cuStreamCreate"));
+    beginCapture = reinterpret_cast<BeginCapture>(dlsym(lib, "cuStreamBeginCapture_v2"));
+    endCapture = reinterpret_cast<EndCapture>(dlsym(lib, "cuStreamEndCapture"));
+    graphDestroy = reinterpret_cast<Destroy>(dlsym(lib, "cuGraphDestroy"));
+    streamDestroy = reinterpret_cast<Destroy>(dlsym(lib, "cuStreamDestroy_v2"));
+    return streamCreate && beginCapture && endCapture && graphDestroy && streamDestroy;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("watchdog on one GPU: a caller's graph capture in global mode survives the watchdog", "[cuda][watchdog]") {
+  hj_comm_id id;
+  if (!haveNccl(&id)) return;
+  CaptureApi api;
+  REQUIRE(api.load());
+  auto first = cudaRuntime();  // makes the device's primary context current on this thread
+  void *stream = nullptr;
+  REQUIRE(api.streamCreate(&stream, 1 /* CU_STREAM_NON_BLOCKING */) == 0);
+  {
+    hj_options o;
+    hj_options_init(&o);
+    o.backend = HJ_BACKEND_CUDA;
+    o.stream = stream;
+    o.comm_timeout = 5;
+    auto rt = Runtime::create(o);
+    REQUIRE(rt);
+    REQUIRE(hj_comm_init((*rt)->context(), &id, 1, 0) == HJ_OK);
+    Program p = load(sourceDir() + "/test/gpu/programs/watchdog.hir");
+    Runner r(p, *rt, false);
+    const int64_t n = 1000;
+    ScalarArg warm[] = {ScalarArg::i64(n), ScalarArg::i64(1000)};
+    REQUIRE(r.run({}, warm));  // the pool holds the call's buffers: the captured call allocates nothing new
+    {
+      // A call whose all-reduce is watched while the capture below runs: the
+      // watchdog's queries then come while this thread captures.
+      ScalarArg busy[] = {ScalarArg::i64(n), ScalarArg::i64(300'000'000)};
+      auto pending = r.run({}, busy);
+      REQUIRE(pending);
+      REQUIRE(api.beginCapture(stream, 0 /* CU_STREAM_CAPTURE_MODE_GLOBAL */) == 0);
+      auto captured = r.run({}, warm);
+      INFO((captured ? "" : captured.error().message));
+      CHECK(captured);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // several polls of the watchdog
+      void *graph = nullptr;
+      int end = api.endCapture(stream, &graph);
+      CHECK(end == 0);  // not invalidated
+      CHECK(graph != nullptr);
+      if (graph) api.graphDestroy(graph);
+    }
+    // Nothing of the capture was watched, and the context is not faulted.
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    auto after = r.run({}, warm);
+    INFO((after ? "" : after.error().message));
+    REQUIRE(after);
+    std::vector<float> v = hostFloats((*after)[0]);
+    CHECK(v[n - 1] == float(n));
+    CHECK(hj_synchronize((*rt)->context()) == HJ_OK);
+  }  // the runtime goes before its stream
+  api.streamDestroy(stream);
 }
