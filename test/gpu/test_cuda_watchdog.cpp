@@ -166,7 +166,11 @@ TEST_CASE("watchdog on one GPU: a caller's graph capture in global mode survives
     Runner r(p, *rt, false);
     const int64_t n = 1000;
     ScalarArg warm[] = {ScalarArg::i64(n), ScalarArg::i64(1000)};
-    REQUIRE(r.run({}, warm));  // the pool holds the call's buffers: the captured call allocates nothing new
+    {  // the pool then holds two calls' buffers: the captured call, beside the busy one, allocates nothing
+      auto a = r.run({}, warm), b = r.run({}, warm);
+      REQUIRE(a);
+      REQUIRE(b);
+    }
     {
       // A call whose all-reduce is watched while the capture below runs: the
       // watchdog's queries then come while this thread captures.
