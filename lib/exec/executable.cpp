@@ -34,4 +34,21 @@ Expected<std::vector<Tensor>> Executable::run(std::span<const DLTensor *const> i
   return makeOutputs(rt_, plan, outData.data(), outDims.data());
 }
 
+int32_t Executable::reserveGraph(hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars) const {
+  Scratch<void *, 16> outData(plan_->outputs.size());
+  Scratch<int64_t, 64> outDims(outputDimSlots(*plan_));
+  return callInGraphMode(ctx, *plan_, *sig_, inputs, scalars, outData.data(), outDims.data(),
+                         [&] { return call(ctx, inputs, scalars, outData.data(), outDims.data()); }, nullptr,
+                         /*reserve=*/true);
+}
+
+Expected<void> Executable::reserveGraph(std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars) {
+  auto ok = checkArguments(*plan_, inputs.data(), inputs.size(), scalars.data(), scalars.size(), rt_->device());
+  if (!ok) return ok.error();
+  Scratch<hj_value, 16> sv(scalars.size());
+  packScalars(scalars, sv.data());
+  if (int32_t st = reserveGraph(rt_->context(), inputs.data(), sv.data())) return runtimeError(st);
+  return {};
+}
+
 }  // namespace hostjit

@@ -170,7 +170,7 @@ Expected<StaticInputs> bindStatic(const Plan &plan, const GraphSignature &sig, c
 
 int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &sig, const DLTensor *const *inputs,
                        const hj_value *scalars, void **outData, int64_t *outDims, int32_t *done,
-                       const StaticInputs *bound) {
+                       const StaticInputs *bound, bool reserve) {
   size_t n = plan.inputs.size();
   if (bound && (bound->programId != sig.programId || bound->bound.size() != n))
     return hj_fail(ctx, HJ_ERR_INVALID_ARGUMENT, "graph mode: the static inputs were bound for another program");
@@ -267,6 +267,10 @@ int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &
     for (size_t i = 0; i < n; ++i) word(i);
   }
   for (uint32_t s : sig.keyScalars) key[k++] = scalarBits(scalars[s], plan.scalars[s].dtype);
+  if (reserve)
+    return hj_graph_reserve(ctx, key, k * sizeof(int64_t), data, static_cast<uint32_t>(n), outData,
+                            static_cast<uint32_t>(plan.outputs.size()), outDims,
+                            static_cast<uint32_t>(outputDimSlots(plan)), done);
   // The arguments computed from scalars outside the key. When computing the
   // expressions fails, the program runs and reports it as an eager call does.
   bool fast = sig.fast;

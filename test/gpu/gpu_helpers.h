@@ -128,6 +128,7 @@ class Runner {
                                     std::span<const ScalarArg> scalars = {}) {
     return cp_ ? cp_->run(inputs, scalars) : ev_->run(inputs, scalars);
   }
+  Executable &exe() { return cp_ ? static_cast<Executable &>(*cp_) : *ev_; }
 
  private:
   std::unique_ptr<CompiledProgram> cp_;

@@ -257,21 +257,37 @@ TEST_CASE("graph mode on the GPU: 8 threads, one program, a context and a stream
   }
 }
 
-TEST_CASE("graph mode on the GPU: a new extent on every call shares graphs of one shape of work", "[cuda][graph]") {
-  // A zeroed buffer (a memset node whose size changes), three launches
-  // whose grids change; 40 extents, each bound to the graph with the
-  // closest grids and its nodes set; with HOSTJIT_FILL_NAN the fills
-  // (8-byte patterns in two strided memsets) change size too.
+namespace {
+
+// A zeroed buffer (a memset node whose size changes) and three launches
+// whose grids change, all sized by the extent of %x: y = 0.5 * (3 * x).
+Program shapesProgram() {
   std::string vec = sourceDir() + "/examples/kernels/vector.cu";
-  Program p = parseText("kernel @scale_vec(ptr<f32>, ptr<f32>, i64, f32) {\n  cuda = \"" + vec +
-                        "\"\n  entry = \"scale_vec\"\n}\n\nkernel @add_vec(ptr<f32>, ptr<f32>, ptr<f32>, i64) {\n  cuda = \"" +
-                        vec + "\"\n  entry = \"add_vec\"\n}\n\n"
-                        "func @main(%x: f32[?]) -> (f32[?]) {\n  %n = size %x, 0\n  %blocks = ceildiv %n, 256\n"
-                        "  %a = alloc f32[%n] zero_init\n  %t = alloc f32[%n]\n  %y = alloc f32[%n]\n"
-                        "  launch @scale_vec grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%x, %t, %n, 3.0)\n"
-                        "  launch @add_vec grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%t, %a, %a, %n)\n"
-                        "  launch @scale_vec grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%a, %y, %n, 0.5)\n"
-                        "  free %t\n  free %a\n  return %y\n}\n");
+  return parseText("kernel @scale_vec(ptr<f32>, ptr<f32>, i64, f32) {\n  cuda = \"" + vec +
+                   "\"\n  entry = \"scale_vec\"\n}\n\nkernel @add_vec(ptr<f32>, ptr<f32>, ptr<f32>, i64) {\n  cuda = \"" +
+                   vec + "\"\n  entry = \"add_vec\"\n}\n\n"
+                   "func @main(%x: f32[?]) -> (f32[?]) {\n  %n = size %x, 0\n  %blocks = ceildiv %n, 256\n"
+                   "  %a = alloc f32[%n] zero_init\n  %t = alloc f32[%n]\n  %y = alloc f32[%n]\n"
+                   "  launch @scale_vec grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%x, %t, %n, 3.0)\n"
+                   "  launch @add_vec grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%t, %a, %a, %n)\n"
+                   "  launch @scale_vec grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%a, %y, %n, 0.5)\n"
+                   "  free %t\n  free %a\n  return %y\n}\n");
+}
+
+// x of n elements for the shape tests (non-zero, not all equal).
+std::vector<float> shapeInput(int64_t n) {
+  std::vector<float> xv(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) xv[size_t(k)] = 0.25f + float((k * 7919) % 101) / 16.0f;
+  return xv;
+}
+
+}  // namespace
+
+TEST_CASE("graph mode on the GPU: a new extent on every call shares graphs of one shape of work", "[cuda][graph]") {
+  // 40 extents, each bound to the graph with the closest grids and its
+  // nodes set; with HOSTJIT_FILL_NAN the fills (8-byte patterns in two
+  // strided memsets) change size too.
+  Program p = shapesProgram();
   for (int32_t fillNan : {0, 1}) {
     for (bool useJit : {false, true}) {
       INFO((useJit ? "jit" : "eval") << (fillNan ? ", NaN fills" : ""));
@@ -283,8 +299,7 @@ TEST_CASE("graph mode on the GPU: a new extent on every call shares graphs of on
         for (int i = 0; i < 40; ++i) {
           int64_t n = 1 + (i * 37) % 3000;
           INFO("n = " << n);
-          std::vector<float> xv(static_cast<size_t>(n));
-          for (int64_t k = 0; k < n; ++k) xv[size_t(k)] = 0.25f + float((k * 7919) % 101) / 16.0f;
+          std::vector<float> xv = shapeInput(n);
           auto x = Tensor::fromHost(rt, {n}, xv);
           REQUIRE(x);
           DLTensor xd = x->dl();
@@ -306,5 +321,56 @@ TEST_CASE("graph mode on the GPU: a new extent on every call shares graphs of on
       WARN("graph_builds " << s.graph_builds << ", graph_reuses " << s.graph_reuses << ", graph_updates "
                            << s.graph_updates);
     }
+  }
+}
+
+TEST_CASE("graph mode on the GPU: a plan reserved for the largest extent neither grows nor moves", "[cuda][graph]") {
+  // A decode-like loop (the extent grows by 97 each call, to 4000) after
+  // reserving 4000: every call fits the plan made by the reservation, at
+  // the same device addresses, and gives the formula's output.
+  Program p = shapesProgram();
+  for (bool useJit : {false, true}) {
+    INFO((useJit ? "jit" : "eval"));
+    setenv("HOSTJIT_GRAPH_MIN_LAUNCHES", "0", 1);
+    auto rt = cudaRuntimeWith(0, 0);
+    unsetenv("HOSTJIT_GRAPH_MIN_LAUNCHES");
+    Runner graph(p, rt, useJit, /*graph=*/true);
+    hj_context *ctx = rt->context();
+    auto one = Tensor::fromHost(rt, {1}, std::vector<float>{2.0f});
+    REQUIRE(one);
+    DLTensor bound = one->dl();
+    int64_t most[1] = {4000};
+    bound.shape = most;  // its data is not read: one float behind 4000
+    const DLTensor *bin[] = {&bound};
+    uint64_t launches = rt->stats().launches;
+    auto r = graph.exe().reserveGraph(bin);
+    INFO((r ? "" : r.error().message));
+    REQUIRE(r);
+    CHECK(rt->stats().launches == launches);
+    uint64_t count = 0, block = 0, zeroedAt = 0;
+    REQUIRE(hj_graph_plan_size(ctx, &count, &block, &zeroedAt) == HJ_OK);
+    CHECK(block == 2 * 16384);  // %a and %t, 16000 bytes each, in 16384-byte slots
+    for (int64_t n = 1; n <= 4000; n += 97) {
+      INFO("n = " << n);
+      std::vector<float> xv = shapeInput(n);
+      auto x = Tensor::fromHost(rt, {n}, xv);
+      REQUIRE(x);
+      DLTensor xd = x->dl();
+      const DLTensor *in[] = {&xd};
+      auto out = graph.run(in);
+      INFO((out ? "" : out.error().message));
+      REQUIRE(out);
+      std::vector<float> want(xv.size());
+      for (size_t k = 0; k < xv.size(); ++k) want[k] = 0.5f * (3.0f * xv[k]);
+      CHECK(hostFloats((*out)[0]) == want);
+      CHECK_THAT(hj_graph_outcome(ctx), !Catch::Contains("memory plan grown"));
+      uint64_t nowBlock = 0;
+      REQUIRE(hj_graph_plan_size(ctx, &count, &nowBlock, &zeroedAt) == HJ_OK);
+      CHECK(nowBlock == block);
+    }
+    hj_stats s = rt->stats();
+    CHECK(s.graph_replans == 0);
+    CHECK(s.graph_fallbacks == 0);
+    CHECK(s.graph_bytes == 2 * 16384);
   }
 }

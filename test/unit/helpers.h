@@ -213,6 +213,7 @@ class Runner {
     return cp_ ? cp_->run(inputs, scalars) : ev_->run(inputs, scalars);
   }
   const Plan &plan() const { return cp_ ? cp_->plan() : ev_->plan(); }
+  Executable &exe() { return cp_ ? static_cast<Executable &>(*cp_) : *ev_; }
 
  private:
   std::unique_ptr<CompiledProgram> cp_;

@@ -876,6 +876,92 @@ TEST_CASE("graph mode: a plan grows for a larger shape, and smaller ones replay 
   }
 }
 
+TEST_CASE("graph mode: a plan reserved for the largest shape neither grows nor moves", "[graph]") {
+  Program p = parseOk(kShapes, "shapes.hir");
+  std::vector<int64_t> extents = {10, 500, 3000, 64, 2999, 1200, 10};
+  for (bool jit : {false, true}) {
+    INFO((jit ? "jit" : "eval"));
+    auto eagerRt = makeRuntime(), graphRt = makeRuntime();
+    Runner eager(p, eagerRt, jit), graph(p, graphRt, jit, OptLevel::O2, /*graph=*/true);
+    hj_context *ctx = graphRt->context();
+    // The upper bound: x of 3000 elements, whose data is never read (one
+    // element behind it).
+    auto small = Tensor::fromHost(graphRt, {1}, std::vector<float>{4.5f});
+    REQUIRE(small);
+    DLTensor bound = small->dl();
+    int64_t boundShape[1] = {3000};
+    bound.shape = boundShape;
+    const DLTensor *in[] = {&bound};
+    hj_record_enable(ctx, 1);
+    hj_stats before = graphRt->stats();
+    auto r = graph.exe().reserveGraph(in);
+    INFO((r ? "" : r.error().message));
+    REQUIRE(r);
+    // Nothing ran: no launch, memset, allocation or record; the plan holds
+    // %a and %t (12000 bytes each, both live) in 16384-byte slots.
+    hj_stats after = graphRt->stats();
+    CHECK(after.launches == before.launches);
+    CHECK(after.memsets == before.memsets);
+    CHECK(after.allocs == before.allocs);
+    CHECK(after.graph_builds == 0);
+    CHECK(after.graph_bytes == 2 * 16384);
+    CHECK(after.live_bytes == before.live_bytes);
+    CHECK(graphRt->recordLines().empty());
+    hj_record_enable(ctx, 0);
+    CHECK(std::string(hj_graph_outcome(ctx)) == "reserved: the memory plan of its shape of work holds 32768 bytes");
+    uint64_t count = 0, block = 0, zeroedAt = 0;
+    REQUIRE(hj_graph_plan_size(ctx, &count, &block, &zeroedAt) == HJ_OK);
+    CHECK(block == 2 * 16384);
+    // Reserving it again finds it planned.
+    REQUIRE(graph.exe().reserveGraph(in));
+    CHECK(graphRt->stats().graph_bytes == 2 * 16384);
+    // Every extent up to the bound fits: no plan grows, every output is the
+    // eager call's, and the buffers keep their places.
+    std::vector<std::string> ways;
+    std::vector<uint64_t> offsets;
+    for (int64_t n : extents) {
+      ways.push_back(
+          callShapes(graph, eager, graphRt, eagerRt, n, [](int64_t i) { return 0.5f + float((i * 23) % 19) / 8.0f; }));
+      REQUIRE(hj_graph_plan_size(ctx, &count, &block, &zeroedAt) == HJ_OK);
+      CHECK(block == 2 * 16384);
+      for (uint64_t i = 0; i < count; ++i) {
+        hj_plan_buffer b;
+        REQUIRE(hj_graph_plan_get(ctx, i, &b) == HJ_OK);
+        if (offsets.size() < count) offsets.push_back(b.offset);
+        CHECK(b.offset == offsets[size_t(i)]);
+      }
+    }
+    CHECK(ways[0] == "new signature: graph built");
+    // 3000 is the reserved signature: its first call runs the program
+    // against the plan and builds its graph.
+    CHECK(ways[2] == "replay that ran the program (its graph is not yet built): 0 nodes updated");
+    for (const std::string &w : ways) CHECK_THAT(w, !Catch::Contains("memory plan grown"));
+    hj_stats s = graphRt->stats();
+    CHECK(s.graph_replans == 0);
+    CHECK(s.graph_bytes == 2 * 16384);
+    // A larger bound grows the plan once, before the calls that need it.
+    int64_t larger[1] = {5000};
+    bound.shape = larger;
+    REQUIRE(graph.exe().reserveGraph(in));
+    CHECK(std::string(hj_graph_outcome(ctx)) ==
+          "reserved: the memory plan of its shape of work holds 65536 bytes (grown)");
+    CHECK(graphRt->stats().graph_replans == 1);
+    for (int64_t n : {4999, 10, 5000})
+      CHECK_THAT(callShapes(graph, eager, graphRt, eagerRt, n, [](int64_t i) { return 1.25f - float(i % 5) / 4.0f; }),
+                 !Catch::Contains("memory plan grown"));
+    CHECK(graphRt->stats().graph_replans == 1);
+    CHECK(graphRt->stats().live_bytes == 0);
+    // run()'s argument checks.
+    auto wrong = Tensor::fromHost(graphRt, {2, 2}, std::vector<float>{1, 2, 3, 4});
+    REQUIRE(wrong);
+    DLTensor wd = wrong->dl();
+    const DLTensor *bad[] = {&wd};
+    auto e = graph.exe().reserveGraph(bad);
+    REQUIRE(!e);
+    CHECK_THAT(e.error().message, Catch::Contains("rank"));
+  }
+}
+
 TEST_CASE("graph mode: a program of few launches with a new shape on nearly every call runs eagerly", "[graph]") {
   // Three launches: below HOSTJIT_GRAPH_MIN_LAUNCHES (4). 40 extents, each
   // once, then one extent again and again.

@@ -405,6 +405,12 @@ TEST_CASE("runtime errors name what was wrong", "[runtime]") {
   CHECK(hj_graph_call(ctx, nullptr, 0, nullptr, 0, 1, nullptr, 0, nullptr, 0, nullptr, 0, &done) ==
         HJ_ERR_INVALID_ARGUMENT);
   CHECK(std::string(hj_last_error()) == "hj_graph_call: the key is empty");
+  CHECK(hj_graph_reserve(ctx, nullptr, 0, nullptr, 0, nullptr, 0, nullptr, 0, &done) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "hj_graph_reserve: the key is empty");
+  uint64_t key = 1;
+  CHECK(hj_graph_reserve(ctx, &key, sizeof key, nullptr, 0, nullptr, 0, nullptr, 0, nullptr) ==
+        HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "hj_graph_reserve: done is NULL");
   CHECK(hj_graph_end(ctx, HJ_OK, nullptr, nullptr, &again) == HJ_ERR_INVALID_ARGUMENT);
   CHECK(std::string(hj_last_error()) == "hj_graph_end: no graph-mode call is in progress");
   CHECK((*rt)->stats().live_bytes == 0);

@@ -38,6 +38,14 @@ class Executable {
     return callInGraphMode(ctx, *plan_, *sig_, inputs, scalars, outData, outDims,
                            [&] { return call(ctx, inputs, scalars, outData, outDims); }, bound);
   }
+  // Plans graph mode for the signature of these arguments without running
+  // anything on the device (hj_graph_reserve, docs/graph-mode.md#upper-bounds):
+  // given the largest shapes a loop will reach, its calls of the same shape
+  // of work fit the memory plan, which then neither grows nor moves. The
+  // inputs' data is not read. Returns an hj_status.
+  int32_t reserveGraph(hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars) const;
+  // run()'s argument checks, then reserveGraph on the runtime's context.
+  Expected<void> reserveGraph(std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars = {});
   // Binds inputs[i] for i in `which` for callGraph (graph_mode.h says what
   // the caller then promises).
   Expected<StaticInputs> bindStatic(const DLTensor *const *inputs, std::span<const uint32_t> which) const {

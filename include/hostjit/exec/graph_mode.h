@@ -67,21 +67,25 @@ Expected<StaticInputs> bindStatic(const Plan &plan, const GraphSignature &sig, c
 // The first half of a call in graph mode: makes the signature key (the
 // program, every input's rank, dtype, sizes and strides and which inputs
 // share an address, and the key scalars; with `bound`, the binding for
-// the inputs it holds) and calls hj_graph_call. *done is set when the call
-// was a replay that needed no run of the program.
+// the inputs it holds) and calls hj_graph_call (with `reserve`,
+// hj_graph_reserve). *done is set when the call needs no run of the
+// program (a replay, or a reservation of a signature planned already).
 int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &sig, const DLTensor *const *inputs,
                        const hj_value *scalars, void **outData, int64_t *outDims, int32_t *done,
-                       const StaticInputs *bound = nullptr);
+                       const StaticInputs *bound = nullptr, bool reserve = false);
 
 // A call of `run` (a program's raw entry, returning an hj_status) in graph
 // mode: the contract of the raw entry (jit.h), with the program's launches
-// and memsets replayed from a graph per signature.
+// and memsets replayed from a graph per signature. With `reserve`, the
+// signature's memory plan is made (hj_graph_reserve): the program is only
+// traced, and the outputs are NULL.
 template <class Run>
 int32_t callInGraphMode(hj_context *ctx, const Plan &plan, const GraphSignature &sig, const DLTensor *const *inputs,
                         const hj_value *scalars, void **outData, int64_t *outDims, Run &&run,
-                        const StaticInputs *bound = nullptr) {
+                        const StaticInputs *bound = nullptr, bool reserve = false) {
   int32_t done = 0;
-  if (int32_t st = graphCallBegin(ctx, plan, sig, inputs, scalars, outData, outDims, &done, bound)) return st;
+  if (int32_t st = graphCallBegin(ctx, plan, sig, inputs, scalars, outData, outDims, &done, bound, reserve))
+    return st;
   if (done) return HJ_OK;
   for (;;) {
     int32_t again = 0, st = HJ_OK;

@@ -21,6 +21,22 @@ int32_t hj_graph_call(hj_context *ctx, const void *key, uint64_t key_bytes, void
   });
 }
 
+int32_t hj_graph_reserve(hj_context *ctx, const void *key, uint64_t key_bytes, void *const *inputs,
+                         uint32_t num_inputs, void **out_data, uint32_t num_outputs, int64_t *out_dims,
+                         uint32_t num_dims, int32_t *done) {
+  return hj::guarded([&]() -> int32_t {
+    if (int32_t st = hj::checkContext(ctx, "hj_graph_reserve")) return st;
+    if (!done) return hj::fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_reserve: done is NULL");
+    try {
+      return ctx->graphs.call(key, key_bytes, inputs, num_inputs, false, nullptr, 0, out_data, num_outputs, out_dims,
+                              num_dims, done, /*reserve=*/true);
+    } catch (...) {
+      ctx->graphs.abandon();
+      throw;
+    }
+  });
+}
+
 int32_t hj_graph_end(hj_context *ctx, int32_t status, void **out_data, int64_t *out_dims, int32_t *again) {
   return hj::guarded([&]() -> int32_t {
     if (int32_t st = hj::checkContext(ctx, "hj_graph_end")) return st;

@@ -269,15 +269,15 @@ void GraphCache::startReplay() {
 
 int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs, uint32_t numInputs, bool fast,
                          const hj_graph_value *values, uint32_t numValues, void **outData, uint32_t numOutputs,
-                         int64_t *outDims, uint32_t numDims, int32_t *done) {
+                         int64_t *outDims, uint32_t numDims, int32_t *done, bool reserve) {
   *done = 0;
+  const char *fn = reserve ? "hj_graph_reserve" : "hj_graph_call";
   if (mode_ != Mode::Off)
     return fail(HJ_ERR_INVALID_ARGUMENT,
-                "hj_graph_call: a graph-mode call is already in progress on this context (hj_graph_end was not "
-                "called)");
-  if (!key || keyBytes == 0) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_call: the key is empty");
-  if (numInputs && !inputs) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_call: inputs is NULL");
-  if (numValues && !values) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_call: values is NULL");
+                "%s: a graph-mode call is already in progress on this context (hj_graph_end was not called)", fn);
+  if (!key || keyBytes == 0) return fail(HJ_ERR_INVALID_ARGUMENT, "%s: the key is empty", fn);
+  if (numInputs && !inputs) return fail(HJ_ERR_INVALID_ARGUMENT, "%s: inputs is NULL", fn);
+  if (numValues && !values) return fail(HJ_ERR_INVALID_ARGUMENT, "%s: values is NULL", fn);
   if (int32_t st = r_.backend.checkFault()) return st;
   reason_.clear();
   updatesMark_ = r_.stats.graph_updates;
@@ -289,8 +289,13 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
   numOutputs_ = numOutputs;
   numDims_ = numDims;
   fast_ = fast;
+  reserve_ = reserve;
   if (r_.settings.sync) {
     reason_ = "the context synchronises after every launch (hj_options.sync, HOSTJIT_SYNC), which a graph cannot";
+    if (reserve) {  // nothing to plan: the calls run eagerly
+      *done = 1;
+      return HJ_OK;
+    }
     enter(Mode::Eager);
     ++r_.stats.graph_fallbacks;
     return HJ_OK;
@@ -305,13 +310,21 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
                         : nullptr;
   if (!hit)
     if (auto it = entries_.find(k); it != entries_.end()) hit = it->second.get();
-  if (notWorthIt(key, keyBytes, !hit)) {
+  if (reserve && hit) {  // planned already, when it was first seen
+    last_ = hit;
+    hit->lastUse = ++tick_;
+    way_ = Way::Reserved;
+    reason_ = hit->eagerReason;
+    *done = 1;
+    return HJ_OK;
+  }
+  if (!reserve && notWorthIt(key, keyBytes, !hit)) {
     ++r_.stats.graph_fallbacks;
     enter(Mode::Eager);
     return HJ_OK;
   }
   if (!hit) {
-    way_ = Way::New;
+    way_ = reserve ? Way::Reserved : Way::New;
     cur_ = last_ = insert(k);
     cur_->ops.reserve(lastOps_);  // the last trace's counts, often this one's
     cur_->allocs.reserve(lastAllocs_);
@@ -379,6 +392,7 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
         e->allocs.clear();
         e->ops.clear();
         e->libraryCalls = e->launches = e->collectives = 0;
+        if (reserve_) return reserved(outData);
         cur_ = e;
         enter(Mode::Eager);
         ++r_.stats.graph_fallbacks;
@@ -397,6 +411,9 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
         erase(e);
         return st;
       }
+      // A reservation keeps the signature and its plan: its first call
+      // runs the program against the plan and builds its graph.
+      if (reserve_) return reserved(outData);
       // The trace holds this call's every value: unless the call is
       // recorded or its zeroed memory checked (which the program's calls
       // against the plan do), the graph is set from it and launched now.
@@ -472,12 +489,30 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
   return st;
 }
 
+int32_t GraphCache::reserved(void **outData) {
+  reserve_ = false;
+  way_ = Way::Reserved;
+  for (uint32_t k = 0; outData && k < numOutputs_; ++k) outData[k] = nullptr;  // the trace's were fake
+  return HJ_OK;
+}
+
 const std::string &GraphCache::outcome() const {
   unsigned long long updates = r_.stats.graph_updates - updatesMark_;
   char buf[320];
   switch (way_) {
     case Way::None: outcome_.clear(); return outcome_;
     case Way::Eager: outcome_ = "eager: " + reason_; return outcome_;
+    case Way::Reserved:
+      if (!reason_.empty()) {
+        outcome_ = "reserved: its calls run eagerly: " + reason_;
+      } else if (const GraphEntry *e = lastPlanned()) {
+        std::snprintf(buf, sizeof buf, "reserved: the memory plan of its shape of work holds %zu bytes%s",
+                      e->shape->blockBytes, r_.stats.graph_replans > replansMark_ ? " (grown)" : "");
+        outcome_ = buf;
+      } else {
+        outcome_ = "reserved";
+      }
+      return outcome_;
     case Way::Fast:
       if (r_.stats.graph_builds > buildsMark_)
         std::snprintf(buf, sizeof buf, "fast replay: graph built (the graph it was bound to held other launch dims)");

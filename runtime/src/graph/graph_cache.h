@@ -206,10 +206,14 @@ class GraphCache {
   // Checks that the zeroed part of every cached memory plan is zero.
   int32_t checkZero(bool *isZero);
 
+  // reserve (hj_graph_reserve): a signature not cached is traced and its
+  // shape's memory plan sized for it; nothing runs on the device.
   int32_t call(const void *key, uint64_t keyBytes, void *const *inputs, uint32_t numInputs, bool fast,
                const hj_graph_value *values, uint32_t numValues, void **outData, uint32_t numOutputs,
-               int64_t *outDims, uint32_t numDims, int32_t *done);
+               int64_t *outDims, uint32_t numDims, int32_t *done, bool reserve = false);
   int32_t end(int32_t status, void **outData, int64_t *outDims, int32_t *again);
+  // The end of a reservation's trace: no outputs.
+  int32_t reserved(void **outData);
 
   // The runtime calls of a program in Trace and Replay mode (graph_paths.h
   // hands them here, checked as eager calls check them).
@@ -323,7 +327,7 @@ class GraphCache {
   GraphEntry *last_ = nullptr;  // the entry of the last call, compared first; NULL once erased
   std::string reason_;
   // The last call's way (hj_graph_outcome), and the counters at its start.
-  enum class Way : uint8_t { None, Fast, Replay, New, Eager };
+  enum class Way : uint8_t { None, Fast, Replay, New, Eager, Reserved };
   Way way_ = Way::None;
   const char *why_ = nullptr;  // Replay, New: why the program ran (again)
   uint64_t updatesMark_ = 0, buildsMark_ = 0, replansMark_ = 0;
@@ -362,6 +366,7 @@ class GraphCache {
   hj_stats statsMark_{};
   bool mismatched_ = false;
   bool fast_ = false;
+  bool reserve_ = false;      // the call is hj_graph_reserve's
   std::string uncapturable_;  // Trace: why the program cannot be a graph (a custom call's), "" when it can
   std::vector<void *> fastOut_;  // fast replay: the outputs, in allocation order
   std::vector<hj_graph_value> values_;  // this call's hj_graph_values
