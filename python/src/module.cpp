@@ -151,6 +151,11 @@ PYBIND11_MODULE(_hostjit, m) {
                         }))
       .def("_time_native", [](PyProgram &p, pyb::args args, uint64_t n) { return p.timeNative(args.ptr(), n); },
            pyb::kw_only(), pyb::arg("n"))
+      .def(
+          "reserve_graph",
+          [](PyProgram &p, pyb::args args, pyb::kwargs kwargs) { p.reserveGraph(args.ptr(), kwargs.ptr()); },
+          "Plans graph mode's memory for the signature of these arguments (the largest shapes calls will have); "
+          "nothing runs on the device")
       .def_property_readonly("name", &PyProgram::name)
       .def_property_readonly("params", &PyProgram::params)
       .def_property_readonly("outputs", &PyProgram::outputs)

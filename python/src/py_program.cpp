@@ -181,6 +181,18 @@ PyObject *PyProgram::call(PyObject *args, PyObject *kwargs) {
   return tuple;
 }
 
+void PyProgram::reserveGraph(PyObject *args, PyObject *kwargs) {
+  CallArgs a(numTensors_, numScalars_, *rt_, rt_->stream());
+  bindArgs(a, args, kwargs);
+  Expected<void> ok;
+  {
+    NoGil nogil;
+    std::lock_guard lk(rt_->mutex());
+    ok = exe_->reserveGraph(a.inputs(), a.scalars());
+  }
+  if (!ok) raise(ok.error());
+}
+
 double PyProgram::timeNative(PyObject *args, uint64_t n) {
   CallArgs a(numTensors_, numScalars_, *rt_, rt_->stream());
   bindArgs(a, args, nullptr);

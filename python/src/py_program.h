@@ -29,6 +29,9 @@ class PyProgram {
   // name; returns None, one hostjit.Tensor, or a tuple of them (a new
   // reference). The type's tp_call (module.cpp) calls it directly.
   PyObject *call(PyObject *args, PyObject *kwargs);
+  // prog.reserve_graph(*args, **kwargs): plans graph mode for the signature
+  // of these arguments (Executable::reserveGraph); nothing runs.
+  void reserveGraph(PyObject *args, PyObject *kwargs);
   // The C++ cost of the same call, for the benchmark: `n` calls of
   // Executable::run with these arguments converted once, outputs dropped;
   // nanoseconds per call.

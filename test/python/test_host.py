@@ -41,6 +41,25 @@ def test_axpb_matches_numpy(hostjit, host_rt, rng, mode, graph):
         assert host_rt.graph_plan() is None
 
 
+@pytest.mark.parametrize("mode", ["jit", "eval"])
+def test_reserve_graph_plans_for_the_largest_shape(hostjit, host_rt, rng, mode):
+    prog = hostjit.compile(AXPB, runtime=host_rt, mode=mode, graph=True, filename=AXPB_FILE)
+    host_rt.reset_stats()
+    big_x, big_b = inputs(rng, 5000)
+    prog.reserve_graph(big_x, big_b, 2.0)
+    assert host_rt.graph_outcome().startswith("reserved: the memory plan"), host_rt.graph_outcome()
+    assert host_rt.stats()["launches"] == 0
+    block = host_rt.graph_plan()["block_bytes"]
+    for n in (7, 4999, 300, 5000, 1):
+        x, b = inputs(rng, n)
+        np.testing.assert_array_equal(np.from_dlpack(prog(x, b, -0.5)), np.float32(-0.5) * x + b)
+        assert "grown" not in host_rt.graph_outcome(), host_rt.graph_outcome()
+        assert host_rt.graph_plan()["block_bytes"] == block
+    assert host_rt.stats()["graph_replans"] == 0
+    with pytest.raises(RuntimeError, match="takes 3 arguments, got 4"):
+        prog.reserve_graph(big_x, big_b, 2.0, 4.0)
+
+
 def test_native_code_agrees_with_the_evaluator(hostjit, host_rt, rng):
     jit = hostjit.compile(AXPB, runtime=host_rt, tiered=False, filename=AXPB_FILE)
     ev = hostjit.compile(AXPB, runtime=host_rt, mode="eval", filename=AXPB_FILE)
