@@ -461,6 +461,59 @@ void shapeCycles(benchmark::internal::Benchmark *b) {
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
 }
 
+// A decode loop's first pass: 1000 calls whose extent grows by one row
+// (256 floats) each, every one a new signature, from an empty cache (the
+// graphs are dropped before each pass, untimed); time per call. way 0:
+// eager calls; 1: graph mode; 2: graph mode after reserving the largest
+// shape (hj_graph_reserve), so the plan never grows.
+void BM_DecodePass(benchmark::State &state) {
+  int k = static_cast<int>(state.range(0)), way = static_cast<int>(state.range(1));
+  constexpr int kCalls = 1000;
+  Setup s(k, 256);
+  if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
+  hj_context *ctx = s.rt->context();
+  void *data = nullptr;
+  if (hj_buffer_alloc(ctx, size_t(kCalls) * 256 * sizeof(float), &data)) return state.SkipWithError(hj_last_error());
+  std::vector<int64_t> shapes(2 * kCalls);
+  std::vector<DLTensor> xs(kCalls);
+  for (int i = 0; i < kCalls; ++i) {
+    shapes[2 * i] = 1 + i;
+    shapes[2 * i + 1] = 256;
+    xs[i] = *s.in()[0];
+    xs[i].data = data;
+    xs[i].shape = &shapes[2 * i];
+    xs[i].strides = nullptr;
+  }
+  uint64_t replans = 0, passes = 0;
+  for (auto _ : state) {
+    hj_graph_clear(ctx);
+    hj_synchronize(ctx);
+    uint64_t before = s.rt->stats().graph_replans;
+    auto a = std::chrono::steady_clock::now();
+    int32_t st = HJ_OK;
+    if (way == 2) {
+      const DLTensor *in[] = {&xs[kCalls - 1]};
+      st = s.cp->reserveGraph(ctx, in, s.sc());
+    }
+    for (int i = 0; i < kCalls && st == HJ_OK; ++i) {
+      const DLTensor *in[] = {&xs[i]};
+      st = way ? s.cp->callGraph(ctx, in, s.sc(), s.outData, s.outDims)
+               : s.cp->call(ctx, in, s.sc(), s.outData, s.outDims);
+      if (st == HJ_OK) st = hj_free(ctx, s.outData[0]);
+    }
+    if (st == HJ_OK) st = hj_synchronize(ctx);
+    auto b = std::chrono::steady_clock::now();
+    if (st) return state.SkipWithError(hj_last_error());
+    state.SetIterationTime(std::chrono::duration<double>(b - a).count() / kCalls);
+    replans += s.rt->stats().graph_replans - before;
+    ++passes;
+  }
+  state.counters["graph_replans"] = passes ? static_cast<double>(replans) / static_cast<double>(passes) : 0;
+  state.counters["graph_bytes"] = static_cast<double>(s.rt->stats().graph_bytes);
+  hj_buffer_free(ctx, data);
+  finish(state, s);
+}
+
 // The first call of a new signature in graph mode: the graphs are dropped
 // before each (untimed), so every timed call traces, plans, builds,
 // instantiates and launches.
@@ -501,6 +554,12 @@ BENCHMARK(BM_GraphFirstCall)->Apply(launches)->Iterations(50);
 BENCHMARK(BM_Interleaved)->ArgNames({"K"})->Arg(16)->Arg(64)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_InterleavedModel)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ShapeCycle)->Apply(shapeCycles);
+BENCHMARK(BM_DecodePass)
+    ->ArgNames({"K", "way"})
+    ->ArgsProduct({{16, 64}, {0, 1, 2}})
+    ->Iterations(5)  // a pass is 1000 calls: the manual time per call would take thousands of passes
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ManyInputs)->ArgNames({"M"})->Arg(1)->Arg(16)->Arg(64)->Arg(150)->Arg(300)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 int main(int argc, char **argv) {
