@@ -172,6 +172,7 @@ std::string kernelText(const Kernel &k) {
     s += " cluster=(" + std::to_string((*k.cluster)[0]) + ", " + std::to_string((*k.cluster)[1]) + ", " +
          std::to_string((*k.cluster)[2]) + ")";
   if (k.pdl) s += " pdl";
+  if (k.boundsChecked) s += " bounds_checked";
   if (k.custom) s += " custom";
   if (k.symbol) s += " symbol=" + quoted(*k.symbol);
   if (k.library) s += " library=" + quoted(*k.library);

@@ -87,7 +87,8 @@ Expected<std::shared_ptr<KernelTable>> KernelTable::load(const std::shared_ptr<R
     d.host_symbol = k.host ? k.host->c_str() : nullptr;
     d.num_params = static_cast<uint32_t>(params[i].size());
     d.params = params[i].data();
-    d.launch_flags = (k.cooperative ? uint32_t(HJ_LAUNCH_COOPERATIVE) : 0u) | (k.pdl ? uint32_t(HJ_LAUNCH_PDL) : 0u);
+    d.launch_flags = (k.cooperative ? uint32_t(HJ_LAUNCH_COOPERATIVE) : 0u) | (k.pdl ? uint32_t(HJ_LAUNCH_PDL) : 0u) |
+                     (k.boundsChecked ? uint32_t(HJ_LAUNCH_BOUNDS_CHECKED) : 0u);
     if (k.cluster)
       for (int c = 0; c < 3; ++c) d.cluster[c] = static_cast<uint32_t>((*k.cluster)[c]);
     if (cuda && (k.cuda || k.image)) {

@@ -159,7 +159,9 @@ class Reader {
   }
 
   Kernel kernel(const json &j, const std::string &path) const {
-    object(j, path, {"name", "params", "cuda", "entry", "host", "image", "nvrtc_options", "cooperative", "pdl", "cluster"});
+    object(j, path,
+           {"name", "params", "cuda", "entry", "host", "image", "nvrtc_options", "cooperative", "pdl", "cluster",
+            "bounds_checked"});
     Kernel k;
     k.name = string(field(j, "name", path, "a string"), join(path, "name"));
     for (size_t i = 0; const json &x : array(j, "params", path)) k.params.push_back(param(x, at(join(path, "params"), i++)));
@@ -174,6 +176,7 @@ class Reader {
     k.nvrtcOptions = opt("nvrtc_options");
     k.cooperative = boolean(j, "cooperative", path);
     k.pdl = boolean(j, "pdl", path);
+    k.boundsChecked = boolean(j, "bounds_checked", path);
     if (j.contains("cluster")) {
       std::string cp = join(path, "cluster");
       const json &c = j["cluster"];

@@ -166,19 +166,25 @@ void Parser::parseKernel() {
     if (c_.kernels.size() <= id.index) c_.kernels.resize(id.index + 1);
     KernelComments &kc = c_.kernels[id.index];
     kc.decl = comments;
-    std::set<std::string> seenFlags;  // cooperative, pdl and capturable, which have no empty state
+    std::set<std::string> seenFlags;  // cooperative, pdl, bounds_checked and capturable: no empty state
     while (!isPunct("}")) {
       if (peek().kind == Tok::End) fail("'}'");
       const Token &at = peek();
       Comments ac;
       ac.leading = at.leadingComments;
       std::string key = expectIdent(custom ? "an attribute (symbol, library or capturable)"
-                                           : "an attribute (cuda, entry, host, image, nvrtc_options, cooperative, pdl or cluster)");
+                                           : "an attribute (cuda, entry, host, image, nvrtc_options, cooperative, pdl, cluster or bounds_checked)");
       expectPunct("=");
-      bool flagKey = custom ? key == "capturable" : key == "cooperative" || key == "pdl";
+      bool flagKey = custom ? key == "capturable" : key == "cooperative" || key == "pdl" || key == "bounds_checked";
       if (flagKey) {
-        bool &flag = key == "pdl" ? k.pdl : key == "capturable" ? k.capturable : k.cooperative;
-        Comments &fc = key == "pdl" ? kc.pdl : key == "capturable" ? kc.capturable : kc.cooperative;
+        bool &flag = key == "pdl"              ? k.pdl
+                     : key == "capturable"     ? k.capturable
+                     : key == "bounds_checked" ? k.boundsChecked
+                                               : k.cooperative;
+        Comments &fc = key == "pdl"              ? kc.pdl
+                       : key == "capturable"     ? kc.capturable
+                       : key == "bounds_checked" ? kc.boundsChecked
+                                                 : kc.cooperative;
         if (!isIdent("true") && !isIdent("false")) fail("true or false");
         if (!seenFlags.insert(key).second) error(at.loc, "attribute '" + key + "' given twice");
         const Token &val = next();
@@ -219,7 +225,8 @@ void Parser::parseKernel() {
       if (!slot) {
         error(at.loc, custom ? "unknown custom call attribute '" + key + "'; expected symbol, library or capturable"
                              : "unknown kernel attribute '" + key +
-                                   "'; expected cuda, entry, host, image, nvrtc_options, cooperative, pdl or cluster");
+                                   "'; expected cuda, entry, host, image, nvrtc_options, cooperative, pdl, cluster or "
+                                   "bounds_checked");
         continue;
       }
       if (*slot) error(at.loc, "attribute '" + key + "' given twice");

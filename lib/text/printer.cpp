@@ -197,6 +197,7 @@ std::string print(const Program &p, const ProgramComments *comments) {
       raw("cluster", "(" + std::to_string((*k.cluster)[0]) + ", " + std::to_string((*k.cluster)[1]) + ", " +
                          std::to_string((*k.cluster)[2]) + ")", kc.cluster);
     if (k.pdl) raw("pdl", "true", kc.pdl);
+    if (k.boundsChecked) raw("bounds_checked", "true", kc.boundsChecked);
     if (k.capturable) raw("capturable", "true", kc.capturable);
     leading(out, kc.closing, "  ");
     out += "}";

@@ -53,6 +53,11 @@ void Verifier::checkKernels() {
                             ", " + std::to_string(c[2]) + ") is not a cluster: each dim must be at least 1, and "
                             "the blocks 1 to " + std::to_string(HJ_MAX_CLUSTER_BLOCKS) + " in all");
     }
+    if (k.boundsChecked && (k.cooperative || k.cluster))
+      d_.error(k.loc, "kernel @" + k.name + " is bounds_checked and " + (k.cooperative ? "cooperative" : "clustered") +
+                          "; graph mode rounds up the grid of a bounds_checked kernel, which " +
+                          (k.cooperative ? "a cooperative grid's co-residency" : "a cluster's multiple of blocks") +
+                          " does not allow");
     for (const ParamType &pt : k.params)
       if (!pt.isTensor() && !isScalarType(pt.dtype))
         d_.error(k.loc, "kernel @" + k.name + ": parameter type " + toString(pt) + " is not a scalar type");
@@ -63,7 +68,7 @@ void Verifier::checkCustom(const Kernel &k) {
   if (!k.symbol || k.symbol->empty())
     d_.error(k.loc, "custom call @" + k.name + " has no symbol (the name of its extern \"C\" function)");
   if (k.library && k.library->empty()) d_.error(k.loc, "custom call @" + k.name + ": library is empty");
-  if (k.cuda || k.entry || k.host || k.image || k.nvrtcOptions || k.cooperative || k.pdl || k.cluster)
+  if (k.cuda || k.entry || k.host || k.image || k.nvrtcOptions || k.cooperative || k.pdl || k.cluster || k.boundsChecked)
     d_.error(k.loc, "custom call @" + k.name + " has kernel attributes; a custom call takes symbol, library and capturable");
   for (const ParamType &pt : k.params)
     if (!pt.isTensor() && !isScalarType(pt.dtype))

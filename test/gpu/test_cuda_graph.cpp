@@ -261,11 +261,14 @@ namespace {
 
 // A zeroed buffer (a memset node whose size changes) and three launches
 // whose grids change, all sized by the extent of %x: y = 0.5 * (3 * x).
-Program shapesProgram() {
+// boundsChecked: the kernels say so (they check i < total).
+Program shapesProgram(bool boundsChecked = false) {
   std::string vec = sourceDir() + "/examples/kernels/vector.cu";
+  std::string checked = boundsChecked ? "  bounds_checked = true\n" : "";
   return parseText("kernel @scale_vec(ptr<f32>, ptr<f32>, i64, f32) {\n  cuda = \"" + vec +
-                   "\"\n  entry = \"scale_vec\"\n}\n\nkernel @add_vec(ptr<f32>, ptr<f32>, ptr<f32>, i64) {\n  cuda = \"" +
-                   vec + "\"\n  entry = \"add_vec\"\n}\n\n"
+                   "\"\n  entry = \"scale_vec\"\n" + checked +
+                   "}\n\nkernel @add_vec(ptr<f32>, ptr<f32>, ptr<f32>, i64) {\n  cuda = \"" + vec +
+                   "\"\n  entry = \"add_vec\"\n" + checked + "}\n\n"
                    "func @main(%x: f32[?]) -> (f32[?]) {\n  %n = size %x, 0\n  %blocks = ceildiv %n, 256\n"
                    "  %a = alloc f32[%n] zero_init\n  %t = alloc f32[%n]\n  %y = alloc f32[%n]\n"
                    "  launch @scale_vec grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%x, %t, %n, 3.0)\n"
@@ -372,5 +375,47 @@ TEST_CASE("graph mode on the GPU: a plan reserved for the largest extent neither
     CHECK(s.graph_replans == 0);
     CHECK(s.graph_fallbacks == 0);
     CHECK(s.graph_bytes == 2 * 16384);
+  }
+}
+
+TEST_CASE("graph mode on the GPU: bounds_checked kernels launch rounded grids, new shapes set arguments only",
+          "[cuda][graph]") {
+  // Extents 1 to 6000 (1 to 24 blocks) in a scattered order, twice, then
+  // a growing run: every output is the formula's though the nodes launch
+  // grids rounded up to 1, 2, 4, 8, 16 or 32 blocks (memcheck sees the
+  // extra blocks touch nothing), no node is given a new grid but when a
+  // rounded grid is first seen, and graphs are built per rounded grid.
+  Program p = shapesProgram(/*boundsChecked=*/true);
+  std::vector<int64_t> extents;
+  for (int round = 0; round < 2; ++round)
+    for (int i = 0; i < 40; ++i) extents.push_back(1 + (int64_t(i) * 4111) % 6000);
+  for (int64_t n = 5000; n <= 6000; n += 50) extents.push_back(n);
+  for (bool useJit : {false, true}) {
+    INFO((useJit ? "jit" : "eval"));
+    setenv("HOSTJIT_GRAPH_MIN_LAUNCHES", "0", 1);
+    auto rt = cudaRuntimeWith(0, 0);
+    unsetenv("HOSTJIT_GRAPH_MIN_LAUNCHES");
+    Runner graph(p, rt, useJit, /*graph=*/true);
+    for (int64_t n : extents) {
+      INFO("n = " << n);
+      std::vector<float> xv = shapeInput(n);
+      auto x = Tensor::fromHost(rt, {n}, xv);
+      REQUIRE(x);
+      DLTensor xd = x->dl();
+      const DLTensor *in[] = {&xd};
+      auto out = graph.run(in);
+      INFO((out ? "" : out.error().message));
+      REQUIRE(out);
+      std::vector<float> want(xv.size());
+      for (size_t k = 0; k < xv.size(); ++k) want[k] = 0.5f * (3.0f * xv[k]);
+      CHECK(hostFloats((*out)[0]) == want);
+    }
+    hj_stats s = rt->stats();
+    WARN("graph_builds " << s.graph_builds << ", graph_reuses " << s.graph_reuses << ", graph_updates "
+                         << s.graph_updates);
+    CHECK(s.graph_grid_updates == 0);
+    CHECK(s.graph_builds < 40);  // 6 rounded grids; a driver that refuses a memset's new size builds anew
+    CHECK(s.graph_fallbacks == 0);
+    CHECK(s.graph_replays == extents.size());
   }
 }

@@ -962,6 +962,60 @@ TEST_CASE("graph mode: a plan reserved for the largest shape neither grows nor m
   }
 }
 
+TEST_CASE("graph mode: bounds_checked kernels round their grids up, so new shapes set arguments only", "[graph]") {
+  // kShapes with both kernels bounds_checked: extents 1 to 2048 make grids
+  // of 1 to 8 blocks, which round up to 1, 2, 4 or 8. Two rounds of 48
+  // scattered extents, outputs and memsets as eager calls', and records
+  // that keep the program's own grids.
+  std::string text = kShapes;
+  for (const char *host : {"  host = \"scale_vec\"\n", "  host = \"add_vec\"\n"}) {
+    size_t at = text.find(host);
+    REQUIRE(at != std::string::npos);
+    text.insert(at + std::strlen(host), "  bounds_checked = true\n");
+  }
+  Program checked = parseOk(text, "checked.hir"), plain = parseOk(kShapes, "shapes.hir");
+  std::vector<int64_t> extents;
+  for (int round = 0; round < 2; ++round)
+    for (int i = 0; i < 48; ++i) extents.push_back(1 + (i * 613) % 2048);
+  for (bool jit : {false, true}) {
+    INFO((jit ? "jit" : "eval"));
+    hj_stats stats[2];
+    for (int rounded : {0, 1}) {
+      INFO((rounded ? "bounds_checked" : "plain"));
+      setenv("HOSTJIT_GRAPH_MIN_LAUNCHES", "0", 1);
+      auto eagerRt = makeRuntime(), graphRt = makeRuntime();
+      unsetenv("HOSTJIT_GRAPH_MIN_LAUNCHES");
+      const Program &p = rounded ? checked : plain;
+      Runner eager(p, eagerRt, jit), graph(p, graphRt, jit, OptLevel::O2, /*graph=*/true);
+      for (int64_t n : extents)
+        callShapes(graph, eager, graphRt, eagerRt, n, [](int64_t i) { return 0.75f + float((i * 37) % 23) / 8.0f; });
+      // A recorded call of 700 elements: grid(3, 1, 1) in both records.
+      hj_record_enable(graphRt->context(), 1);
+      hj_record_enable(eagerRt->context(), 1);
+      callShapes(graph, eager, graphRt, eagerRt, 700, [](int64_t i) { return 2.0f - float(i % 9) / 4.0f; });
+      auto rdiff = compareRecords(eagerRt->recordLines(), graphRt->recordLines(), "eager", "graph");
+      INFO((rdiff ? *rdiff : ""));
+      CHECK(!rdiff);
+      bool grid3 = false;
+      for (const std::string &line : graphRt->recordLines()) grid3 = grid3 || line.find("grid(3, 1, 1)") != std::string::npos;
+      CHECK(grid3);
+      stats[rounded] = graphRt->stats();
+      CHECK(stats[rounded].graph_fallbacks == 0);
+      CHECK(stats[rounded].live_bytes == 0);
+    }
+    // Plain: new signatures set the grids of the one graph they share (the
+    // order is scattered), and one that comes back gets a graph of its own.
+    // Rounded: one graph per rounded grid (1, 2, 4 or 8 blocks), every other
+    // signature bound to it with new arguments only.
+    CHECK(stats[0].graph_grid_updates > 48);
+    CHECK(stats[0].graph_builds > 8);
+    CHECK(stats[1].graph_grid_updates == 0);
+    CHECK(stats[1].graph_builds == 4);
+    CHECK(stats[1].graph_updates > 0);
+    CHECK(stats[1].graph_replays == stats[0].graph_replays);
+  }
+}
+
 TEST_CASE("graph mode: a program of few launches with a new shape on nearly every call runs eagerly", "[graph]") {
   // Three launches: below HOSTJIT_GRAPH_MIN_LAUNCHES (4). 40 extents, each
   // once, then one extent again and again.

@@ -249,7 +249,11 @@ struct Kernel {
   // block cluster dims (the launch's grid counts blocks and must be a
   // multiple of them), programmatic dependent launch. CUDA launches with
   // them; the host backend checks the cluster rule and runs as before.
-  bool cooperative = false, pdl = false;
+  // bounds_checked: blocks past the kernel's work do nothing (it checks each
+  // index against its extents), so graph mode may launch it with its grid
+  // rounded up to a power of two (docs/graph-mode.md#grids-rounded-up);
+  // eager launches use the grid as given. Not with cooperative or cluster.
+  bool cooperative = false, pdl = false, boundsChecked = false;
   std::optional<std::array<int64_t, 3>> cluster;
   // A custom call instead of a kernel (`custom @name(...) { ... }`, run by
   // `call`): `symbol` is its hj_custom_call_fn, looked up in `library` (a

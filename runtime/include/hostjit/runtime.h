@@ -42,8 +42,11 @@ enum {
   HJ_LAUNCH_COOPERATIVE = 1u, /* a cooperative grid: all blocks co-resident, so
                                  a grid-wide barrier works; the occupancy is
                                  checked before the first launch of a grid */
-  HJ_LAUNCH_PDL = 2u          /* programmatic dependent launch: may start while
+  HJ_LAUNCH_PDL = 2u,         /* programmatic dependent launch: may start while
                                  the previous kernel on its stream finishes */
+  HJ_LAUNCH_BOUNDS_CHECKED = 4u /* blocks past the kernel's work do nothing: graph
+                                   mode may round its grid up to a power of two
+                                   (not with COOPERATIVE or a cluster) */
 };
 
 /* hj_matmul: C = alpha * op(A) @ op(B) + beta * C (+ bias), per batch.

@@ -15,11 +15,16 @@ namespace {
 
 // Copies and checks a kernel's launch flags and cluster dims.
 int32_t launchAttributes(const hj_kernel_desc &d, hj::KernelEntry &e) {
-  if (d.launch_flags & ~uint32_t(HJ_LAUNCH_COOPERATIVE | HJ_LAUNCH_PDL))
+  if (d.launch_flags & ~uint32_t(HJ_LAUNCH_COOPERATIVE | HJ_LAUNCH_PDL | HJ_LAUNCH_BOUNDS_CHECKED))
     return fail(HJ_ERR_INVALID_ARGUMENT, "kernel @%s: unknown launch flags 0x%x", e.name.c_str(), d.launch_flags);
   e.launchFlags = d.launch_flags;
   const uint32_t *c = d.cluster;
-  if (c[0] == 0 && c[1] == 0 && c[2] == 0) return HJ_OK;
+  bool clustered = c[0] != 0 || c[1] != 0 || c[2] != 0;
+  if ((d.launch_flags & HJ_LAUNCH_BOUNDS_CHECKED) && ((d.launch_flags & HJ_LAUNCH_COOPERATIVE) || clustered))
+    return fail(HJ_ERR_INVALID_ARGUMENT,
+                "kernel @%s: HJ_LAUNCH_BOUNDS_CHECKED with %s; graph mode could not round its grid up",
+                e.name.c_str(), clustered ? "a cluster" : "HJ_LAUNCH_COOPERATIVE");
+  if (!clustered) return HJ_OK;
   uint64_t blocks = uint64_t(c[0]) * c[1] * c[2];
   if (blocks == 0 || blocks > HJ_MAX_CLUSTER_BLOCKS)
     return fail(HJ_ERR_INVALID_ARGUMENT,

@@ -270,6 +270,9 @@ class GraphCache {
   // stops past `stop`); SIZE_MAX when x has no graph yet.
   static size_t dimsDiffer(const GraphEntry &e, const GraphExec &x, size_t stop);
   GraphExec *closestExec(GraphShape &s, const GraphEntry &e);
+  // Whether some kernel node of `x` has other launch dims than the entry's,
+  // and all those that do are bounds_checked (their grids rounded).
+  static bool roundedOnly(const GraphEntry &e, const GraphExec &x);
   // A signature called again whose graph holds another's launch dims gets
   // a graph of its own while its shape has fewer than graphsPerShape and
   // the graphs' estimated memory stays within Settings::graphMemory.

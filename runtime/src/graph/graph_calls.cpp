@@ -292,10 +292,32 @@ int32_t GraphCache::customCall(const CustomCall &c) {
   return HJ_OK;
 }
 
-int32_t GraphCache::launch(const hj_kernel_table *table, uint32_t kernel, const int64_t *dims, void **params,
+namespace {
+
+// The grid a graph node of kernel k launches for `dims`: a bounds_checked
+// kernel's grid rounded up to a power of two per dim (within the driver's
+// limits), so that signatures whose grids round alike differ in their
+// nodes' arguments only, which the driver sets for a fraction of the cost
+// of a new grid (bench/RESULTS.md). The record keeps the program's dims.
+const int64_t *nodeDims(const KernelEntry &k, const int64_t *dims, int64_t *rounded) {
+  if (!(k.launchFlags & HJ_LAUNCH_BOUNDS_CHECKED)) return dims;
+  std::memcpy(rounded, dims, 7 * sizeof(int64_t));
+  for (int d = 0; d < 3; ++d) {
+    int64_t limit = d == 0 ? INT32_MAX : 65535, g = 1;
+    while (g < dims[d]) g *= 2;
+    if (g <= limit) rounded[d] = g;
+  }
+  return rounded;
+}
+
+}  // namespace
+
+int32_t GraphCache::launch(const hj_kernel_table *table, uint32_t kernel, const int64_t *programDims, void **params,
                            GraphNode::Kind kind) {
   GraphEntry &e = *cur_;
   const KernelEntry &k = table->kernels[kernel];
+  int64_t rounded[7];
+  const int64_t *dims = kind == GraphNode::Kind::Kernel ? nodeDims(k, programDims, rounded) : programDims;
   if (mode_ == Mode::Trace) {
     PlannedOp &op = newOp(e);
     op.kind = kind;

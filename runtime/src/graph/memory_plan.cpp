@@ -153,6 +153,18 @@ size_t GraphCache::dimsDiffer(const GraphEntry &e, const GraphExec &x, size_t st
   return differ;
 }
 
+bool GraphCache::roundedOnly(const GraphEntry &e, const GraphExec &x) {
+  bool differ = false;
+  for (size_t i = 0; i < e.ops.size(); ++i) {
+    const PlannedOp &op = e.ops[i];
+    if (op.kind != GraphNode::Kind::Kernel || std::memcmp(op.dims, x.nodes[i].dims, sizeof x.nodes[i].dims) == 0)
+      continue;
+    if (!(op.table->kernels[op.kernel].launchFlags & HJ_LAUNCH_BOUNDS_CHECKED)) return false;
+    differ = true;
+  }
+  return differ;
+}
+
 GraphExec *GraphCache::closestExec(GraphShape &s, const GraphEntry &e) {
   GraphExec *x = nullptr;
   size_t best = SIZE_MAX;
@@ -170,16 +182,29 @@ GraphExec *GraphCache::closestExec(GraphShape &s, const GraphEntry &e) {
 void GraphCache::promote(GraphEntry &e) {
   GraphShape &s = *e.shape;
   GraphExec *x = e.exec;
-  if (x->holder == &e || s.execs.size() >= r_.settings.graphsPerShape || s.topology[0] != 'T') return;
-  if (execBytes_ + kNodeBytes * e.ops.size() > r_.settings.graphMemory) return;
+  if (x->holder == &e || s.topology[0] != 'T') return;
   if (dimsDiffer(e, *x, 0) == 0) return;  // new arguments only: cheap to set
+  // A graph of its own while the budget allows; else another graph of the
+  // shape that holds its launch dims (bounds_checked kernels' rounded grids
+  // make them common), whose nodes then need new arguments only.
+  GraphExec *to = nullptr;
+  if (s.execs.size() < r_.settings.graphsPerShape && execBytes_ + kNodeBytes * e.ops.size() <= r_.settings.graphMemory) {
+    to = s.execs.emplace_back(std::make_unique<GraphExec>()).get();
+  } else {
+    for (auto &p : s.execs)
+      if (p.get() != x && dimsDiffer(e, *p, 0) == 0) {
+        to = p.get();
+        break;
+      }
+    if (!to) return;
+  }
   if (--x->users == 0) {
     auto it = std::find_if(s.execs.begin(), s.execs.end(), [&](const auto &p) { return p.get() == x; });
     dropGraph(*x);
     s.execs.erase(it);
   }
-  e.exec = s.execs.emplace_back(std::make_unique<GraphExec>()).get();
-  e.exec->users = 1;
+  e.exec = to;
+  ++to->users;
   for (uint32_t i : e.dirty) e.ops[i].dirty = false;
   e.dirty.clear();
 }
@@ -224,6 +249,13 @@ int32_t GraphCache::bindPlan(GraphEntry &e) {
   // Settings::graphsPerShape 0 every signature gets its own at once.
   GraphExec *x = nullptr;
   if (shared && r_.settings.graphsPerShape > 0) x = closestExec(*s, e);
+  // Rounded grids (bounds_checked kernels) take few values: a signature
+  // whose rounded grids no graph of its shape holds gets a graph of its
+  // own while the budget allows, and the signatures that round alike are
+  // then bound to it with new arguments only.
+  if (x && roundedOnly(e, *x) && s->execs.size() < r_.settings.graphsPerShape &&
+      execBytes_ + kNodeBytes * e.ops.size() <= r_.settings.graphMemory)
+    x = nullptr;
   if (x) ++r_.stats.graph_reuses;
   if (!x) x = s->execs.emplace_back(std::make_unique<GraphExec>()).get();
   e.exec = x;
