@@ -87,9 +87,9 @@ struct Setup {
   std::string error;
 
   // profile: the runtime profiles (hj_options.profile).
-  explicit Setup(int launches, int64_t perBlock = 256, bool profile = false)
-      : Setup(bench::launchProgram(launches, sourceDir() + "/bench/kernels/steps.cu", perBlock), {{"x", {64, 256}}},
-              {}, profile) {
+  explicit Setup(int launches, int64_t perBlock = 256, bool profile = false, bool boundsChecked = false)
+      : Setup(bench::launchProgram(launches, sourceDir() + "/bench/kernels/steps.cu", perBlock, boundsChecked),
+              {{"x", {64, 256}}}, {}, profile) {
     k = launches;
   }
   static Setup model() {
@@ -156,6 +156,7 @@ void finish(benchmark::State &state, Setup &s) {
   hj_stats st = s.rt->stats();
   state.counters["launches"] = static_cast<double>(st.launches);
   state.counters["graph_updates"] = static_cast<double>(st.graph_updates);
+  state.counters["graph_grid_updates"] = static_cast<double>(st.graph_grid_updates);
   state.counters["graph_builds"] = static_cast<double>(st.graph_builds);
   if (st.live_bytes != 0) state.SkipWithError("leaked");
 }
@@ -401,7 +402,8 @@ void BM_ManyInputs(benchmark::State &state) {
 // grid changes with every n; 16: every 16th). `cache`: 0 for the default
 // cache, else HOSTJIT_GRAPH_CACHE and HOSTJIT_GRAPHS_PER_SHAPE set to it
 // (a graph per signature).
-void BM_ShapeCycle(benchmark::State &state) {
+// boundsChecked: the kernels are bounds_checked (graph mode rounds their grids).
+void shapeCycle(benchmark::State &state, bool boundsChecked) {
   int k = static_cast<int>(state.range(0)), distinct = static_cast<int>(state.range(1));
   bool growing = state.range(2) != 0;
   int64_t rows = state.range(3), cache = state.range(4);
@@ -409,7 +411,7 @@ void BM_ShapeCycle(benchmark::State &state) {
     setenv("HOSTJIT_GRAPH_CACHE", std::to_string(cache).c_str(), 1);
     setenv("HOSTJIT_GRAPHS_PER_SHAPE", std::to_string(cache).c_str(), 1);
   }
-  Setup s(k, 256 * rows);
+  Setup s(k, 256 * rows, false, boundsChecked);
   unsetenv("HOSTJIT_GRAPH_CACHE");
   unsetenv("HOSTJIT_GRAPHS_PER_SHAPE");
   if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
@@ -448,6 +450,10 @@ void BM_ShapeCycle(benchmark::State &state) {
   finish(state, s);
 }
 
+void BM_ShapeCycle(benchmark::State &state) { shapeCycle(state, false); }
+// The same with bounds_checked kernels: new signatures set arguments only.
+void BM_ShapeCycleChecked(benchmark::State &state) { shapeCycle(state, true); }
+
 void shapeCycles(benchmark::internal::Benchmark *b) {
   b->ArgNames({"K", "D", "growing", "rows", "cache"});
   for (int d : {1, 4, 16, 64, 256, 1000}) b->Args({16, d, 0, 1, 0});
@@ -465,11 +471,13 @@ void shapeCycles(benchmark::internal::Benchmark *b) {
 // (256 floats) each, every one a new signature, from an empty cache (the
 // graphs are dropped before each pass, untimed); time per call. way 0:
 // eager calls; 1: graph mode; 2: graph mode after reserving the largest
-// shape (hj_graph_reserve), so the plan never grows.
+// shape (hj_graph_reserve), so the plan never grows; 3: as 2, with the
+// kernels bounds_checked (grids rounded up: most new signatures set only
+// their nodes' arguments).
 void BM_DecodePass(benchmark::State &state) {
   int k = static_cast<int>(state.range(0)), way = static_cast<int>(state.range(1));
   constexpr int kCalls = 1000;
-  Setup s(k, 256);
+  Setup s(k, 256, false, /*boundsChecked=*/way == 3);
   if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
   hj_context *ctx = s.rt->context();
   void *data = nullptr;
@@ -491,7 +499,7 @@ void BM_DecodePass(benchmark::State &state) {
     uint64_t before = s.rt->stats().graph_replans;
     auto a = std::chrono::steady_clock::now();
     int32_t st = HJ_OK;
-    if (way == 2) {
+    if (way >= 2) {
       const DLTensor *in[] = {&xs[kCalls - 1]};
       st = s.cp->reserveGraph(ctx, in, s.sc());
     }
@@ -554,9 +562,16 @@ BENCHMARK(BM_GraphFirstCall)->Apply(launches)->Iterations(50);
 BENCHMARK(BM_Interleaved)->ArgNames({"K"})->Arg(16)->Arg(64)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_InterleavedModel)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ShapeCycle)->Apply(shapeCycles);
+BENCHMARK(BM_ShapeCycleChecked)
+    ->ArgNames({"K", "D", "growing", "rows", "cache"})
+    ->Args({16, 1000, 0, 1, 0})
+    ->Args({16, 1000, 1, 1, 0})
+    ->Args({64, 1000, 0, 1, 0})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DecodePass)
     ->ArgNames({"K", "way"})
-    ->ArgsProduct({{16, 64}, {0, 1, 2}})
+    ->ArgsProduct({{16, 64}, {0, 1, 2, 3}})
     ->Iterations(5)  // a pass is 1000 calls: the manual time per call would take thousands of passes
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);

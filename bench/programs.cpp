@@ -23,9 +23,10 @@ std::string segmentedProgram(int segments) {
 
 namespace hostjit::bench {
 
-std::string launchProgram(int launches, const std::string &cudaSource, int64_t perBlock) {
+std::string launchProgram(int launches, const std::string &cudaSource, int64_t perBlock, bool boundsChecked) {
   auto cuda = [&](const char *entry) {
-    return cudaSource.empty() ? std::string() : "  cuda = \"" + cudaSource + "\"\n  entry = \"" + entry + "\"\n";
+    return (cudaSource.empty() ? std::string() : "  cuda = \"" + cudaSource + "\"\n  entry = \"" + entry + "\"\n") +
+           (boundsChecked ? "  bounds_checked = true\n" : "");
   };
   std::string s =
       "kernel @step(ptr<f32>, ptr<f32>, i64) {\n  host = \"empty\"\n" + cuda("step") + "}\n\n"

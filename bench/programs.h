@@ -25,7 +25,10 @@ namespace hostjit::bench {
 // implementations too.
 // `perBlock` elements of x per block of the grid (256: a block per row of
 // x; more: a grid that grows only every perBlock / 256 rows).
-std::string launchProgram(int launches, const std::string &cudaSource = "", int64_t perBlock = 256);
+// boundsChecked: the kernels are declared bounds_checked (their grids may be
+// rounded up in graph mode; the empty kernels do nothing in any block).
+std::string launchProgram(int launches, const std::string &cudaSource = "", int64_t perBlock = 256,
+                          bool boundsChecked = false);
 
 }  // namespace hostjit::bench
 
