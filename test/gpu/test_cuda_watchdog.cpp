@@ -72,7 +72,9 @@ TEST_CASE("watchdog on one GPU: a collective that does not complete in time faul
     auto rt = timedRuntime(2.0);
     hj_comm_id id;
     REQUIRE(hj_comm_unique_id(HJ_BACKEND_CUDA, &id) == HJ_OK);
-    REQUIRE(hj_comm_init(rt->context(), &id, 1, 0) == HJ_OK);
+    int32_t joined = hj_comm_init(rt->context(), &id, 1, 0);
+    INFO(hj_last_error());
+    REQUIRE(joined == HJ_OK);
     Runner r(p, rt, useJit, graph);
     const int64_t n = 1000;
     // In time: work of 50 ms, twice (graph mode replays the second).
