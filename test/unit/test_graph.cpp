@@ -1013,6 +1013,26 @@ TEST_CASE("graph mode: bounds_checked kernels round their grids up, so new shape
     CHECK(stats[1].graph_builds == 4);
     CHECK(stats[1].graph_updates > 0);
     CHECK(stats[1].graph_replays == stats[0].graph_replays);
+    // Two graphs per shape: past them, a signature moves to the graph that
+    // holds its (rounded) grids, when one does, or sets new grids.
+    hj_stats limited[2];
+    for (int rounded : {0, 1}) {
+      INFO((rounded ? "bounds_checked" : "plain") << ", two graphs per shape");
+      setenv("HOSTJIT_GRAPH_MIN_LAUNCHES", "0", 1);
+      setenv("HOSTJIT_GRAPHS_PER_SHAPE", "2", 1);
+      auto eagerRt = makeRuntime(), graphRt = makeRuntime();
+      unsetenv("HOSTJIT_GRAPH_MIN_LAUNCHES");
+      unsetenv("HOSTJIT_GRAPHS_PER_SHAPE");
+      const Program &p = rounded ? checked : plain;
+      Runner eager(p, eagerRt, jit), graph(p, graphRt, jit, OptLevel::O2, /*graph=*/true);
+      for (int64_t n : extents)
+        callShapes(graph, eager, graphRt, eagerRt, n, [](int64_t i) { return 1.5f - float((i * 11) % 13) / 8.0f; });
+      limited[rounded] = graphRt->stats();
+      CHECK(limited[rounded].graph_builds == 2);
+      CHECK(limited[rounded].graph_fallbacks == 0);
+      CHECK(limited[rounded].live_bytes == 0);
+    }
+    CHECK(limited[1].graph_grid_updates < limited[0].graph_grid_updates);
   }
 }
 

@@ -275,7 +275,8 @@ class GraphCache {
   static bool roundedOnly(const GraphEntry &e, const GraphExec &x);
   // A signature called again whose graph holds another's launch dims gets
   // a graph of its own while its shape has fewer than graphsPerShape and
-  // the graphs' estimated memory stays within Settings::graphMemory.
+  // the graphs' estimated memory stays within Settings::graphMemory; past
+  // them it moves to another graph of its shape holding its launch dims.
   void promote(GraphEntry &e);
   // Drops an executable graph's device resources, and its estimate.
   void dropGraph(GraphExec &x);

@@ -190,14 +190,14 @@ void GraphCache::promote(GraphEntry &e) {
   GraphExec *to = nullptr;
   if (s.execs.size() < r_.settings.graphsPerShape && execBytes_ + kNodeBytes * e.ops.size() <= r_.settings.graphMemory) {
     to = s.execs.emplace_back(std::make_unique<GraphExec>()).get();
-  } else {
+  } else if (r_.settings.graphsPerShape > 0) {  // 0: no graph is shared
     for (auto &p : s.execs)
       if (p.get() != x && dimsDiffer(e, *p, 0) == 0) {
         to = p.get();
         break;
       }
-    if (!to) return;
   }
+  if (!to) return;
   if (--x->users == 0) {
     auto it = std::find_if(s.execs.begin(), s.execs.end(), [&](const auto &p) { return p.get() == x; });
     dropGraph(*x);
