@@ -284,6 +284,23 @@ std::vector<float> shapeInput(int64_t n) {
   return xv;
 }
 
+// One graph-mode call of shapesProgram with x of n elements: its output
+// must be the formula's.
+void callShape(Runner &graph, const std::shared_ptr<Runtime> &rt, int64_t n) {
+  INFO("n = " << n);
+  std::vector<float> xv = shapeInput(n);
+  auto x = Tensor::fromHost(rt, {n}, xv);
+  REQUIRE(x);
+  DLTensor xd = x->dl();
+  const DLTensor *in[] = {&xd};
+  auto out = graph.run(in);
+  INFO((out ? "" : out.error().message));
+  REQUIRE(out);
+  std::vector<float> want(xv.size());
+  for (size_t k = 0; k < xv.size(); ++k) want[k] = 0.5f * (3.0f * xv[k]);
+  CHECK(hostFloats((*out)[0]) == want);
+}
+
 }  // namespace
 
 TEST_CASE("graph mode on the GPU: a new extent on every call shares graphs of one shape of work", "[cuda][graph]") {
@@ -299,21 +316,7 @@ TEST_CASE("graph mode on the GPU: a new extent on every call shares graphs of on
       unsetenv("HOSTJIT_GRAPH_MIN_LAUNCHES");
       Runner graph(p, rt, useJit, /*graph=*/true);
       for (int round = 0; round < 2; ++round)
-        for (int i = 0; i < 40; ++i) {
-          int64_t n = 1 + (i * 37) % 3000;
-          INFO("n = " << n);
-          std::vector<float> xv = shapeInput(n);
-          auto x = Tensor::fromHost(rt, {n}, xv);
-          REQUIRE(x);
-          DLTensor xd = x->dl();
-          const DLTensor *in[] = {&xd};
-          auto out = graph.run(in);
-          INFO((out ? "" : out.error().message));
-          REQUIRE(out);
-          std::vector<float> want(xv.size());
-          for (size_t k = 0; k < xv.size(); ++k) want[k] = 0.5f * (3.0f * xv[k]);
-          CHECK(hostFloats((*out)[0]) == want);
-        }
+        for (int i = 0; i < 40; ++i) callShape(graph, rt, 1 + (i * 37) % 3000);
       hj_stats s = rt->stats();
       // 40 new signatures (a refused node update builds anew); the cache (64)
       // holds them all, so the second round replays them.
@@ -354,18 +357,7 @@ TEST_CASE("graph mode on the GPU: a plan reserved for the largest extent neither
     REQUIRE(hj_graph_plan_size(ctx, &count, &block, &zeroedAt) == HJ_OK);
     CHECK(block == 2 * 16384);  // %a and %t, 16000 bytes each, in 16384-byte slots
     for (int64_t n = 1; n <= 4000; n += 97) {
-      INFO("n = " << n);
-      std::vector<float> xv = shapeInput(n);
-      auto x = Tensor::fromHost(rt, {n}, xv);
-      REQUIRE(x);
-      DLTensor xd = x->dl();
-      const DLTensor *in[] = {&xd};
-      auto out = graph.run(in);
-      INFO((out ? "" : out.error().message));
-      REQUIRE(out);
-      std::vector<float> want(xv.size());
-      for (size_t k = 0; k < xv.size(); ++k) want[k] = 0.5f * (3.0f * xv[k]);
-      CHECK(hostFloats((*out)[0]) == want);
+      callShape(graph, rt, n);
       CHECK_THAT(hj_graph_outcome(ctx), !Catch::Contains("memory plan grown"));
       uint64_t nowBlock = 0;
       REQUIRE(hj_graph_plan_size(ctx, &count, &nowBlock, &zeroedAt) == HJ_OK);
@@ -396,20 +388,7 @@ TEST_CASE("graph mode on the GPU: bounds_checked kernels launch rounded grids, n
     auto rt = cudaRuntimeWith(0, 0);
     unsetenv("HOSTJIT_GRAPH_MIN_LAUNCHES");
     Runner graph(p, rt, useJit, /*graph=*/true);
-    for (int64_t n : extents) {
-      INFO("n = " << n);
-      std::vector<float> xv = shapeInput(n);
-      auto x = Tensor::fromHost(rt, {n}, xv);
-      REQUIRE(x);
-      DLTensor xd = x->dl();
-      const DLTensor *in[] = {&xd};
-      auto out = graph.run(in);
-      INFO((out ? "" : out.error().message));
-      REQUIRE(out);
-      std::vector<float> want(xv.size());
-      for (size_t k = 0; k < xv.size(); ++k) want[k] = 0.5f * (3.0f * xv[k]);
-      CHECK(hostFloats((*out)[0]) == want);
-    }
+    for (int64_t n : extents) callShape(graph, rt, n);
     hj_stats s = rt->stats();
     WARN("graph_builds " << s.graph_builds << ", graph_reuses " << s.graph_reuses << ", graph_updates "
                          << s.graph_updates);
