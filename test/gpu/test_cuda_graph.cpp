@@ -375,8 +375,8 @@ TEST_CASE("graph mode on the GPU: bounds_checked kernels launch rounded grids, n
   // Extents 1 to 6000 (1 to 24 blocks) in a scattered order, twice, then
   // a growing run: every output is the formula's though the nodes launch
   // grids rounded up to 1, 2, 4, 8, 16 or 32 blocks (memcheck sees the
-  // extra blocks touch nothing), no node is given a new grid but when a
-  // rounded grid is first seen, and graphs are built per rounded grid.
+  // extra blocks touch nothing), and no node is given a new grid: a new
+  // signature is bound to the graph holding its rounded grid.
   Program p = shapesProgram(/*boundsChecked=*/true);
   std::vector<int64_t> extents;
   for (int round = 0; round < 2; ++round)
@@ -393,7 +393,9 @@ TEST_CASE("graph mode on the GPU: bounds_checked kernels launch rounded grids, n
     WARN("graph_builds " << s.graph_builds << ", graph_reuses " << s.graph_reuses << ", graph_updates "
                          << s.graph_updates);
     CHECK(s.graph_grid_updates == 0);
-    CHECK(s.graph_builds < 40);  // 6 rounded grids; a driver that refuses a memset's new size builds anew
+    // A graph per rounded grid (6), and one for each of the 40 signatures
+    // that come back; a driver that refused a memset's new size would build more.
+    CHECK(s.graph_builds <= 46);
     CHECK(s.graph_fallbacks == 0);
     CHECK(s.graph_replays == extents.size());
   }

@@ -515,7 +515,7 @@ const std::string &GraphCache::outcome() const {
       return outcome_;
     case Way::Fast:
       if (r_.stats.graph_builds > buildsMark_)
-        std::snprintf(buf, sizeof buf, "fast replay: graph built (the graph it was bound to held other launch dims)");
+        std::snprintf(buf, sizeof buf, "fast replay: graph built (the graph it was bound to held another signature's values)");
       else
         std::snprintf(buf, sizeof buf, "fast replay: %llu nodes updated", updates);
       break;

@@ -273,10 +273,11 @@ class GraphCache {
   // Whether some kernel node of `x` has other launch dims than the entry's,
   // and all those that do are bounds_checked (their grids rounded).
   static bool roundedOnly(const GraphEntry &e, const GraphExec &x);
-  // A signature called again whose graph holds another's launch dims gets
-  // a graph of its own while its shape has fewer than graphsPerShape and
-  // the graphs' estimated memory stays within Settings::graphMemory; past
-  // them it moves to another graph of its shape holding its launch dims.
+  // A signature called again whose graph holds another's values gets a
+  // graph of its own while its shape has fewer than graphsPerShape and the
+  // graphs' estimated memory stays within Settings::graphMemory; past them
+  // it moves to another graph of its shape holding its launch dims, when
+  // its own holds other dims.
   void promote(GraphEntry &e);
   // Drops an executable graph's device resources, and its estimate.
   void dropGraph(GraphExec &x);

@@ -183,14 +183,15 @@ void GraphCache::promote(GraphEntry &e) {
   GraphShape &s = *e.shape;
   GraphExec *x = e.exec;
   if (x->holder == &e || s.topology[0] != 'T') return;
-  if (dimsDiffer(e, *x, 0) == 0) return;  // new arguments only: cheap to set
-  // A graph of its own while the budget allows; else another graph of the
-  // shape that holds its launch dims (bounds_checked kernels' rounded grids
-  // make them common), whose nodes then need new arguments only.
+  // A graph of its own while the budget allows: it then replays with no
+  // node to set (new arguments cost the driver about 0.36 us a node per
+  // call, a graph about 100 us once). Past the budget, another graph of
+  // the shape that holds its launch dims (bounds_checked kernels' rounded
+  // grids make them common), whose nodes need new arguments only.
   GraphExec *to = nullptr;
   if (s.execs.size() < r_.settings.graphsPerShape && execBytes_ + kNodeBytes * e.ops.size() <= r_.settings.graphMemory) {
     to = s.execs.emplace_back(std::make_unique<GraphExec>()).get();
-  } else if (r_.settings.graphsPerShape > 0) {  // 0: no graph is shared
+  } else if (r_.settings.graphsPerShape > 0 && dimsDiffer(e, *x, 0) != 0) {  // 0: no graph is shared
     for (auto &p : s.execs)
       if (p.get() != x && dimsDiffer(e, *p, 0) == 0) {
         to = p.get();
