@@ -284,6 +284,15 @@ std::vector<float> shapeInput(int64_t n) {
   return xv;
 }
 
+// A CUDA runtime whose graph mode takes every call, however few the
+// program's launches (HOSTJIT_GRAPH_MIN_LAUNCHES=0).
+std::shared_ptr<Runtime> everyCallRuntime(int32_t fillNan = 0) {
+  setenv("HOSTJIT_GRAPH_MIN_LAUNCHES", "0", 1);
+  auto rt = cudaRuntimeWith(fillNan, 0);
+  unsetenv("HOSTJIT_GRAPH_MIN_LAUNCHES");
+  return rt;
+}
+
 // One graph-mode call of shapesProgram with x of n elements: its output
 // must be the formula's.
 void callShape(Runner &graph, const std::shared_ptr<Runtime> &rt, int64_t n) {
@@ -311,9 +320,7 @@ TEST_CASE("graph mode on the GPU: a new extent on every call shares graphs of on
   for (int32_t fillNan : {0, 1}) {
     for (bool useJit : {false, true}) {
       INFO((useJit ? "jit" : "eval") << (fillNan ? ", NaN fills" : ""));
-      setenv("HOSTJIT_GRAPH_MIN_LAUNCHES", "0", 1);  // graph mode for every call, however few its launches
-      auto rt = cudaRuntimeWith(fillNan, 0);
-      unsetenv("HOSTJIT_GRAPH_MIN_LAUNCHES");
+      auto rt = everyCallRuntime(fillNan);
       Runner graph(p, rt, useJit, /*graph=*/true);
       for (int round = 0; round < 2; ++round)
         for (int i = 0; i < 40; ++i) callShape(graph, rt, 1 + (i * 37) % 3000);
@@ -337,9 +344,7 @@ TEST_CASE("graph mode on the GPU: a plan reserved for the largest extent neither
   Program p = shapesProgram();
   for (bool useJit : {false, true}) {
     INFO((useJit ? "jit" : "eval"));
-    setenv("HOSTJIT_GRAPH_MIN_LAUNCHES", "0", 1);
-    auto rt = cudaRuntimeWith(0, 0);
-    unsetenv("HOSTJIT_GRAPH_MIN_LAUNCHES");
+    auto rt = everyCallRuntime();
     Runner graph(p, rt, useJit, /*graph=*/true);
     hj_context *ctx = rt->context();
     auto one = Tensor::fromHost(rt, {1}, std::vector<float>{2.0f});
@@ -384,9 +389,7 @@ TEST_CASE("graph mode on the GPU: bounds_checked kernels launch rounded grids, n
   for (int64_t n = 5000; n <= 6000; n += 50) extents.push_back(n);
   for (bool useJit : {false, true}) {
     INFO((useJit ? "jit" : "eval"));
-    setenv("HOSTJIT_GRAPH_MIN_LAUNCHES", "0", 1);
-    auto rt = cudaRuntimeWith(0, 0);
-    unsetenv("HOSTJIT_GRAPH_MIN_LAUNCHES");
+    auto rt = everyCallRuntime();
     Runner graph(p, rt, useJit, /*graph=*/true);
     for (int64_t n : extents) callShape(graph, rt, n);
     hj_stats s = rt->stats();
