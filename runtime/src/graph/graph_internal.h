@@ -166,9 +166,13 @@ inline void indexPatches(GraphEntry &e, size_t sources) {
 }
 
 // Whether node `n` of an executable graph holds what `op` needs.
+// Whether op is a kernel whose launch dims differ from those node n holds.
+inline bool newDims(const PlannedOp &op, const NodeState &n) {
+  return op.kind == GraphNode::Kind::Kernel && std::memcmp(op.dims, n.dims, sizeof n.dims) != 0;
+}
+
 inline bool sameNode(const PlannedOp &op, const NodeState &n) {
-  if (op.kind == GraphNode::Kind::Kernel && std::memcmp(op.dims, n.dims, sizeof n.dims) != 0) return false;
-  return op.bytes == n.bytes && op.values == n.values;
+  return !newDims(op, n) && op.bytes == n.bytes && op.values == n.values;
 }
 
 inline void noteNode(const PlannedOp &op, NodeState &n) {

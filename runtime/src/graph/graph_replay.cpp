@@ -58,8 +58,7 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
       size_t done = 0;
       for (; done < e.dirty.size(); ++done) {
         PlannedOp &op = e.ops[e.dirty[done]];
-        bool newDims = op.kind == GraphNode::Kind::Kernel &&
-                       std::memcmp(op.dims, x.nodes[e.dirty[done]].dims, sizeof x.nodes[e.dirty[done]].dims) != 0;
+        bool grid = newDims(op, x.nodes[e.dirty[done]]);
         if (int32_t st = x.graph->update(e.dirty[done], nodeOf(op, r_.comm.get()))) {
           // A node the backend cannot update in place (a driver may refuse a
           // 2D memset's new destination, a memset's new size, a child graph
@@ -74,7 +73,7 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
         noteNode(op, x.nodes[e.dirty[done]]);
         op.dirty = false;
         ++r_.stats.graph_updates;
-        r_.stats.graph_grid_updates += newDims;
+        r_.stats.graph_grid_updates += grid;
       }
       e.dirty.clear();
       span.done(HJ_OK);

@@ -147,9 +147,7 @@ int32_t GraphCache::growPlan(GraphShape &s, const GraphEntry &e) {
 size_t GraphCache::dimsDiffer(const GraphEntry &e, const GraphExec &x, size_t stop) {
   if (!x.graph || x.nodes.size() != e.ops.size()) return SIZE_MAX;
   size_t differ = 0;
-  for (size_t i = 0; i < e.ops.size() && differ <= stop; ++i)
-    differ += e.ops[i].kind == GraphNode::Kind::Kernel &&
-              std::memcmp(e.ops[i].dims, x.nodes[i].dims, sizeof x.nodes[i].dims) != 0;
+  for (size_t i = 0; i < e.ops.size() && differ <= stop; ++i) differ += newDims(e.ops[i], x.nodes[i]);
   return differ;
 }
 
@@ -157,8 +155,7 @@ bool GraphCache::roundedOnly(const GraphEntry &e, const GraphExec &x) {
   bool differ = false;
   for (size_t i = 0; i < e.ops.size(); ++i) {
     const PlannedOp &op = e.ops[i];
-    if (op.kind != GraphNode::Kind::Kernel || std::memcmp(op.dims, x.nodes[i].dims, sizeof x.nodes[i].dims) == 0)
-      continue;
+    if (!newDims(op, x.nodes[i])) continue;
     if (!(op.table->kernels[op.kernel].launchFlags & HJ_LAUNCH_BOUNDS_CHECKED)) return false;
     differ = true;
   }
