@@ -467,6 +467,62 @@ void shapeCycles(benchmark::internal::Benchmark *b) {
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
 }
 
+// What a changed shape costs a replay: K launches, x of n rows, one graph
+// for every signature (HOSTJIT_GRAPHS_PER_SHAPE=1), so that a signature
+// whose shape differs from the last call's is a fast replay that sets its
+// nodes (grids, arguments, memset sizes) before the launch. "same" replays
+// one extent (nothing to set); "changing" cycles through D = 8 extents, all
+// cached, each call updating the nodes that differ from the last. `device`:
+// HOSTJIT_GRAPH_DEVICE_UPDATES (0: the host sets every node; 1: the kernel
+// nodes take theirs at launch, from the graph's updater). Counters: nodes
+// updated per changing call, and of those set at launch.
+void BM_ShapeUpdate(benchmark::State &state) {
+  int k = static_cast<int>(state.range(0));
+  bool device = state.range(1) != 0;
+  constexpr int kDistinct = 8;
+  setenv("HOSTJIT_GRAPHS_PER_SHAPE", "1", 1);
+  setenv("HOSTJIT_GRAPH_DEVICE_UPDATES", device ? "1" : "0", 1);
+  Setup s(k, 256);
+  unsetenv("HOSTJIT_GRAPHS_PER_SHAPE");
+  unsetenv("HOSTJIT_GRAPH_DEVICE_UPDATES");
+  if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
+  hj_context *ctx = s.rt->context();
+  void *data = nullptr;
+  if (hj_buffer_alloc(ctx, size_t(64) * 256 * sizeof(float), &data)) return state.SkipWithError(hj_last_error());
+  std::vector<int64_t> shapes(2 * kDistinct + 2);
+  std::vector<DLTensor> xs(kDistinct + 1);
+  for (int i = 0; i <= kDistinct; ++i) {
+    shapes[2 * i] = i < kDistinct ? 8 + 7 * i : 40;  // rows: a new grid for each (one block a row)
+    shapes[2 * i + 1] = 256;
+    xs[i] = *s.in()[0];
+    xs[i].data = data;
+    xs[i].shape = &shapes[2 * i];
+    xs[i].strides = nullptr;
+  }
+  int next = 0;
+  uint64_t changing = 0;
+  auto call = [&](const DLTensor *x) {
+    const DLTensor *in[] = {x};
+    int32_t st = s.cp->callGraph(ctx, in, s.sc(), s.outData, s.outDims);
+    return st ? st : hj_free(ctx, s.outData[0]);
+  };
+  bench::interleave(state, ctx, kBatch,
+                    {{"same", [&] { return call(&xs[kDistinct]); }},
+                     {"changing", [&] {
+                        ++changing;
+                        return call(&xs[next++ % kDistinct]);
+                      }}});
+  // Per changing call (the first "same" call of each batch sets the nodes
+  // back too: one call in 64 counted here).
+  hj_stats st = s.rt->stats();
+  double calls = changing ? static_cast<double>(changing) : 1;
+  state.counters["nodes_updated"] = static_cast<double>(st.graph_updates) / calls;
+  state.counters["at_launch"] = static_cast<double>(st.graph_device_updates) / calls;
+  state.counters["graph_builds"] = static_cast<double>(st.graph_builds);
+  hj_buffer_free(ctx, data);
+  finish(state, s);
+}
+
 // A decode loop's first pass: 1000 calls whose extent grows by one row
 // (256 floats) each, every one a new signature, from an empty cache (the
 // graphs are dropped before each pass, untimed); time per call. way 0:
@@ -567,6 +623,11 @@ BENCHMARK(BM_ShapeCycleChecked)
     ->Args({16, 1000, 0, 1, 0})
     ->Args({16, 1000, 1, 1, 0})
     ->Args({64, 1000, 0, 1, 0})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ShapeUpdate)
+    ->ArgNames({"K", "device"})
+    ->ArgsProduct({{4, 16, 64}, {0, 1}})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DecodePass)

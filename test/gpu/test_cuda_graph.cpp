@@ -403,3 +403,67 @@ TEST_CASE("graph mode on the GPU: bounds_checked kernels launch rounded grids, n
     CHECK(s.graph_replays == extents.size());
   }
 }
+
+TEST_CASE("graph mode on the GPU: device updates, with host updates and new blocks among them, equal the formula",
+          "[cuda][graph]") {
+  // One graph for every signature (HOSTJIT_GRAPHS_PER_SHAPE=1) built for
+  // device updates (HOSTJIT_GRAPH_DEVICE_UPDATES=1): each call's changed
+  // kernel nodes take their arguments and grids from the graph's updater.
+  // %s changes only the last node's arguments; %bs the middle node's block,
+  // which the host sets (the graph is uploaded again, and every node the
+  // device had updated is posted again); with HOSTJIT_FILL_NAN the memset
+  // nodes change size by the host's updates between device updates.
+  // y = s * (3 * x) on every call.
+  std::string vec = sourceDir() + "/examples/kernels/vector.cu";
+  Program p = parseText("kernel @scale_vec(ptr<f32>, ptr<f32>, i64, f32) {\n  cuda = \"" + vec +
+                        "\"\n  entry = \"scale_vec\"\n}\n\nkernel @add_vec(ptr<f32>, ptr<f32>, ptr<f32>, i64) {\n  cuda = \"" +
+                        vec + "\"\n  entry = \"add_vec\"\n}\n\n"
+                        "func @main(%x: f32[?], %bs: i64, %s: f32) -> (f32[?]) {\n  %n = size %x, 0\n"
+                        "  %blocks = ceildiv %n, 256\n  %b2 = ceildiv %n, %bs\n"
+                        "  %a = alloc f32[%n] zero_init\n  %t = alloc f32[%n]\n  %y = alloc f32[%n]\n"
+                        "  launch @scale_vec grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%x, %t, %n, 3.0)\n"
+                        "  launch @add_vec grid(%b2, 1, 1) block(%bs, 1, 1) smem(0) (%t, %a, %a, %n)\n"
+                        "  launch @scale_vec grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%a, %y, %n, %s)\n"
+                        "  free %t\n  free %a\n  return %y\n}\n");
+  const int64_t extents[] = {1000, 3000, 77, 4096, 1000};
+  const int64_t blocks[] = {256, 128, 64};
+  const float scales[] = {0.5f, 2.0f, 0.25f};
+  for (int32_t fillNan : {0, 1}) {
+    for (bool useJit : {false, true}) {
+      INFO((useJit ? "jit" : "eval") << (fillNan ? ", NaN fills" : ""));
+      setenv("HOSTJIT_GRAPH_DEVICE_UPDATES", "1", 1);
+      setenv("HOSTJIT_GRAPHS_PER_SHAPE", "1", 1);
+      auto rt = everyCallRuntime(fillNan);
+      unsetenv("HOSTJIT_GRAPH_DEVICE_UPDATES");
+      unsetenv("HOSTJIT_GRAPHS_PER_SHAPE");
+      Runner graph(p, rt, useJit, /*graph=*/true);
+      int calls = 0;
+      for (int i = 0; i < 90; ++i) {
+        // The extent every 2nd call, the scale every 3rd, the block every 7th.
+        int64_t n = extents[(i / 2) % 5], bs = blocks[(i / 7) % 3];
+        float s = scales[(i / 3) % 3];
+        INFO("call " << i << ": n = " << n << ", bs = " << bs << ", s = " << s);
+        std::vector<float> xv = shapeInput(n);
+        auto x = Tensor::fromHost(rt, {n}, xv);
+        REQUIRE(x);
+        DLTensor xd = x->dl();
+        const DLTensor *in[] = {&xd};
+        ScalarArg sc[] = {ScalarArg::i64(bs), ScalarArg::f32(s)};
+        auto out = graph.run(in, sc);
+        INFO((out ? "" : out.error().message));
+        REQUIRE(out);
+        std::vector<float> want(xv.size());
+        for (size_t k = 0; k < xv.size(); ++k) want[k] = s * (3.0f * xv[k] + 0.0f);
+        CHECK(hostFloats((*out)[0]) == want);
+        ++calls;
+      }
+      hj_stats st = rt->stats();
+      WARN("graph_builds " << st.graph_builds << ", graph_updates " << st.graph_updates << ", graph_device_updates "
+                           << st.graph_device_updates << ", graph_grid_updates " << st.graph_grid_updates);
+      CHECK(st.graph_replays == static_cast<uint64_t>(calls));
+      CHECK(st.graph_fallbacks == 0);
+      CHECK(st.graph_device_updates > 60);
+      CHECK(st.graph_updates > st.graph_device_updates);  // the new blocks' (and fills') host updates
+    }
+  }
+}

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -67,6 +68,29 @@ inline hj_options testOptions(uint64_t memoryLimit = 0) {
 }
 
 inline std::shared_ptr<Runtime> makeRuntime() { return makeRuntime(testOptions()); }
+
+// Sets an environment variable for its scope (runtimes made meanwhile read
+// it), then puts back what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char *name, const char *value) : name_(name) {
+    if (const char *old = std::getenv(name)) {
+      had_ = true;
+      old_ = old;
+    }
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (had_) ::setenv(name_.c_str(), old_.c_str(), 1);
+    else ::unsetenv(name_.c_str());
+  }
+  ScopedEnv(const ScopedEnv &) = delete;
+  ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+ private:
+  std::string name_, old_;
+  bool had_ = false;
+};
 
 // The `// parity: --input x=f32[..] --scalar k=3` lines of a program.
 struct ParityArgs {

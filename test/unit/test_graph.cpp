@@ -200,6 +200,8 @@ TEST_CASE("graph mode: the memory plan shares memory between buffers whose lifet
 }
 
 TEST_CASE("graph mode: signatures change, the cache evicts the least recently used", "[graph]") {
+  // Counts the builds of the host-update policy: no graph built again for device updates.
+  ScopedEnv hostUpdates("HOSTJIT_GRAPH_DEVICE_UPDATES", "0");
   Program p = parseOk(kCopyChain);
   hj_options o = testOptions();
   o.graph_cache = 2;
@@ -742,7 +744,70 @@ std::string callShapes(Runner &graph, Runner &eager, const std::shared_ptr<Runti
   return way;
 }
 
+TEST_CASE("graph mode: a graph whose nodes keep changing takes its updates at launch", "[graph]") {
+  // kShapes over 80 calls of 40 extents (a cache of 16): every call is a
+  // new signature bound to the shape's graph, its three kernel nodes given
+  // new arguments and grids and its memset node a new size. Under auto the
+  // graph is built again for device updates after kDeviceUpdatesAfter (4)
+  // launches with host updates; under 1 it is built so at once; under 0
+  // never. Outputs and memsets equal eager calls' throughout.
+  Program p = parseOk(kShapes, "shapes.hir");
+  std::vector<int64_t> extents;
+  for (int round = 0; round < 2; ++round)
+    for (int i = 0; i < 40; ++i) extents.push_back(1 + (i * 37) % 700);
+  for (const char *mode : {"auto", "1", "0"}) {
+    for (bool jit : {false, true}) {
+      INFO("HOSTJIT_GRAPH_DEVICE_UPDATES=" << mode << (jit ? ", jit" : ", eval"));
+      ScopedEnv updates("HOSTJIT_GRAPH_DEVICE_UPDATES", mode);
+      ScopedEnv every("HOSTJIT_GRAPH_MIN_LAUNCHES", "0");  // graph mode for every call, however few its launches
+      ScopedEnv shuffled("HOSTJIT_GRAPH_SHUFFLE", jit ? "5" : "");
+      hj_options o = testOptions();
+      o.graph_cache = 16;
+      auto eagerRt = makeRuntime(), graphRt = makeRuntime(o);
+      Runner eager(p, eagerRt, jit), graph(p, graphRt, jit, OptLevel::O2, /*graph=*/true);
+      std::vector<std::string> ways;
+      for (int64_t n : extents)
+        ways.push_back(
+            callShapes(graph, eager, graphRt, eagerRt, n, [](int64_t i) { return 0.75f + float((i * 7919) % 89) / 8.0f; }));
+      hj_stats s = graphRt->stats();
+      CHECK(s.graph_replays == extents.size());
+      CHECK(s.graph_fallbacks == 0);
+      CHECK(s.live_bytes == 0);
+      auto rebuilt = std::find_if(ways.begin(), ways.end(), [](const std::string &w) {
+        return w.find("built again to take its node updates at launch") != std::string::npos;
+      });
+      size_t after = extents.size() - 1 - static_cast<size_t>(rebuilt - ways.begin());
+      if (std::string(mode) == "auto") {
+        REQUIRE(rebuilt != ways.end());
+        INFO("rebuilt at call " << (rebuilt - ways.begin()) << ": " << *rebuilt);
+        // Calls 2 to 4 were bound to the first graph and set its four nodes
+        // by the host; the fifth, the fourth of its last 8 launches to need
+        // updates, built it again from its own values; every later call set
+        // its three kernel nodes at launch (the memset node's new size is
+        // the host's).
+        CHECK(rebuilt - ways.begin() == 4);
+        CHECK(s.graph_builds == 2);
+        CHECK(s.graph_builds + s.graph_reuses == extents.size() + 1);
+        CHECK(s.graph_device_updates == 3 * after);
+        CHECK(s.graph_updates == s.graph_device_updates + after + 4 * 3);
+        CHECK_THAT(ways.back(), Catch::Contains("4 nodes updated (3 at launch)"));
+      } else if (std::string(mode) == "1") {
+        CHECK(rebuilt == ways.end());
+        CHECK(s.graph_builds == 1);
+        CHECK(s.graph_device_updates == 3 * (extents.size() - 1));
+      } else {
+        CHECK(rebuilt == ways.end());
+        CHECK(s.graph_device_updates == 0);
+        CHECK(s.graph_builds <= 3);
+        CHECK_THAT(ways.back(), !Catch::Contains("at launch"));
+      }
+    }
+  }
+}
+
 TEST_CASE("graph mode: a new shape takes over the graph of the same shape of work", "[graph]") {
+  // Counts the builds of the host-update policy: no graph built again for device updates.
+  ScopedEnv hostUpdates("HOSTJIT_GRAPH_DEVICE_UPDATES", "0");
   // A zeroed buffer (a memset node) and three launches, all sized by %n:
   // every extent is its own signature, and all share a few executable
   // graphs, their nodes set to each signature's grids, sizes and addresses.
@@ -965,6 +1030,8 @@ TEST_CASE("graph mode: a plan reserved for the largest shape neither grows nor m
 }
 
 TEST_CASE("graph mode: bounds_checked kernels round their grids up, so new shapes set arguments only", "[graph]") {
+  // Counts the builds of the host-update policy: no graph built again for device updates.
+  ScopedEnv hostUpdates("HOSTJIT_GRAPH_DEVICE_UPDATES", "0");
   // kShapes with both kernels bounds_checked: extents 1 to 2048 make grids
   // of 1 to 8 blocks, which round up to 1, 2, 4 or 8. Two rounds of 48
   // scattered extents, outputs and memsets as eager calls', and records
@@ -1077,6 +1144,8 @@ TEST_CASE("graph mode: a program of few launches with a new shape on nearly ever
 }
 
 TEST_CASE("graph mode: inputs bound once as static are not read per call", "[graph]") {
+  // Counts the builds of the host-update policy: no graph built again for device updates.
+  ScopedEnv hostUpdates("HOSTJIT_GRAPH_DEVICE_UPDATES", "0");
   // y = a0 + a1 + ... + a9 (f32[4] each); a0..a7 bound, a8 and a9 given
   // anew on every call.
   std::string text = "kernel @add_vec(ptr<f32>, ptr<f32>, ptr<f32>, i64) {\n  host = \"add_vec\"\n}\n\nfunc @main(";

@@ -91,8 +91,13 @@ class Graph {
   // (and a library call's shape), a custom call's arguments. Its kind and
   // dependencies are those it was built with. HJ_ERR_BACKEND when the
   // backend cannot make the change in place (the caller builds anew).
-  virtual int32_t update(size_t index, const GraphNode &node) = 0;
+  // *onDevice: the change is applied by the graph's next launch itself (a
+  // graph built for device updates), not by a driver call now.
+  virtual int32_t update(size_t index, const GraphNode &node, bool *onDevice) = 0;
   virtual int32_t launch() = 0;
+  // Whether its kernel nodes take their updates at launch (buildGraph's
+  // deviceUpdates, where the backend could).
+  virtual bool deviceUpdates() const = 0;
 };
 
 class Backend {
@@ -119,7 +124,10 @@ class Backend {
   virtual int32_t matmul(const MatmulCall &c) = 0;
 
   // Builds an executable graph of `nodes` (graph mode).
-  virtual int32_t buildGraph(const std::vector<GraphNode> &nodes, std::unique_ptr<Graph> &out) = 0;
+  // deviceUpdates: kernel nodes take new arguments and grids at launch (on
+  // CUDA, from an updater kernel at the graph's root; cuda_graph.h), where
+  // the backend can; the graph says whether it does.
+  virtual int32_t buildGraph(const std::vector<GraphNode> &nodes, bool deviceUpdates, std::unique_ptr<Graph> &out) = 0;
 
   // Streams. Stream 0 is the backend's own (nativeStream); addStream makes
   // the next one (1, 2, ...). The stream-ordered operations above, and the

@@ -25,6 +25,13 @@ struct Settings {
   // node updates cost more than its launches; HOSTJIT_GRAPH_MIN_LAUNCHES,
   // 0: never)
   uint32_t graphMinLaunches = 4;
+  // graph mode: whether executable graphs take their kernel nodes' new
+  // arguments and grids at launch, from an updater kernel at their root
+  // (HOSTJIT_GRAPH_DEVICE_UPDATES): kNever (0), kAlways (1), or kAuto
+  // (unset, "auto"): a graph whose launches needed node updates
+  // kDeviceUpdatesAfter times is built again with them
+  enum DeviceUpdates : uint8_t { kNever, kAlways, kAuto };
+  DeviceUpdates graphDeviceUpdates = kAuto;
   bool profile = false;  // hj_options.profile, HOSTJIT_PROFILE
   bool nvtx = false;     // NVTX ranges: HOSTJIT_NVTX, else whether a tool is attached
   uint32_t traceEvents = 262144;  // spans a profile keeps for its trace (HOSTJIT_TRACE_EVENTS)

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <strings.h>
 
@@ -38,6 +39,15 @@ uint32_t countSetting(const char *env, uint32_t otherwise) {
   return otherwise;
 }
 
+Settings::DeviceUpdates deviceUpdatesSetting() {
+  const char *v = std::getenv("HOSTJIT_GRAPH_DEVICE_UPDATES");
+  if (!v || !*v || std::strcmp(v, "auto") == 0) return Settings::kAuto;
+  if (std::strcmp(v, "0") == 0) return Settings::kNever;
+  if (std::strcmp(v, "1") == 0) return Settings::kAlways;
+  std::fprintf(stderr, "hostjit: HOSTJIT_GRAPH_DEVICE_UPDATES=%s is not 0, 1 or auto; using auto\n", v);
+  return Settings::kAuto;
+}
+
 }  // namespace
 
 Settings settingsOf(const hj_options &o) {
@@ -50,6 +60,7 @@ Settings settingsOf(const hj_options &o) {
   s.graphsPerShape = countSetting("HOSTJIT_GRAPHS_PER_SHAPE", 1024);
   s.graphMemory = uint64_t{countSetting("HOSTJIT_GRAPH_MEMORY_MB", 256)} << 20;
   s.graphMinLaunches = countSetting("HOSTJIT_GRAPH_MIN_LAUNCHES", 4);
+  s.graphDeviceUpdates = deviceUpdatesSetting();
   s.profile = option(o.profile, "HOSTJIT_PROFILE");
   s.nvtx = nvtx::wanted();
   s.traceEvents = countSetting("HOSTJIT_TRACE_EVENTS", 262144);

@@ -206,9 +206,10 @@ class CudaBackend final : public Backend {
     return blas_->matmul(c, stream_, ordinal_);
   }
 
-  int32_t buildGraph(const std::vector<GraphNode> &nodes, std::unique_ptr<Graph> &out) override {
+  int32_t buildGraph(const std::vector<GraphNode> &nodes, bool deviceUpdates, std::unique_ptr<Graph> &out) override {
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
+    const DeviceUpdateKit *kit = deviceUpdates ? updateKit() : nullptr;
     for (const GraphNode &n : nodes) {
       if (n.kind != GraphNode::Kind::Kernel) continue;
       if (n.smem > kDefaultSharedLimit)
@@ -222,7 +223,7 @@ class CudaBackend final : public Backend {
       return blas_->matmul(c, s, ordinal_);
     };
     return makeCudaGraph(d_, ctx_, streams_[0], ordinal_, [this](const std::string &cause) { return faulted(cause); },
-                         library, nodes, out);
+                         library, kit, nodes, out);
   }
 
   // The copies run on stream 0 after every stream has drained (so they are
@@ -467,6 +468,33 @@ class CudaBackend final : public Backend {
     return HJ_OK;
   }
 
+  // The updater and the kernels' parameter layouts, made on first use; NULL
+  // when the updater cannot be had (said once on stderr: graphs are then
+  // updated by the host).
+  const DeviceUpdateKit *updateKit() {
+    if (!updaterTried_) {
+      updaterTried_ = true;
+      CUfunction fn = nullptr;
+      if (loadUpdater(d_, *modules_, ccMajor_, ccMinor_, &fn) != HJ_OK) {
+        std::fprintf(stderr, "hostjit: graph nodes are updated by the host on CUDA device %d: %s\n", ordinal_,
+                     hj_last_error());
+      } else {
+        kit_.updater = fn;
+        kit_.layout = [this](const KernelEntry &k) -> const ParamLayout * {
+          auto f = static_cast<CUfunction>(k.function);
+          auto it = layouts_.find(f);
+          if (it == layouts_.end()) {
+            auto layout = std::make_unique<ParamLayout>();
+            if (paramLayout(d_, f, k.params.size(), *layout) != HJ_OK) layout.reset();
+            it = layouts_.emplace(f, std::move(layout)).first;
+          }
+          return it->second.get();
+        };
+      }
+    }
+    return kit_.updater ? &kit_ : nullptr;
+  }
+
   // " cluster(x, y, z) cooperative pdl", as far as the kernel has them.
   static std::string attributeText(const KernelEntry &k) {
     std::string s;
@@ -482,6 +510,9 @@ class CudaBackend final : public Backend {
   std::shared_ptr<CudaModules> modules_;
   CoResidency coResidency_;
   std::unique_ptr<CublasLt> blas_;  // made by the first matmul
+  bool updaterTried_ = false;       // device updates: updateKit()
+  DeviceUpdateKit kit_;
+  std::unordered_map<CUfunction, std::unique_ptr<ParamLayout>> layouts_;  // NULL: none (updated by the host)
   CUcontext ctx_;
   int32_t ordinal_;
   int ccMajor_, ccMinor_;

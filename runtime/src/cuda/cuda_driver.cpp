@@ -43,7 +43,9 @@ Driver loadDriver() {
     d.error = "the CUDA driver (libcuda.so.1) does not export " #sym ": the driver is too old";      \
     return d;                                                                                        \
   }
+#define HJ_CUDA_OPT(sym) d.sym = reinterpret_cast<decltype(&::sym)>(dlsym(lib, #sym));
 #include "cuda/cuda_driver.def"
+#undef HJ_CUDA_OPT
 #undef HJ_CUDA_FN
   CUresult r = d.cuInit(0);
   if (r != CUDA_SUCCESS) {

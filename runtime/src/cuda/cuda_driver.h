@@ -19,7 +19,9 @@ namespace hj {
 // The driver functions of cuda_driver.def, resolved once per process.
 struct Driver {
 #define HJ_CUDA_FN(sym) decltype(&::sym) sym = nullptr;
+#define HJ_CUDA_OPT(sym) HJ_CUDA_FN(sym)
 #include "cuda/cuda_driver.def"
+#undef HJ_CUDA_OPT
 #undef HJ_CUDA_FN
   int32_t status = HJ_OK;
   std::string error;  // why the driver cannot be used

@@ -5,6 +5,7 @@
 #ifdef HOSTJIT_HAVE_NVRTC
 
 #include <array>
+#include <cstring>
 
 #include "backend/custom_call.h"
 #include "base/error.h"
@@ -76,14 +77,20 @@ class CudaGraph final : public Graph {
   ~CudaGraph() override {
     CurrentContext cc(d_, ctx_);
     if (exec_) d_.cuGraphExecDestroy(exec_);
+    ring_.reset();  // after the executable: it waits for the stream
     if (graph_) d_.cuGraphDestroy(graph_);
     if (capture_) d_.cuStreamDestroy_v2(capture_);
   }
 
-  int32_t build(const std::vector<GraphNode> &nodes) {
+  int32_t build(const std::vector<GraphNode> &nodes, const DeviceUpdateKit *kit) {
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return error("cuCtxSetCurrent", r);
     if (CUresult r = d_.cuGraphCreate(&graph_, 0)) return error("cuGraphCreate", r);
+    info_.assign(nodes.size(), NodeInfo{});
+    CUgraphNode updater = nullptr;
+    if (kit && kit->updater) {
+      if (int32_t st = addUpdater(nodes, *kit, &updater)) return st;
+    }
     std::vector<CUgraphNode> deps;
     for (const GraphNode &n : nodes) {
       deps.clear();
@@ -92,6 +99,7 @@ class CudaGraph final : public Graph {
         const auto &from = nodes_[n.deps[i]];
         deps.push_back(from[1] ? from[1] : from[0]);
       }
+      if (updater && deps.empty()) deps.push_back(updater);  // every node runs after the updates
       std::array<CUgraphNode, 2> made{};
       if (n.kind == GraphNode::Kind::Kernel) {
         CUDA_KERNEL_NODE_PARAMS k = kernelNode(n);
@@ -102,6 +110,18 @@ class CudaGraph final : public Graph {
         for (unsigned i = 0; i < count; ++i)
           if (CUresult r = d_.cuGraphKernelNodeSetAttribute(made[0], attrs[i].id, &attrs[i].value))
             return error("cuGraphKernelNodeSetAttribute", r, n.kernel->name.c_str());
+        NodeInfo &ni = info_[nodes_.size()];
+        ni.grid = n.grid, ni.block = n.block, ni.smem = n.smem;
+        if (ni.layout) {
+          CUlaunchAttributeValue v{};
+          v.deviceUpdatableKernelNode.deviceUpdatable = 1;
+          if (CUresult r = d_.cuGraphKernelNodeSetAttribute(made[0], CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE, &v))
+            return error("cuGraphKernelNodeSetAttribute(device-updatable)", r, n.kernel->name.c_str());
+          CUlaunchAttributeValue got{};
+          if (CUresult r = d_.cuGraphKernelNodeGetAttribute(made[0], CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE, &got))
+            return error("cuGraphKernelNodeGetAttribute(device-updatable)", r, n.kernel->name.c_str());
+          ni.dev = got.deviceUpdatableKernelNode.devNode;
+        }
       } else if (n.kind == GraphNode::Kind::Collective || n.kind == GraphNode::Kind::Library ||
                  n.kind == GraphNode::Kind::Custom) {
         CUgraph child = nullptr;
@@ -122,19 +142,52 @@ class CudaGraph final : public Graph {
       nodes_.push_back(made);
     }
     if (CUresult r = d_.cuGraphInstantiateWithFlags(&exec_, graph_, 0)) return error("cuGraphInstantiate", r);
+    // Nodes updated from within the graph need it uploaded before its launch.
+    if (ring_)
+      if (CUresult r = d_.cuGraphUpload(exec_, stream_)) return error("cuGraphUpload", r);
     return HJ_OK;
   }
 
-  int32_t update(size_t index, const GraphNode &n) override {
+  bool deviceUpdates() const override { return ring_ != nullptr; }
+
+  int32_t update(size_t index, const GraphNode &n, bool *onDevice) override {
+    *onDevice = false;
     if (index >= nodes_.size()) return fail(HJ_ERR_INTERNAL, "CUDA graph: node %zu does not exist", index);
-    CurrentContext cc(d_, ctx_);
-    if (CUresult r = cc.result()) return error("cuCtxSetCurrent", r);
     if (n.kind == GraphNode::Kind::Kernel) {
+      NodeInfo &ni = info_[index];
+      if (ni.dev && ni.queued == ring_->generation()) {
+        // Queued already for the next launch (a launch or an update loop
+        // failed in between): drop the queue, post every node again.
+        ring_->discard();
+        repost_ = true;
+      }
+      if (ni.dev && sameDim(n.block, ni.block) && n.smem == ni.smem) {
+        ni.bytes.resize(ni.layout->bytes);
+        for (size_t i = 0; i < ni.layout->offset.size(); ++i)
+          std::memcpy(ni.bytes.data() + ni.layout->offset[i], n.params[i], ni.layout->size[i]);
+        bool grid = !sameDim(n.grid, ni.grid);
+        ni.grid = n.grid;
+        ni.diverged = true;
+        if (!repost_)
+          if (int32_t st = queue(ni, grid)) return st;
+        *onDevice = true;
+        return HJ_OK;
+      }
+      CurrentContext cc(d_, ctx_);
+      if (CUresult r = cc.result()) return error("cuCtxSetCurrent", r);
       CUDA_KERNEL_NODE_PARAMS k = kernelNode(n);
       if (CUresult r = d_.cuGraphExecKernelNodeSetParams_v2(exec_, nodes_[index][0], &k))
         return error("cuGraphExecKernelNodeSetParams", r, n.kernel->name.c_str());
+      // A host update of a device-updatable node: the graph is uploaded
+      // again before its launch, which may put back the values of other
+      // nodes the device had updated; launch() posts those again.
+      if (ni.dev) upload_ = true;
+      ni.diverged = false;
+      ni.grid = n.grid, ni.block = n.block, ni.smem = n.smem;
       return HJ_OK;
     }
+    CurrentContext cc(d_, ctx_);
+    if (CUresult r = cc.result()) return error("cuCtxSetCurrent", r);
     if (n.kind == GraphNode::Kind::Collective || n.kind == GraphNode::Kind::Library ||
         n.kind == GraphNode::Kind::Custom) {
       // Captured anew with the new buffers; the same calls make the same
@@ -159,7 +212,29 @@ class CudaGraph final : public Graph {
   int32_t launch() override {
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return error("cuCtxSetCurrent", r);
-    if (CUresult r = d_.cuGraphLaunch(exec_, stream_)) return error("cuGraphLaunch", r);
+    if (ring_) {
+      if (repost_ || upload_) {
+        for (NodeInfo &ni : info_)
+          if (ni.diverged && ni.queued != ring_->generation())
+            if (int32_t st = queue(ni, true)) return st;
+        repost_ = false;
+      }
+      if (int32_t st = ring_->post()) return st;
+    }
+    if (upload_) {
+      if (CUresult r = d_.cuGraphUpload(exec_, stream_)) return error("cuGraphUpload", r);
+      upload_ = false;
+    }
+    if (CUresult r = d_.cuGraphLaunch(exec_, stream_)) {
+      // The posted updates did not run: the next launch posts every
+      // device-held value again.
+      if (ring_) {
+        ring_->discard();
+        repost_ = true;
+      }
+      return error("cuGraphLaunch", r);
+    }
+    if (ring_) ring_->launched();
     return HJ_OK;
   }
 
@@ -209,10 +284,74 @@ class CudaGraph final : public Graph {
     return HJ_OK;
   }
 
+  static bool sameDim(const hj_dim3 &a, const hj_dim3 &b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
+
+  // The updater node, and the layouts of the kernel nodes it will update;
+  // nothing when no node can be device-updatable or no slots can be had.
+  int32_t addUpdater(const std::vector<GraphNode> &nodes, const DeviceUpdateKit &kit, CUgraphNode *out) {
+    uint32_t updatable = 0;
+    uint64_t data = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const GraphNode &n = nodes[i];
+      if (n.kind != GraphNode::Kind::Kernel || (n.kernel->launchFlags & HJ_LAUNCH_COOPERATIVE) || n.kernel->clustered())
+        continue;
+      const ParamLayout *layout = kit.layout(*n.kernel);
+      if (!layout || layout->offset.size() != n.kernel->params.size()) continue;
+      info_[i].layout = layout;
+      ++updatable;
+      data += (layout->bytes + 7) & ~7u;
+    }
+    if (updatable == 0 || data > (uint64_t{1} << 24) ||
+        UpdateRing::make(d_, stream_, 2 * updatable, static_cast<uint32_t>(data), ring_) != HJ_OK) {
+      ring_.reset();
+      for (NodeInfo &ni : info_) ni.layout = nullptr;
+      return HJ_OK;
+    }
+    CUDA_KERNEL_NODE_PARAMS k{};
+    k.func = kit.updater;
+    k.gridDimX = k.gridDimY = k.gridDimZ = 1;
+    k.blockDimX = 128;
+    k.blockDimY = k.blockDimZ = 1;
+    k.kernelParams = ring_->args();
+    if (CUresult r = d_.cuGraphAddKernelNode_v2(out, graph_, nullptr, 0, &k)) return error("cuGraphAddKernelNode", r, "graph updater");
+    return HJ_OK;
+  }
+
+  // Per node: a kernel node's dims as the device holds them, and for a
+  // device-updatable one its handle, its parameter layout, and the
+  // parameters the device was last given (diverged: differing from what
+  // the executable's host copy holds).
+  struct NodeInfo {
+    CUgraphDeviceNode dev = nullptr;
+    const ParamLayout *layout = nullptr;
+    hj_dim3 grid{}, block{};
+    uint32_t smem = 0;
+    bool diverged = false;
+    uint64_t queued = ~uint64_t{0};  // the ring generation it was last queued in
+    std::vector<unsigned char> bytes;
+  };
+
+  // Queues a node's parameters (and its grid) for the next launch.
+  int32_t queue(NodeInfo &ni, bool grid) {
+    if (!ring_->room(ni.layout->bytes))
+      return fail(HJ_ERR_INTERNAL, "CUDA graph: no room for a node's device update (at most one each a launch)");
+    if (grid)
+      if (int32_t st = ring_->grid(ni.dev, ni.grid)) return st;
+    unsigned char *data = nullptr;
+    if (int32_t st = ring_->param(ni.dev, ni.layout->bytes, &data)) return st;
+    std::memcpy(data, ni.bytes.data(), ni.layout->bytes);
+    ni.queued = ring_->generation();
+    return HJ_OK;
+  }
+
   const Driver &d_;
   CUcontext ctx_;
   CUstream stream_;
   int32_t ordinal_;
+  std::vector<NodeInfo> info_;
+  std::unique_ptr<UpdateRing> ring_;  // device updates: the slots of the updater's launches
+  bool upload_ = false;               // a device-updatable node was updated by the host
+  bool repost_ = false;               // the next launch posts every diverged node's values
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;
   CUstream capture_ = nullptr;  // made for the first collective node
@@ -223,11 +362,11 @@ class CudaGraph final : public Graph {
 
 int32_t makeCudaGraph(const Driver &d, CUcontext ctx, CUstream stream, int32_t ordinal,
                       std::function<int32_t(const std::string &)> onFault, LibraryCall library,
-                      const std::vector<GraphNode> &nodes, std::unique_ptr<Graph> &out) {
+                      const DeviceUpdateKit *kit, const std::vector<GraphNode> &nodes, std::unique_ptr<Graph> &out) {
   auto g = std::make_unique<CudaGraph>(d, ctx, stream, ordinal);
   g->onFault = std::move(onFault);
   g->library = std::move(library);
-  if (int32_t st = g->build(nodes)) return st;
+  if (int32_t st = g->build(nodes, kit)) return st;
   out = std::move(g);
   return HJ_OK;
 }

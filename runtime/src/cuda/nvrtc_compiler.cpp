@@ -268,6 +268,8 @@ int32_t runNvrtc(const Nvrtc &nv, const hj_kernel_desc &desc, const std::vector<
 
 }  // namespace
 
+std::string nvrtcLibraryDirectory() { return nvrtc().libDir; }
+
 int32_t compileCudaKernel(const hj_kernel_desc &desc, int ccMajor, int ccMinor, bool fresh, CudaImage &out) {
   const char *name = desc.name ? desc.name : "?";
   const Nvrtc &nv = nvrtc();

@@ -28,6 +28,10 @@ struct CudaImage {
 // compile; HJ_ERR_NOT_FOUND when NVRTC cannot be loaded; HJ_ERR_BACKEND else.
 int32_t compileCudaKernel(const hj_kernel_desc &desc, int ccMajor, int ccMinor, bool fresh, CudaImage &out);
 
+// The directory NVRTC was loaded from ("" when it cannot be loaded or the
+// directory is unknown); the toolkit's other libraries lie beside it.
+std::string nvrtcLibraryDirectory();
+
 // The directory of the on-disk cache: $HOSTJIT_CACHE_DIR/cuda, else
 // $XDG_CACHE_HOME/hostjit/cuda, else $HOME/.cache/hostjit/cuda, created with
 // mode 0700. Empty when HOSTJIT_CACHE=0, when no directory can be named, or

@@ -281,7 +281,9 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
   if (int32_t st = r_.backend.checkFault()) return st;
   reason_.clear();
   updatesMark_ = r_.stats.graph_updates;
+  deviceMark_ = r_.stats.graph_device_updates;
   buildsMark_ = r_.stats.graph_builds;
+  deviceRebuild_ = false;
   replansMark_ = r_.stats.graph_replans;
   why_ = nullptr;
   way_ = Way::Eager;
@@ -498,7 +500,10 @@ int32_t GraphCache::reserved(void **outData) {
 
 const std::string &GraphCache::outcome() const {
   unsigned long long updates = r_.stats.graph_updates - updatesMark_;
-  char buf[320];
+  unsigned long long atLaunch = r_.stats.graph_device_updates - deviceMark_;
+  char onDevice[48] = "";
+  if (atLaunch) std::snprintf(onDevice, sizeof onDevice, " (%llu at launch)", atLaunch);
+  char buf[360];
   switch (way_) {
     case Way::None: outcome_.clear(); return outcome_;
     case Way::Eager: outcome_ = "eager: " + reason_; return outcome_;
@@ -514,20 +519,25 @@ const std::string &GraphCache::outcome() const {
       }
       return outcome_;
     case Way::Fast:
-      if (r_.stats.graph_builds > buildsMark_)
+      if (deviceRebuild_)
+        std::snprintf(buf, sizeof buf, "fast replay: graph built again to take its node updates at launch");
+      else if (r_.stats.graph_builds > buildsMark_)
         std::snprintf(buf, sizeof buf, "fast replay: graph built (the graph it was bound to held another signature's values)");
       else
-        std::snprintf(buf, sizeof buf, "fast replay: %llu nodes updated", updates);
+        std::snprintf(buf, sizeof buf, "fast replay: %llu nodes updated%s", updates, onDevice);
       break;
     case Way::Replay:
-      std::snprintf(buf, sizeof buf, "replay that ran the program (%s): %llu nodes updated", why_ ? why_ : "",
-                    updates);
+      std::snprintf(buf, sizeof buf, "replay that ran the program (%s): %llu nodes updated%s", why_ ? why_ : "",
+                    updates, onDevice);
       break;
     case Way::New: {
       bool built = r_.stats.graph_builds > buildsMark_;
-      char updated[48] = "";
-      if (!built) std::snprintf(updated, sizeof updated, ", %llu nodes updated", updates);
-      std::snprintf(buf, sizeof buf, "new signature: %s%s%s%s%s%s", built ? "graph built" : "bound to a cached graph of its shape of work",
+      char updated[96] = "";
+      if (!built) std::snprintf(updated, sizeof updated, ", %llu nodes updated%s", updates, onDevice);
+      std::snprintf(buf, sizeof buf, "new signature: %s%s%s%s%s%s",
+                    deviceRebuild_ ? "bound to a cached graph of its shape of work, built again to take its node updates at launch"
+                    : built        ? "graph built"
+                                   : "bound to a cached graph of its shape of work",
                     updated, r_.stats.graph_replans > replansMark_ ? ", memory plan grown" : "",
                     why_ ? "; the program ran again (" : "", why_ ? why_ : "", why_ ? ")" : "");
       break;

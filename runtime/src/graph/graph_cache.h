@@ -119,6 +119,12 @@ struct GraphExec {
   const void *holder = nullptr;  // the GraphEntry whose values the nodes hold, or NULL
   uint32_t users = 0;            // signatures bound to it
   uint64_t lastUse = 0;
+  // Device updates (Settings::graphDeviceUpdates): the graph takes its
+  // kernel nodes' updates at launch; asked for at its last build; of its
+  // last 8 launches, those that needed node updates (a bit each, newest
+  // lowest).
+  bool deviceUpdates = false, askedDevice = false;
+  uint8_t updatedLaunches = 0;
 };
 
 // A shape of work (topologyOf: the same operations in the same order with
@@ -335,7 +341,8 @@ class GraphCache {
   enum class Way : uint8_t { None, Fast, Replay, New, Eager, Reserved };
   Way way_ = Way::None;
   const char *why_ = nullptr;  // Replay, New: why the program ran (again)
-  uint64_t updatesMark_ = 0, buildsMark_ = 0, replansMark_ = 0;
+  uint64_t updatesMark_ = 0, deviceMark_ = 0, buildsMark_ = 0, replansMark_ = 0;
+  bool deviceRebuild_ = false;  // this call built its graph again for device updates
   mutable std::string outcome_;
   std::unordered_map<std::string_view, std::unique_ptr<GraphEntry>> entries_;
   std::unordered_map<std::string_view, std::unique_ptr<GraphShape>> shapes_;  // by topology

@@ -17,6 +17,12 @@ inline constexpr size_t kAlign = 256;
 // Settings::graphMemory: an H200 held 145 KiB per instantiated graph of 16
 // kernel nodes (scripts/gpu/graph_update_probe.cu).
 inline constexpr uint64_t kNodeBytes = 9 * 1024;
+// Of a graph's last 8 launches, those needing node updates after which,
+// under HOSTJIT_GRAPH_DEVICE_UPDATES=auto, it is built again to take them
+// at launch: the rebuild costs about one instantiation and upload (50 to
+// 250 us, bench/RESULTS.md); host updates cost 0.36 us a node (1.3 with a
+// new grid) on every such call.
+inline constexpr int kDeviceUpdatesAfter = 4;
 
 // A source address no buffer has: the nodes' values must be patched.
 inline const void *const kUnknown = reinterpret_cast<const void *>(~uintptr_t{0});

@@ -3,6 +3,7 @@
 #include "graph/graph_cache.h"
 
 #include <algorithm>
+#include <bit>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
@@ -52,14 +53,24 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
         }
       x.holder = &e;
     }
+    // A graph whose nodes the host keeps updating is built again to take
+    // its updates at launch (Settings::graphDeviceUpdates).
+    x.updatedLaunches = static_cast<uint8_t>(x.updatedLaunches << 1 | !e.dirty.empty());
+    if (!e.dirty.empty() && !x.deviceUpdates && !x.askedDevice && r_.settings.graphDeviceUpdates == Settings::kAuto &&
+        std::popcount(x.updatedLaunches) >= kDeviceUpdatesAfter) {
+      x.askedDevice = true;
+      ProfileScope span(r_.profiler, SpanKind::GraphBuild, e.ops.size(), 0, false);
+      if (int32_t st = span.done(build(e))) return st;
+      deviceRebuild_ = true;
+    }
     if (!e.dirty.empty()) {
       ProfileScope span(r_.profiler, SpanKind::GraphUpdate, e.dirty.size(), 0, false);
       if (int32_t st = r_.injector.check("updating %zu nodes of a graph", e.dirty.size())) return st;
       size_t done = 0;
       for (; done < e.dirty.size(); ++done) {
         PlannedOp &op = e.ops[e.dirty[done]];
-        bool grid = newDims(op, x.nodes[e.dirty[done]]);
-        if (int32_t st = x.graph->update(e.dirty[done], nodeOf(op, r_.comm.get()))) {
+        bool grid = newDims(op, x.nodes[e.dirty[done]]), onDevice = false;
+        if (int32_t st = x.graph->update(e.dirty[done], nodeOf(op, r_.comm.get()), &onDevice)) {
           // A node the backend cannot update in place (a driver may refuse a
           // 2D memset's new destination, a memset's new size, a child graph
           // of another shape): build the graph anew from the values.
@@ -74,6 +85,7 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
         op.dirty = false;
         ++r_.stats.graph_updates;
         r_.stats.graph_grid_updates += grid;
+        r_.stats.graph_device_updates += onDevice;
       }
       e.dirty.clear();
       span.done(HJ_OK);
@@ -107,11 +119,15 @@ int32_t GraphCache::build(GraphEntry &e) {
   nodes.reserve(e.ops.size());
   for (const PlannedOp &op : e.ops) nodes.push_back(nodeOf(op, r_.comm.get()));
   int32_t st = r_.injector.check("building a graph of %zu operations", e.ops.size());
-  if (st == HJ_OK) st = r_.backend.buildGraph(nodes, x.graph);
+  bool device = r_.settings.graphDeviceUpdates == Settings::kAlways ||
+                (r_.settings.graphDeviceUpdates == Settings::kAuto && x.askedDevice);
+  if (st == HJ_OK) st = r_.backend.buildGraph(nodes, device, x.graph);
   if (st != HJ_OK) {
     x.graph.reset();
+    x.deviceUpdates = false;
     return st;
   }
+  x.deviceUpdates = x.graph->deviceUpdates();
   x.bytes = kNodeBytes * e.ops.size();
   execBytes_ += x.bytes;
   x.nodes.resize(e.ops.size());

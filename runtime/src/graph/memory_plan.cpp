@@ -168,6 +168,7 @@ GraphExec *GraphCache::closestExec(GraphShape &s, const GraphEntry &e) {
   for (auto &p : s.execs) {
     size_t differ = dimsDiffer(e, *p, best);
     if (differ == SIZE_MAX) continue;
+    if (p->deviceUpdates) differ = 0;  // new dims cost it next to nothing
     if (differ < best || (differ == best && p->lastUse < x->lastUse)) {
       x = p.get();
       best = differ;
@@ -179,7 +180,10 @@ GraphExec *GraphCache::closestExec(GraphShape &s, const GraphEntry &e) {
 void GraphCache::promote(GraphEntry &e) {
   GraphShape &s = *e.shape;
   GraphExec *x = e.exec;
-  if (x->holder == &e || s.topology[0] != 'T') return;
+  // A graph that takes its node updates at launch serves every signature
+  // of its shape for a few stores a node: a graph of its own would save the
+  // device about 0.1 us a node at the price of an instantiation.
+  if (x->holder == &e || s.topology[0] != 'T' || x->deviceUpdates) return;
   // A graph of its own while the budget allows: it then replays with no
   // node to set (new arguments cost the driver about 0.36 us a node per
   // call, a graph about 100 us once). Past the budget, another graph of
@@ -251,7 +255,7 @@ int32_t GraphCache::bindPlan(GraphEntry &e) {
   // whose rounded grids no graph of its shape holds gets a graph of its
   // own while the budget allows, and the signatures that round alike are
   // then bound to it with new arguments only.
-  if (x && roundedOnly(e, *x) && s->execs.size() < r_.settings.graphsPerShape &&
+  if (x && !x->deviceUpdates && roundedOnly(e, *x) && s->execs.size() < r_.settings.graphsPerShape &&
       execBytes_ + kNodeBytes * e.ops.size() <= r_.settings.graphMemory)
     x = nullptr;
   if (x) ++r_.stats.graph_reuses;

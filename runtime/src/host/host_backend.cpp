@@ -30,9 +30,13 @@ struct HostLibraries {
 // HOSTJIT_GRAPH_SHUFFLE=<seed> in a random order that keeps only the
 // dependencies, so that a missing edge (a missing wait) changes results here
 // as it may on a GPU.
+// A replay list. Built for device updates, it takes a kernel node's new
+// arguments and grid as a CUDA graph does then (applied by the next
+// launch; a new block or shared memory size by the host), so the policy
+// that chooses them and its counters are the same on both backends.
 class HostGraph final : public Graph {
  public:
-  explicit HostGraph(Backend &backend) : backend_(backend) {
+  HostGraph(Backend &backend, bool deviceUpdates) : backend_(backend), deviceUpdates_(deviceUpdates) {
     if (const char *v = std::getenv("HOSTJIT_GRAPH_SHUFFLE"); v && *v) {
       shuffle_ = true;
       random_.seed(std::strtoull(v, nullptr, 10));
@@ -60,12 +64,17 @@ class HostGraph final : public Graph {
     }
   }
 
-  int32_t update(size_t index, const GraphNode &node) override {
+  bool deviceUpdates() const override { return deviceUpdates_; }
+
+  int32_t update(size_t index, const GraphNode &node, bool *onDevice) override {
+    *onDevice = false;
     if (index >= nodes_.size()) return fail(HJ_ERR_INTERNAL, "host graph: node %zu does not exist", index);
     Stored &s = nodes_[index];
     if (node.kind != s.node.kind) return fail(HJ_ERR_INTERNAL, "host graph: node %zu changes its kind", index);
     switch (s.node.kind) {
       case GraphNode::Kind::Kernel:
+        *onDevice = deviceUpdates_ && node.smem == s.node.smem && node.block.x == s.node.block.x &&
+                    node.block.y == s.node.block.y && node.block.z == s.node.block.z;
         s.node.grid = node.grid;
         s.node.block = node.block;
         s.node.smem = node.smem;
@@ -179,6 +188,7 @@ class HostGraph final : public Graph {
   }
 
   Backend &backend_;
+  bool deviceUpdates_ = false;
   std::vector<Stored> nodes_;
   bool shuffle_ = false;
   std::mt19937_64 random_;
@@ -225,8 +235,8 @@ class HostBackend final : public Backend {
     hostMatmul(c);
     return HJ_OK;
   }
-  int32_t buildGraph(const std::vector<GraphNode> &nodes, std::unique_ptr<Graph> &out) override {
-    auto g = std::make_unique<HostGraph>(*this);
+  int32_t buildGraph(const std::vector<GraphNode> &nodes, bool deviceUpdates, std::unique_ptr<Graph> &out) override {
+    auto g = std::make_unique<HostGraph>(*this, deviceUpdates);
     for (const GraphNode &n : nodes) g->add(n);
     out = std::move(g);
     return HJ_OK;
