@@ -67,7 +67,10 @@ TEST_CASE("graph mode on the GPU: examples match the CPU reference and eager cal
         }
         kept.clear();
         hj_stats st = rt->stats();
-        CHECK(st.graph_builds == 1);
+        // One graph, built again to take its nodes' new addresses at launch
+        // once 4 of its last 8 launches needed them (calls 4 to 11 move).
+        CHECK(st.graph_builds <= 2);
+        CHECK(st.graph_device_updates > 0);
         CHECK(st.graph_replays == 12);
         CHECK(st.graph_fallbacks == 0);
         CHECK(st.live_bytes == 0);
@@ -381,7 +384,13 @@ TEST_CASE("graph mode on the GPU: bounds_checked kernels launch rounded grids, n
   // a growing run: every output is the formula's though the nodes launch
   // grids rounded up to 1, 2, 4, 8, 16 or 32 blocks (memcheck sees the
   // extra blocks touch nothing), and no node is given a new grid: a new
-  // signature is bound to the graph holding its rounded grid.
+  // signature is bound to the graph holding its rounded grid. That is the
+  // host-update policy (HOSTJIT_GRAPH_DEVICE_UPDATES=0): with device
+  // updates a new grid costs next to nothing and the graphs are shared.
+  setenv("HOSTJIT_GRAPH_DEVICE_UPDATES", "0", 1);
+  struct Unset {
+    ~Unset() { unsetenv("HOSTJIT_GRAPH_DEVICE_UPDATES"); }
+  } unset;
   Program p = shapesProgram(/*boundsChecked=*/true);
   std::vector<int64_t> extents;
   for (int round = 0; round < 2; ++round)
