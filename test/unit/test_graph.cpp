@@ -805,6 +805,44 @@ TEST_CASE("graph mode: a graph whose nodes keep changing takes its updates at la
   }
 }
 
+TEST_CASE("graph mode: signatures that come back leave the graph taking updates at launch for their own",
+          "[graph]") {
+  // HOSTJIT_GRAPH_DEVICE_UPDATES=1: 8 extents, three rounds. The first
+  // round binds all to one graph, which takes their nodes' values at
+  // launch; in the second each but the last (whose values that graph
+  // holds) comes back and gets a graph of its own; the third replays them
+  // setting at most the input's new address, never a grid or a size.
+  Program p = parseOk(kShapes, "shapes.hir");
+  for (bool jit : {false, true}) {
+    INFO((jit ? "jit" : "eval"));
+    ScopedEnv updates("HOSTJIT_GRAPH_DEVICE_UPDATES", "1");
+    ScopedEnv every("HOSTJIT_GRAPH_MIN_LAUNCHES", "0");
+    auto eagerRt = makeRuntime(), graphRt = makeRuntime();
+    Runner eager(p, eagerRt, jit), graph(p, graphRt, jit, OptLevel::O2, /*graph=*/true);
+    auto value = [](int64_t i) { return 1.5f + float((i * 31) % 17) / 4.0f; };
+    hj_stats before{};
+    for (int round = 0; round < 3; ++round) {
+      if (round == 2) before = graphRt->stats();
+      for (int i = 0; i < 8; ++i) {
+        std::string way = callShapes(graph, eager, graphRt, eagerRt, 100 + 300 * i, value);
+        if (round == 2) CHECK_THAT(way, Catch::StartsWith("fast replay: "));
+      }
+      hj_stats s = graphRt->stats();
+      if (round == 0) {
+        CHECK(s.graph_builds == 1);
+        CHECK(s.graph_device_updates == 3 * 7);
+        CHECK(s.graph_grid_updates == 3 * 7);
+      }
+      if (round == 1) CHECK(s.graph_builds == 8);
+    }
+    hj_stats s = graphRt->stats();
+    CHECK(s.graph_builds == 8);
+    CHECK(s.graph_grid_updates == before.graph_grid_updates);
+    CHECK(s.graph_updates - before.graph_updates <= 8);
+    CHECK(s.graph_device_updates - before.graph_device_updates == s.graph_updates - before.graph_updates);
+  }
+}
+
 TEST_CASE("graph mode: a new shape takes over the graph of the same shape of work", "[graph]") {
   // Counts the builds of the host-update policy: no graph built again for device updates.
   ScopedEnv hostUpdates("HOSTJIT_GRAPH_DEVICE_UPDATES", "0");

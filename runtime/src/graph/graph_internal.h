@@ -23,6 +23,13 @@ inline constexpr uint64_t kNodeBytes = 9 * 1024;
 // 250 us, bench/RESULTS.md); host updates cost 0.36 us a node (1.3 with a
 // new grid) on every such call.
 inline constexpr int kDeviceUpdatesAfter = 4;
+// Graphs of their own that signatures coming back get while their shape of
+// work has a graph taking its updates at launch. The K = 16 shape cycle on
+// an H200 (bench/RESULTS.md, 2026-12-03) replayed 16 or 64 signatures in
+// 2.9 and 3.2 us from graphs of their own against 4.0 and 5.7 us from the
+// shared graph, and 256 or 1000 in 6.9 and 5.4 us against 4.2 and 4.9 us,
+// each own graph holding about 145 KiB of device memory.
+inline constexpr size_t kOwnGraphsBesideDeviceUpdates = 64;
 
 // A source address no buffer has: the nodes' values must be patched.
 inline const void *const kUnknown = reinterpret_cast<const void *>(~uintptr_t{0});

@@ -180,10 +180,12 @@ GraphExec *GraphCache::closestExec(GraphShape &s, const GraphEntry &e) {
 void GraphCache::promote(GraphEntry &e) {
   GraphShape &s = *e.shape;
   GraphExec *x = e.exec;
+  if (x->holder == &e || s.topology[0] != 'T') return;
   // A graph that takes its node updates at launch serves every signature
-  // of its shape for a few stores a node: a graph of its own would save the
-  // device about 0.1 us a node at the price of an instantiation.
-  if (x->holder == &e || s.topology[0] != 'T' || x->deviceUpdates) return;
+  // of its shape for about 0.1 us a node; a few dozen signatures that come
+  // back still replay faster from graphs of their own, many do not
+  // (kOwnGraphsBesideDeviceUpdates).
+  if (x->deviceUpdates && s.execs.size() > kOwnGraphsBesideDeviceUpdates) return;
   // A graph of its own while the budget allows: it then replays with no
   // node to set (new arguments cost the driver about 0.36 us a node per
   // call, a graph about 100 us once). Past the budget, another graph of
