@@ -283,7 +283,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
   updatesMark_ = r_.stats.graph_updates;
   deviceMark_ = r_.stats.graph_device_updates;
   buildsMark_ = r_.stats.graph_builds;
-  deviceRebuild_ = false;
+  rebuilt_ = Rebuilt::No;
   replansMark_ = r_.stats.graph_replans;
   why_ = nullptr;
   way_ = Way::Eager;
@@ -498,6 +498,11 @@ int32_t GraphCache::reserved(void **outData) {
   return HJ_OK;
 }
 
+const char *GraphCache::rebuiltText() const {
+  return rebuilt_ == Rebuilt::ForDevice ? "to take its node updates at launch"
+                                        : "to take its node updates from the host (the device fell behind its updates)";
+}
+
 const std::string &GraphCache::outcome() const {
   unsigned long long updates = r_.stats.graph_updates - updatesMark_;
   unsigned long long atLaunch = r_.stats.graph_device_updates - deviceMark_;
@@ -519,8 +524,8 @@ const std::string &GraphCache::outcome() const {
       }
       return outcome_;
     case Way::Fast:
-      if (deviceRebuild_)
-        std::snprintf(buf, sizeof buf, "fast replay: graph built again to take its node updates at launch");
+      if (rebuilt_ != Rebuilt::No)
+        std::snprintf(buf, sizeof buf, "fast replay: graph built again %s", rebuiltText());
       else if (r_.stats.graph_builds > buildsMark_)
         std::snprintf(buf, sizeof buf, "fast replay: graph built (the graph it was bound to held another signature's values)");
       else
@@ -534,11 +539,11 @@ const std::string &GraphCache::outcome() const {
       bool built = r_.stats.graph_builds > buildsMark_;
       char updated[96] = "";
       if (!built) std::snprintf(updated, sizeof updated, ", %llu nodes updated%s", updates, onDevice);
-      std::snprintf(buf, sizeof buf, "new signature: %s%s%s%s%s%s",
-                    deviceRebuild_ ? "bound to a cached graph of its shape of work, built again to take its node updates at launch"
-                    : built        ? "graph built"
-                                   : "bound to a cached graph of its shape of work",
-                    updated, r_.stats.graph_replans > replansMark_ ? ", memory plan grown" : "",
+      std::string how = rebuilt_ != Rebuilt::No
+                            ? std::string("bound to a cached graph of its shape of work, built again ") + rebuiltText()
+                        : built ? "graph built"
+                                : "bound to a cached graph of its shape of work";
+      std::snprintf(buf, sizeof buf, "new signature: %s%s%s%s%s%s", how.c_str(), updated, r_.stats.graph_replans > replansMark_ ? ", memory plan grown" : "",
                     why_ ? "; the program ran again (" : "", why_ ? why_ : "", why_ ? ")" : "");
       break;
     }

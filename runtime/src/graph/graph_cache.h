@@ -120,10 +120,10 @@ struct GraphExec {
   uint32_t users = 0;            // signatures bound to it
   uint64_t lastUse = 0;
   // Device updates (Settings::graphDeviceUpdates): the graph takes its
-  // kernel nodes' updates at launch; asked for at its last build; of its
-  // last 8 launches, those that needed node updates (a bit each, newest
-  // lowest).
-  bool deviceUpdates = false, askedDevice = false;
+  // kernel nodes' updates at launch; asked for at its last build; given
+  // up for good (the device fell behind: graph_replay.cpp); of its last 8
+  // launches, those that needed node updates (a bit each, newest lowest).
+  bool deviceUpdates = false, askedDevice = false, hostOnly = false;
   uint8_t updatedLaunches = 0;
 };
 
@@ -342,7 +342,11 @@ class GraphCache {
   Way way_ = Way::None;
   const char *why_ = nullptr;  // Replay, New: why the program ran (again)
   uint64_t updatesMark_ = 0, deviceMark_ = 0, buildsMark_ = 0, replansMark_ = 0;
-  bool deviceRebuild_ = false;  // this call built its graph again for device updates
+  // This call built its graph again for device updates, or back for host
+  // updates.
+  enum class Rebuilt : uint8_t { No, ForDevice, ForHost };
+  Rebuilt rebuilt_ = Rebuilt::No;
+  const char *rebuiltText() const;  // "to take its node updates ...", for outcome()
   mutable std::string outcome_;
   std::unordered_map<std::string_view, std::unique_ptr<GraphEntry>> entries_;
   std::unordered_map<std::string_view, std::unique_ptr<GraphShape>> shapes_;  // by topology

@@ -42,6 +42,15 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
     ProfileScope span(r_.profiler, SpanKind::GraphBuild, e.ops.size(), 0, false);
     if (int32_t st = span.done(build(e))) return st;
   } else {
+    // A graph taking its updates at launch whose device fell a ring of
+    // launches behind them: the device is what the calls wait for, and its
+    // updater adds to its time; built again for host updates, for good.
+    if (x.deviceUpdates && r_.settings.graphDeviceUpdates == Settings::kAuto && x.graph->deviceBehind()) {
+      x.hostOnly = true;
+      ProfileScope span(r_.profiler, SpanKind::GraphBuild, e.ops.size(), 0, false);
+      if (int32_t st = span.done(build(e))) return st;
+      rebuilt_ = Rebuilt::ForHost;
+    }
     if (x.holder != &e) {
       // The nodes hold another signature's values: set those that differ.
       for (uint32_t i : e.dirty) e.ops[i].dirty = false;
@@ -61,7 +70,7 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
       x.askedDevice = true;
       ProfileScope span(r_.profiler, SpanKind::GraphBuild, e.ops.size(), 0, false);
       if (int32_t st = span.done(build(e))) return st;
-      deviceRebuild_ = true;
+      rebuilt_ = Rebuilt::ForDevice;
     }
     if (!e.dirty.empty()) {
       ProfileScope span(r_.profiler, SpanKind::GraphUpdate, e.dirty.size(), 0, false);
@@ -120,7 +129,7 @@ int32_t GraphCache::build(GraphEntry &e) {
   for (const PlannedOp &op : e.ops) nodes.push_back(nodeOf(op, r_.comm.get()));
   int32_t st = r_.injector.check("building a graph of %zu operations", e.ops.size());
   bool device = r_.settings.graphDeviceUpdates == Settings::kAlways ||
-                (r_.settings.graphDeviceUpdates == Settings::kAuto && x.askedDevice);
+                (r_.settings.graphDeviceUpdates == Settings::kAuto && x.askedDevice && !x.hostOnly);
   if (st == HJ_OK) st = r_.backend.buildGraph(nodes, device, x.graph);
   if (st != HJ_OK) {
     x.graph.reset();

@@ -65,6 +65,7 @@ class HostGraph final : public Graph {
   }
 
   bool deviceUpdates() const override { return deviceUpdates_; }
+  bool deviceBehind() override { return false; }  // its launches run as they are made
 
   int32_t update(size_t index, const GraphNode &node, bool *onDevice) override {
     *onDevice = false;
