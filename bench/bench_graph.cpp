@@ -17,6 +17,7 @@
 #include <cuda.h>  // types and prototypes only: the driver is loaded with dlopen
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
@@ -530,29 +531,44 @@ void BM_ShapeUpdate(benchmark::State &state) {
 // shape (hj_graph_reserve), so the plan never grows; 3: as 2, with the
 // kernels bounds_checked (grids rounded up: most new signatures set only
 // their nodes' arguments).
-void BM_DecodePass(benchmark::State &state) {
-  int k = static_cast<int>(state.range(0)), way = static_cast<int>(state.range(1));
-  constexpr int kCalls = 1000;
-  Setup s(k, 256, false, /*boundsChecked=*/way == 3);
-  if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
-  hj_context *ctx = s.rt->context();
+struct DecodeLoop {
+  static constexpr int kCalls = 1000;
+  Setup s;
   void *data = nullptr;
-  if (hj_buffer_alloc(ctx, size_t(kCalls) * 256 * sizeof(float), &data)) return state.SkipWithError(hj_last_error());
-  std::vector<int64_t> shapes(2 * kCalls);
-  std::vector<DLTensor> xs(kCalls);
-  for (int i = 0; i < kCalls; ++i) {
-    shapes[2 * i] = 1 + i;
-    shapes[2 * i + 1] = 256;
-    xs[i] = *s.in()[0];
-    xs[i].data = data;
-    xs[i].shape = &shapes[2 * i];
-    xs[i].strides = nullptr;
+  std::vector<int64_t> shapes;
+  std::vector<DLTensor> xs;
+  std::string error;
+
+  DecodeLoop(int k, bool boundsChecked) : s(k, 256, false, boundsChecked) {
+    error = s.error;
+    if (!error.empty()) return;
+    if (hj_buffer_alloc(s.rt->context(), size_t(kCalls) * 256 * sizeof(float), &data)) {
+      error = hj_last_error();
+      return;
+    }
+    shapes.resize(2 * kCalls);
+    xs.resize(kCalls);
+    for (int i = 0; i < kCalls; ++i) {
+      shapes[2 * i] = 1 + i;
+      shapes[2 * i + 1] = 256;
+      xs[i] = *s.in()[0];
+      xs[i].data = data;
+      xs[i].shape = &shapes[2 * i];
+      xs[i].strides = nullptr;
+    }
   }
-  uint64_t replans = 0, passes = 0;
-  for (auto _ : state) {
+  ~DecodeLoop() { release(); }
+  // Frees x's buffer (before finish() looks for leaks).
+  void release() {
+    if (data) hj_buffer_free(s.rt->context(), data);
+    data = nullptr;
+  }
+  // One pass of `way` (BM_DecodePass) from an empty cache, ended by a
+  // synchronize: seconds per call in *perCall.
+  int32_t pass(int way, double *perCall) {
+    hj_context *ctx = s.rt->context();
     hj_graph_clear(ctx);
     hj_synchronize(ctx);
-    uint64_t before = s.rt->stats().graph_replans;
     auto a = std::chrono::steady_clock::now();
     int32_t st = HJ_OK;
     if (way >= 2) {
@@ -567,15 +583,76 @@ void BM_DecodePass(benchmark::State &state) {
     }
     if (st == HJ_OK) st = hj_synchronize(ctx);
     auto b = std::chrono::steady_clock::now();
-    if (st) return state.SkipWithError(hj_last_error());
-    state.SetIterationTime(std::chrono::duration<double>(b - a).count() / kCalls);
-    replans += s.rt->stats().graph_replans - before;
+    *perCall = std::chrono::duration<double>(b - a).count() / kCalls;
+    return st;
+  }
+};
+
+void BM_DecodePass(benchmark::State &state) {
+  int k = static_cast<int>(state.range(0)), way = static_cast<int>(state.range(1));
+  DecodeLoop loop(k, /*boundsChecked=*/way == 3);
+  if (!loop.error.empty()) return state.SkipWithError(loop.error.c_str());
+  uint64_t replans = 0, passes = 0;
+  for (auto _ : state) {
+    uint64_t before = loop.s.rt->stats().graph_replans;
+    double t = 0;
+    if (loop.pass(way, &t)) return state.SkipWithError(hj_last_error());
+    state.SetIterationTime(t);
+    replans += loop.s.rt->stats().graph_replans - before;
     ++passes;
   }
   state.counters["graph_replans"] = passes ? static_cast<double>(replans) / static_cast<double>(passes) : 0;
-  state.counters["graph_bytes"] = static_cast<double>(s.rt->stats().graph_bytes);
-  hj_buffer_free(ctx, data);
-  finish(state, s);
+  state.counters["graph_bytes"] = static_cast<double>(loop.s.rt->stats().graph_bytes);
+  loop.release();
+  finish(state, loop.s);
+}
+
+// The decode pass under HOSTJIT_GRAPH_DEVICE_UPDATES auto, 1 and 0, one
+// context each, their passes alternating (the first of each round
+// rotating): µs per call of each (median of the rounds), device time
+// included (a pass ends with a synchronize). checked: bounds_checked
+// kernels and a reservation (BM_DecodePass way 3), else way 1.
+void BM_DecodeModes(benchmark::State &state) {
+  int k = static_cast<int>(state.range(0));
+  bool checked = state.range(1) != 0;
+  const char *modes[] = {"auto", "1", "0"};
+  std::vector<std::unique_ptr<DecodeLoop>> loops;
+  for (const char *m : modes) {
+    setenv("HOSTJIT_GRAPH_DEVICE_UPDATES", m, 1);
+    loops.push_back(std::make_unique<DecodeLoop>(k, checked));
+    unsetenv("HOSTJIT_GRAPH_DEVICE_UPDATES");
+    if (!loops.back()->error.empty()) return state.SkipWithError(loops.back()->error.c_str());
+  }
+  std::vector<std::vector<double>> us(3);
+  std::vector<uint64_t> builds(3, 0), device(3, 0);
+  size_t round = 0;
+  for (auto _ : state) {
+    double total = 0;
+    for (size_t j = 0; j < 3; ++j) {
+      size_t m = (round + j) % 3;
+      hj_stats before = loops[m]->s.rt->stats();
+      double t = 0;
+      if (loops[m]->pass(checked ? 3 : 1, &t)) return state.SkipWithError(hj_last_error());
+      hj_stats after = loops[m]->s.rt->stats();
+      builds[m] += after.graph_builds - before.graph_builds;
+      device[m] += after.graph_device_updates - before.graph_device_updates;
+      us[m].push_back(t * 1e6);
+      total += t;
+    }
+    state.SetIterationTime(total);
+    ++round;
+  }
+  const char *names[] = {"auto", "device", "host"};
+  for (size_t m = 0; m < 3; ++m) {
+    std::sort(us[m].begin(), us[m].end());
+    state.counters[std::string(names[m]) + "_us"] = us[m].empty() ? -1 : us[m][us[m].size() / 2];
+    state.counters[std::string(names[m]) + "_builds"] = round ? static_cast<double>(builds[m]) / double(round) : 0;
+    state.counters[std::string(names[m]) + "_at_launch"] = round ? static_cast<double>(device[m]) / double(round) : 0;
+  }
+  for (auto &l : loops) {
+    l->release();
+    finish(state, l->s);
+  }
 }
 
 // The first call of a new signature in graph mode: the graphs are dropped
@@ -634,6 +711,12 @@ BENCHMARK(BM_DecodePass)
     ->ArgNames({"K", "way"})
     ->ArgsProduct({{16, 64}, {0, 1, 2, 3}})
     ->Iterations(5)  // a pass is 1000 calls: the manual time per call would take thousands of passes
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DecodeModes)
+    ->ArgNames({"K", "checked"})
+    ->ArgsProduct({{16, 64}, {0, 1}})
+    ->Iterations(7)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ManyInputs)->ArgNames({"M"})->Arg(1)->Arg(16)->Arg(64)->Arg(150)->Arg(300)->UseManualTime()->Unit(benchmark::kMillisecond);
