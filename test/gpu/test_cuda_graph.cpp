@@ -477,14 +477,16 @@ TEST_CASE("graph mode on the GPU: device updates, with host updates and new bloc
   }
 }
 
-TEST_CASE("graph mode on the GPU: a graph whose device falls behind its updates goes back to host updates",
+TEST_CASE("graph mode on the GPU: a graph whose device falls behind argument updates goes back to host updates",
           "[cuda][graph]") {
-  // Each call a new signature (%n), the first 90 holding the device 20 ms
+  // Each call a new signature (%n), the first 60 holding the device 10 ms
   // (@hold; far longer than a call takes the host, under a sanitizer too),
   // and no wait between calls: under auto the graph is built for device
-  // updates after 4 launches, and once the host is a ring of 64 launches
-  // ahead of the device it is built again for host updates, for good.
-  // Every output is still the fill's.
+  // updates after 4 launches. Where the nodes get new arguments only (the
+  // fill's grid stays 16 blocks), the graph is built again for host updates,
+  // for good, once the device is 16 launches behind; where every call
+  // gives the fill a new grid, it keeps taking its updates at launch. Every
+  // output is the fill's.
   std::string cu = sourceDir() + "/test/gpu/programs/watchdog.cu";
   Program p = parseText("kernel @hold(ptr<f32>, i64) {\n  cuda = \"" + cu + "\"\n  entry = \"hold\"\n}\n\n"
                         "kernel @fill_rank(ptr<f32>, i64, i64) {\n  cuda = \"" + cu + "\"\n  entry = \"fill_rank\"\n}\n\n"
@@ -493,45 +495,52 @@ TEST_CASE("graph mode on the GPU: a graph whose device falls behind its updates 
                         "  %blocks = ceildiv %n, 256\n"
                         "  launch @fill_rank grid(%blocks, 1, 1) block(256, 1, 1) smem(0) (%a, %n, 0)\n"
                         "  return %a\n}\n");
-  for (bool useJit : {false, true}) {
-    INFO((useJit ? "jit" : "eval"));
-    setenv("HOSTJIT_GRAPH_DEVICE_UPDATES", "auto", 1);
-    auto rt = everyCallRuntime();
-    unsetenv("HOSTJIT_GRAPH_DEVICE_UPDATES");
-    Runner graph(p, rt, useJit, /*graph=*/true);
-    std::vector<std::vector<Tensor>> outs;
-    std::vector<int64_t> sizes;
-    int toHost = 0, backAt = -1;
-    uint64_t deviceAtBack = 0;
-    for (int i = 0; i < 150; ++i) {
-      int64_t n = 1000 + 37 * i;
-      ScalarArg sc[] = {ScalarArg::i64(n), ScalarArg::i64(i < 90 ? 20000000 : 0)};
-      auto out = graph.run({}, sc);
-      INFO("call " << i << (out ? "" : ": " + out.error().message));
-      REQUIRE(out);
-      outs.push_back(std::move(*out));
-      sizes.push_back(n);
-      std::string way = hj_graph_outcome(rt->context());
-      if (way.find("from the host (the device fell behind its updates)") != std::string::npos) {
-        ++toHost;
-        backAt = i;
-        deviceAtBack = rt->stats().graph_device_updates;
+  for (bool newGrids : {false, true}) {
+    for (bool useJit : {false, true}) {
+      INFO((useJit ? "jit" : "eval") << (newGrids ? ", a new grid every call" : ", arguments only"));
+      setenv("HOSTJIT_GRAPH_DEVICE_UPDATES", "auto", 1);
+      auto rt = everyCallRuntime();
+      unsetenv("HOSTJIT_GRAPH_DEVICE_UPDATES");
+      Runner graph(p, rt, useJit, /*graph=*/true);
+      std::vector<std::vector<Tensor>> outs;
+      std::vector<int64_t> sizes;
+      int toHost = 0, backAt = -1;
+      uint64_t deviceAtBack = 0;
+      for (int i = 0; i < 100; ++i) {
+        int64_t n = newGrids ? 1000 + 300 * i : 3841 + i;
+        ScalarArg sc[] = {ScalarArg::i64(n), ScalarArg::i64(i < 60 ? 10000000 : 0)};
+        auto out = graph.run({}, sc);
+        INFO("call " << i << (out ? "" : ": " + out.error().message));
+        REQUIRE(out);
+        outs.push_back(std::move(*out));
+        sizes.push_back(n);
+        std::string way = hj_graph_outcome(rt->context());
+        if (way.find("from the host (the device fell behind its updates)") != std::string::npos) {
+          ++toHost;
+          backAt = i;
+          deviceAtBack = rt->stats().graph_device_updates;
+        }
       }
-    }
-    hj_stats s = rt->stats();
-    INFO("back to host updates at call " << backAt);
-    CHECK(toHost == 1);
-    CHECK(backAt > 64);
-    CHECK(deviceAtBack > 0);
-    CHECK(s.graph_device_updates == deviceAtBack);  // none after it
-    CHECK(s.graph_fallbacks == 0);
-    for (size_t c = 0; c < outs.size(); ++c) {
-      std::vector<float> got = hostFloats(outs[c][0]);
-      REQUIRE(got.size() == static_cast<size_t>(sizes[c]));
-      bool ok = true;
-      for (size_t k = 0; k < got.size() && ok; ++k) ok = got[k] == float(k + 1);
-      INFO("output of call " << c);
-      CHECK(ok);
+      hj_stats s = rt->stats();
+      INFO("back to host updates at call " << backAt);
+      if (newGrids) {
+        CHECK(toHost == 0);
+        CHECK(s.graph_device_updates > 90);
+      } else {
+        CHECK(toHost == 1);
+        CHECK(backAt > 16);
+        CHECK(deviceAtBack > 0);
+        CHECK(s.graph_device_updates == deviceAtBack);  // none after it
+      }
+      CHECK(s.graph_fallbacks == 0);
+      for (size_t c = 0; c < outs.size(); ++c) {
+        std::vector<float> got = hostFloats(outs[c][0]);
+        REQUIRE(got.size() == static_cast<size_t>(sizes[c]));
+        bool ok = true;
+        for (size_t k = 0; k < got.size() && ok; ++k) ok = got[k] == float(k + 1);
+        INFO("output of call " << c);
+        CHECK(ok);
+      }
     }
   }
 }

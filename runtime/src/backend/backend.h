@@ -98,9 +98,9 @@ class Graph {
   // Whether its kernel nodes take their updates at launch (buildGraph's
   // deviceUpdates, where the backend could).
   virtual bool deviceUpdates() const = 0;
-  // Whether a launch since the last ask had to wait for the device to take
-  // earlier launches' updates (it is a ring of launches behind: the
-  // device, not the host, is what calls wait for); asking clears it.
+  // Whether a launch since the last ask found the device many launches
+  // behind taking earlier launches' updates (the device, not the host, is
+  // what calls wait for); asking clears it.
   virtual bool deviceBehind() = 0;
 };
 

@@ -149,7 +149,7 @@ class CudaGraph final : public Graph {
   }
 
   bool deviceUpdates() const override { return ring_ != nullptr; }
-  bool deviceBehind() override { return ring_ && ring_->takeWaited(); }
+  bool deviceBehind() override { return ring_ && ring_->takeBehind(); }
 
   int32_t update(size_t index, const GraphNode &n, bool *onDevice) override {
     *onDevice = false;

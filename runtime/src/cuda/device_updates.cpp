@@ -198,8 +198,8 @@ bool UpdateRing::room(uint32_t bytes) const {
 int32_t UpdateRing::acquire() {
   if (acquired_) return HJ_OK;
   const volatile uint64_t *consumed = reinterpret_cast<const volatile uint64_t *>(host_);
+  if (launch_ - *consumed >= kBehind) behind_ = true;
   while (launch_ - *consumed >= kSlots) {
-    waited_ = true;
     CUresult r = d_.cuStreamQuery(stream_);
     if (r == CUDA_SUCCESS) {
       if (launch_ - *consumed >= kSlots)

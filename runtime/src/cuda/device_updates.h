@@ -64,8 +64,10 @@ class UpdateRing {
   void discard();
   // Changes with every launch and every discard: what is queued carries it.
   uint64_t generation() const { return generation_; }
-  // Whether a slot had to be waited for since the last ask (clears it).
-  bool takeWaited() { return std::exchange(waited_, false); }
+  // Whether, since the last ask, updates were queued while the device had
+  // yet to take those of kBehind or more earlier launches (clears it).
+  static constexpr uint64_t kBehind = 16;
+  bool takeBehind() { return std::exchange(behind_, false); }
 
  private:
   UpdateRing(const Driver &d, CUstream stream) : d_(d), stream_(stream) {}
@@ -79,7 +81,7 @@ class UpdateRing {
   CUdeviceptr device_ = 0, scratch_ = 0;  // the ring as the device sees it; [launch counter][slot copy]
   uint64_t slotBytes_ = 0, launch_ = 0, generation_ = 0;
   uint32_t maxUpdates_ = 0, maxData_ = 0, count_ = 0, data_ = 0;
-  bool acquired_ = false, waited_ = false;
+  bool acquired_ = false, behind_ = false;
   uint32_t maxUpdatesArg_ = 0, slotsArg_ = kSlots;
   void *args_[5] = {};
 };

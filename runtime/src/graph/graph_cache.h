@@ -121,10 +121,11 @@ struct GraphExec {
   uint64_t lastUse = 0;
   // Device updates (Settings::graphDeviceUpdates): the graph takes its
   // kernel nodes' updates at launch; asked for at its last build; given
-  // up for good (the device fell behind: graph_replay.cpp); of its last 8
-  // launches, those that needed node updates (a bit each, newest lowest).
+  // up for good (rebuildForUpdates); of its last 8 launches, those that
+  // needed node updates and those that gave a node a new grid or block (a
+  // bit each, newest lowest).
   bool deviceUpdates = false, askedDevice = false, hostOnly = false;
-  uint8_t updatedLaunches = 0;
+  uint8_t updatedLaunches = 0, gridLaunches = 0;
 };
 
 // A shape of work (topologyOf: the same operations in the same order with
@@ -302,6 +303,11 @@ class GraphCache {
                      int64_t *outDims, bool first = false);
   bool mapValues(GraphEntry &e);
   int32_t pushAndLaunch(GraphEntry &e);
+  // HOSTJIT_GRAPH_DEVICE_UPDATES=auto: builds the entry's graph again to
+  // take its node updates at launch (4 of its last 8 launches needed some),
+  // or back for host updates, for good (the device fell behind them and
+  // no grid changed lately); rebuilt_ says which.
+  int32_t rebuildForUpdates(GraphEntry &e);
   // Builds the entry's executable graph from its operations' values.
   int32_t build(GraphEntry &e);
   int32_t checkZeroed(GraphEntry &e);

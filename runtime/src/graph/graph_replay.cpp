@@ -42,15 +42,6 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
     ProfileScope span(r_.profiler, SpanKind::GraphBuild, e.ops.size(), 0, false);
     if (int32_t st = span.done(build(e))) return st;
   } else {
-    // A graph taking its updates at launch whose device fell a ring of
-    // launches behind them: the device is what the calls wait for, and its
-    // updater adds to its time; built again for host updates, for good.
-    if (x.deviceUpdates && r_.settings.graphDeviceUpdates == Settings::kAuto && x.graph->deviceBehind()) {
-      x.hostOnly = true;
-      ProfileScope span(r_.profiler, SpanKind::GraphBuild, e.ops.size(), 0, false);
-      if (int32_t st = span.done(build(e))) return st;
-      rebuilt_ = Rebuilt::ForHost;
-    }
     if (x.holder != &e) {
       // The nodes hold another signature's values: set those that differ.
       for (uint32_t i : e.dirty) e.ops[i].dirty = false;
@@ -62,16 +53,8 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
         }
       x.holder = &e;
     }
-    // A graph whose nodes the host keeps updating is built again to take
-    // its updates at launch (Settings::graphDeviceUpdates).
-    x.updatedLaunches = static_cast<uint8_t>(x.updatedLaunches << 1 | !e.dirty.empty());
-    if (!e.dirty.empty() && !x.deviceUpdates && !x.askedDevice && r_.settings.graphDeviceUpdates == Settings::kAuto &&
-        std::popcount(x.updatedLaunches) >= kDeviceUpdatesAfter) {
-      x.askedDevice = true;
-      ProfileScope span(r_.profiler, SpanKind::GraphBuild, e.ops.size(), 0, false);
-      if (int32_t st = span.done(build(e))) return st;
-      rebuilt_ = Rebuilt::ForDevice;
-    }
+    if (int32_t st = rebuildForUpdates(e)) return st;
+    bool anyGrid = false;
     if (!e.dirty.empty()) {
       ProfileScope span(r_.profiler, SpanKind::GraphUpdate, e.dirty.size(), 0, false);
       if (int32_t st = r_.injector.check("updating %zu nodes of a graph", e.dirty.size())) return st;
@@ -95,10 +78,12 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
         ++r_.stats.graph_updates;
         r_.stats.graph_grid_updates += grid;
         r_.stats.graph_device_updates += onDevice;
+        anyGrid |= grid;
       }
       e.dirty.clear();
       span.done(HJ_OK);
     }
+    x.gridLaunches = static_cast<uint8_t>(x.gridLaunches << 1 | anyGrid);
   }
   if (e.ops.empty()) return HJ_OK;
   if (int32_t st = r_.injector.check("launching a graph of %zu operations", e.ops.size())) return st;
@@ -109,6 +94,34 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
     if (int32_t st = r_.comm->watchLaunch(r_.backend.nativeStream(), e.watchWhat)) return span.done(st);
   }
   return span.done(HJ_OK);
+}
+
+int32_t GraphCache::rebuildForUpdates(GraphEntry &e) {
+  GraphExec &x = *e.exec;
+  x.updatedLaunches = static_cast<uint8_t>(x.updatedLaunches << 1 | !e.dirty.empty());
+  if (r_.settings.graphDeviceUpdates != Settings::kAuto) return HJ_OK;
+  Rebuilt why = Rebuilt::No;
+  if (x.deviceUpdates) {
+    // The device 16 launches behind the updates: it is what the calls wait
+    // for, and its updater adds to its time. Where the host would set
+    // arguments only (no grid changed in the last 8 launches), host
+    // updates cost less than that; a new grid costs the host 1.5 to 2 us
+    // a node, more than the updater costs the device.
+    bool behind = x.graph->deviceBehind();
+    if (behind && x.gridLaunches == 0) {
+      x.hostOnly = true;
+      why = Rebuilt::ForHost;
+    }
+  } else if (!e.dirty.empty() && !x.askedDevice && std::popcount(x.updatedLaunches) >= kDeviceUpdatesAfter) {
+    // Nodes the host keeps updating: taken at launch from now on.
+    x.askedDevice = true;
+    why = Rebuilt::ForDevice;
+  }
+  if (why == Rebuilt::No) return HJ_OK;
+  ProfileScope span(r_.profiler, SpanKind::GraphBuild, e.ops.size(), 0, false);
+  if (int32_t st = span.done(build(e))) return st;
+  rebuilt_ = why;
+  return HJ_OK;
 }
 
 std::string GraphCache::watchName(const GraphEntry &e) {
