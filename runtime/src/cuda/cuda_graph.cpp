@@ -169,13 +169,20 @@ class CudaGraph final : public Graph {
         bool grid = !sameDim(n.grid, ni.grid);
         ni.grid = n.grid;
         ni.diverged = true;
-        if (!repost_)
-          if (int32_t st = queue(ni, grid)) return st;
+        if (!repost_) {
+          if (int32_t st = queue(ni, grid)) {
+            repost_ = true;  // what the device holds is no longer known: post all
+            return st;
+          }
+        }
         *onDevice = true;
         return HJ_OK;
       }
       CurrentContext cc(d_, ctx_);
       if (CUresult r = cc.result()) return error("cuCtxSetCurrent", r);
+      // The host may not set a node the device may still be updating.
+      if (ni.dev)
+        if (int32_t st = ring_->drain()) return st;
       CUDA_KERNEL_NODE_PARAMS k = kernelNode(n);
       if (CUresult r = d_.cuGraphExecKernelNodeSetParams_v2(exec_, nodes_[index][0], &k))
         return error("cuGraphExecKernelNodeSetParams", r, n.kernel->name.c_str());
@@ -214,9 +221,19 @@ class CudaGraph final : public Graph {
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return error("cuCtxSetCurrent", r);
     if (ring_) {
+      // Its nodes' device handles belong to this executable: a copy captured
+      // into a caller's graph would update nothing, or this graph's nodes.
+      CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+      if (CUresult r = d_.cuStreamIsCapturing(stream_, &capture)) return error("cuStreamIsCapturing", r);
+      if (capture != CU_STREAM_CAPTURE_STATUS_NONE)
+        return fail(HJ_ERR_BACKEND,
+                    "a graph that takes its node updates at launch cannot be launched into a stream being captured "
+                    "(HOSTJIT_GRAPH_DEVICE_UPDATES=0 builds graphs that can)");
       if (repost_ || upload_) {
+        // Everything the device was given, grids too, posted again.
+        ring_->discard();
         for (NodeInfo &ni : info_)
-          if (ni.diverged && ni.queued != ring_->generation())
+          if (ni.diverged)
             if (int32_t st = queue(ni, true)) return st;
         repost_ = false;
       }
@@ -340,7 +357,7 @@ class CudaGraph final : public Graph {
       if (int32_t st = ring_->grid(ni.dev, ni.grid)) return st;
     unsigned char *data = nullptr;
     if (int32_t st = ring_->param(ni.dev, ni.layout->bytes, &data)) return st;
-    std::memcpy(data, ni.bytes.data(), ni.layout->bytes);
+    if (data) std::memcpy(data, ni.bytes.data(), ni.layout->bytes);
     ni.queued = ring_->generation();
     return HJ_OK;
   }

@@ -25,7 +25,9 @@ namespace {
 // node's (consecutive) updates each, since the driver applies each update
 // in about 0.7 us of device time. The launch counter lives in device
 // memory; `consumed` (in the pinned ring) tells the host which slots are
-// free again, and `failed` the first error of an update.
+// free again, and `failed` the first error of an update, after which the
+// updater traps: the context faults rather than run nodes with stale
+// values.
 const char kUpdaterSource[] = R"(
 struct Head { unsigned long long tag; unsigned count, dataBytes; };
 extern "C" __global__ void hostjit_apply_graph_updates(unsigned char *ring, unsigned long long slotBytes,
@@ -60,7 +62,12 @@ extern "C" __global__ void hostjit_apply_graph_updates(unsigned char *ring, unsi
         if (u[k].field == cudaGraphKernelNodeFieldParam)
           u[k].updateData.param.pValue = copy + dataAt + (size_t)u[k].updateData.param.pValue;
       cudaError_t e = cudaGraphKernelNodeUpdatesApply(&u[j], k - j);
-      if (e != cudaSuccess) atomicCAS((unsigned long long *)(ring + 8), 0ull, (unsigned long long)e);
+      if (e != cudaSuccess) {
+        // The graph's nodes would run with stale values: say why, then fault.
+        atomicCAS((unsigned long long *)(ring + 8), 0ull, (unsigned long long)e);
+        __threadfence_system();
+        __trap();
+      }
     }
   }
   __syncthreads();
@@ -230,6 +237,10 @@ int32_t UpdateRing::grid(CUgraphDeviceNode node, const hj_dim3 &g) {
 
 int32_t UpdateRing::param(CUgraphDeviceNode node, uint32_t bytes, unsigned char **data) {
   if (int32_t st = acquire()) return st;
+  if (bytes == 0) {  // a kernel without parameters: nothing to apply
+    *data = nullptr;
+    return HJ_OK;
+  }
   unsigned char *s = slot(launch_);
   unsigned char *u = s + kSlotHead + size_t{count_++} * kUpdateBytes;
   std::memset(u, 0, kUpdateBytes);
@@ -243,10 +254,30 @@ int32_t UpdateRing::param(CUgraphDeviceNode node, uint32_t bytes, unsigned char 
   return HJ_OK;
 }
 
-int32_t UpdateRing::post() {
+int32_t UpdateRing::failed() const {
   if (uint64_t e = *reinterpret_cast<const volatile uint64_t *>(host_ + 8))
     return fail(HJ_ERR_BACKEND, "a graph node update applied on the device failed with cudaError_t %llu",
                 static_cast<unsigned long long>(e));
+  return HJ_OK;
+}
+
+int32_t UpdateRing::drain() {
+  const volatile uint64_t *consumed = reinterpret_cast<const volatile uint64_t *>(host_);
+  while (*consumed < launch_) {
+    CUresult r = d_.cuStreamQuery(stream_);
+    if (r == CUDA_SUCCESS) {
+      if (*consumed < launch_) return fail(HJ_ERR_BACKEND, "graph updates: an updater of this graph did not run");
+      break;
+    }
+    if (r != CUDA_ERROR_NOT_READY)
+      return fail(HJ_ERR_BACKEND, "graph updates: waiting for the updater: %s", describe(d_, r).c_str());
+    sched_yield();
+  }
+  return failed();
+}
+
+int32_t UpdateRing::post() {
+  if (int32_t st = failed()) return st;
   if (!acquired_) return HJ_OK;
   unsigned char *s = slot(launch_);
   uint32_t head[2] = {count_, data_};

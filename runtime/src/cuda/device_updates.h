@@ -62,6 +62,11 @@ class UpdateRing {
   void launched();
   // Drops what is queued for the next launch (its tag too).
   void discard();
+  // Waits until every launch so far has applied its updates (before the
+  // host sets a device-updatable node itself: doing so while the device
+  // updates it is undefined). An error if an update failed on the device.
+  int32_t drain();
+  int32_t failed() const;  // HJ_ERR_BACKEND with the device's error, if an update failed
   // Changes with every launch and every discard: what is queued carries it.
   uint64_t generation() const { return generation_; }
   // Whether, since the last ask, updates were queued while the device had

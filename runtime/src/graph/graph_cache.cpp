@@ -499,8 +499,11 @@ int32_t GraphCache::reserved(void **outData) {
 }
 
 const char *GraphCache::rebuiltText() const {
-  return rebuilt_ == Rebuilt::ForDevice ? "to take its node updates at launch"
-                                        : "to take its node updates from the host (the device fell behind its updates)";
+  switch (rebuilt_) {
+    case Rebuilt::ForDevice: return "to take its node updates at launch";
+    case Rebuilt::NoDevice: return "to take its node updates at launch, which its backend could not give it";
+    default: return "to take its node updates from the host (the device fell behind its updates)";
+  }
 }
 
 const std::string &GraphCache::outcome() const {

@@ -350,7 +350,8 @@ class GraphCache {
   uint64_t updatesMark_ = 0, deviceMark_ = 0, buildsMark_ = 0, replansMark_ = 0;
   // This call built its graph again for device updates, or back for host
   // updates.
-  enum class Rebuilt : uint8_t { No, ForDevice, ForHost };
+  // NoDevice: built for device updates, which the backend could not give.
+  enum class Rebuilt : uint8_t { No, ForDevice, ForHost, NoDevice };
   Rebuilt rebuilt_ = Rebuilt::No;
   const char *rebuiltText() const;  // "to take its node updates ...", for outcome()
   mutable std::string outcome_;

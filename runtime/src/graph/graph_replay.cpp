@@ -120,7 +120,7 @@ int32_t GraphCache::rebuildForUpdates(GraphEntry &e) {
   if (why == Rebuilt::No) return HJ_OK;
   ProfileScope span(r_.profiler, SpanKind::GraphBuild, e.ops.size(), 0, false);
   if (int32_t st = span.done(build(e))) return st;
-  rebuilt_ = why;
+  rebuilt_ = why == Rebuilt::ForDevice && !x.deviceUpdates ? Rebuilt::NoDevice : why;
   return HJ_OK;
 }
 

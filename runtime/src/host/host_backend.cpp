@@ -2,6 +2,7 @@
 // kernels are host functions, registered or loaded from libraries.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -36,7 +37,7 @@ struct HostLibraries {
 // that chooses them and its counters are the same on both backends.
 class HostGraph final : public Graph {
  public:
-  HostGraph(Backend &backend, bool deviceUpdates) : backend_(backend), deviceUpdates_(deviceUpdates) {
+  explicit HostGraph(Backend &backend) : backend_(backend) {
     if (const char *v = std::getenv("HOSTJIT_GRAPH_SHUFFLE"); v && *v) {
       shuffle_ = true;
       random_.seed(std::strtoull(v, nullptr, 10));
@@ -65,6 +66,15 @@ class HostGraph final : public Graph {
   }
 
   bool deviceUpdates() const override { return deviceUpdates_; }
+  // As on CUDA: built for device updates only with a node that can take
+  // them, a kernel neither cooperative nor in clusters.
+  static bool updatable(const GraphNode &n) {
+    return n.kind == GraphNode::Kind::Kernel && !(n.kernel->launchFlags & HJ_LAUNCH_COOPERATIVE) &&
+           !n.kernel->clustered();
+  }
+  void offerDeviceUpdates() {
+    deviceUpdates_ = std::any_of(nodes_.begin(), nodes_.end(), [](const Stored &s) { return updatable(s.node); });
+  }
   bool deviceBehind() override { return false; }  // its launches run as they are made
 
   int32_t update(size_t index, const GraphNode &node, bool *onDevice) override {
@@ -74,7 +84,7 @@ class HostGraph final : public Graph {
     if (node.kind != s.node.kind) return fail(HJ_ERR_INTERNAL, "host graph: node %zu changes its kind", index);
     switch (s.node.kind) {
       case GraphNode::Kind::Kernel:
-        *onDevice = deviceUpdates_ && node.smem == s.node.smem && node.block.x == s.node.block.x &&
+        *onDevice = deviceUpdates_ && updatable(node) && node.smem == s.node.smem && node.block.x == s.node.block.x &&
                     node.block.y == s.node.block.y && node.block.z == s.node.block.z;
         s.node.grid = node.grid;
         s.node.block = node.block;
@@ -237,8 +247,9 @@ class HostBackend final : public Backend {
     return HJ_OK;
   }
   int32_t buildGraph(const std::vector<GraphNode> &nodes, bool deviceUpdates, std::unique_ptr<Graph> &out) override {
-    auto g = std::make_unique<HostGraph>(*this, deviceUpdates);
+    auto g = std::make_unique<HostGraph>(*this);
     for (const GraphNode &n : nodes) g->add(n);
+    if (deviceUpdates) g->offerDeviceUpdates();
     out = std::move(g);
     return HJ_OK;
   }
