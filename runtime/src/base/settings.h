@@ -28,8 +28,9 @@ struct Settings {
   // graph mode: whether executable graphs take their kernel nodes' new
   // arguments and grids at launch, from an updater kernel at their root
   // (HOSTJIT_GRAPH_DEVICE_UPDATES): kNever (0), kAlways (1), or kAuto
-  // (unset, "auto"): a graph whose launches needed node updates
-  // kDeviceUpdatesAfter times is built again with them
+  // (unset, "auto"): a graph is built again with them once 4 of its last 8
+  // launches needed node updates, and back for host updates when its device
+  // falls behind argument-only updates (GraphCache::rebuildForUpdates)
   enum DeviceUpdates : uint8_t { kNever, kAlways, kAuto };
   DeviceUpdates graphDeviceUpdates = kAuto;
   bool profile = false;  // hj_options.profile, HOSTJIT_PROFILE

@@ -348,9 +348,9 @@ class GraphCache {
   Way way_ = Way::None;
   const char *why_ = nullptr;  // Replay, New: why the program ran (again)
   uint64_t updatesMark_ = 0, deviceMark_ = 0, buildsMark_ = 0, replansMark_ = 0;
-  // This call built its graph again for device updates, or back for host
-  // updates.
-  // NoDevice: built for device updates, which the backend could not give.
+  // Whether this call built its graph again: for device updates
+  // (ForDevice; NoDevice when the backend could not give them), or back
+  // for host updates (ForHost).
   enum class Rebuilt : uint8_t { No, ForDevice, ForHost, NoDevice };
   Rebuilt rebuilt_ = Rebuilt::No;
   const char *rebuiltText() const;  // "to take its node updates ...", for outcome()

@@ -30,11 +30,10 @@ struct HostLibraries {
 // time (collectives through the communicator, now): in index order, or with
 // HOSTJIT_GRAPH_SHUFFLE=<seed> in a random order that keeps only the
 // dependencies, so that a missing edge (a missing wait) changes results here
-// as it may on a GPU.
-// A replay list. Built for device updates, it takes a kernel node's new
-// arguments and grid as a CUDA graph does then (applied by the next
-// launch; a new block or shared memory size by the host), so the policy
-// that chooses them and its counters are the same on both backends.
+// as it may on a GPU. Built for device updates, it says which kernel nodes
+// a CUDA graph would take at launch (new arguments and grids, not a new
+// block or shared memory size), so the policy that chooses them and its
+// counters are the same on both backends.
 class HostGraph final : public Graph {
  public:
   explicit HostGraph(Backend &backend) : backend_(backend) {
