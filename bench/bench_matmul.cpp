@@ -77,7 +77,7 @@ struct Setup {
   // hj_matmul's dims: per operand batches, rows, cols and strides.
   void dims(int64_t *d) const {
     int64_t v[HJ_MM_DIMS] = {s.batch, aRows,  aCols, aRows * aCols, aCols, 1, s.batch, bRows, bCols, bRows * bCols,
-                             bCols,   1,      s.batch, s.m,   s.n,  s.m * s.n, s.n, 1, s.bias ? s.n : 0, kWorkspace};
+                             bCols,   1,      s.batch, s.m,   s.n,  s.m * s.n, s.n, 1, s.bias ? s.n : 0, 1, kWorkspace};
     std::copy(v, v + HJ_MM_DIMS, d);
   }
 };

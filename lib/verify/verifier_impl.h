@@ -167,6 +167,8 @@ class Verifier {
   // Dim d of tensor v when the program fixes it (a static input dim, a
   // constant extent of its buffer or view).
   std::optional<int64_t> staticDim(ValueId v, uint32_t d) const;
+  // Stride d of a view or buffer whose strides are given and constant.
+  std::optional<int64_t> staticStride(ValueId v, uint32_t d) const;
   void check(const Matmul &n);
   void check(const Call &n);
   // The arguments of a launch or a call against the declaration's

@@ -399,7 +399,29 @@ void Verifier::check(const Matmul &n) {
     auto be = staticDim(n.bias.value, 0);
     if (be && bn && *be != *bn)
       error(n.bias.loc, "matmul's bias has " + show(be) + " elements; op(B) has " + show(bn) + " columns");
+    if (auto stride = staticStride(n.bias.value, 0); stride && *stride != 1 && !(be && *be <= 1))
+      error(n.bias.loc, "matmul's bias " + name(n.bias.value) + " has a stride of " + std::to_string(*stride) +
+                            "; a matmul reads the bias's elements adjacent (stride 1)");
   }
+  // Views start where their root does, so one root means shared memory.
+  ValueId cRoot = p_.rootOf(n.c.value);
+  const Operand *readers[] = {&n.a, &n.b, bias ? &n.bias : nullptr};
+  const char *what[] = {"A", "B", "the bias"};
+  for (int x = 0; x < 3; ++x)
+    if (readers[x] && p_.rootOf(readers[x]->value) == cRoot)
+      error(n.c.loc, "matmul's C " + name(n.c.value) + " is in the memory of " + what[x] + ", " +
+                         name(readers[x]->value) + "; a matmul reads " + what[x] +
+                         " while it writes C, so C must be a buffer of its own");
+}
+
+std::optional<int64_t> Verifier::staticStride(ValueId v, uint32_t d) const {
+  const Value &val = p_.value(v);
+  const std::vector<Operand> *strides = nullptr;
+  if (val.def == Value::Def::Stmt && val.defIndex < p_.body.size())
+    if (const auto *view = std::get_if<View>(&p_.body[val.defIndex].node)) strides = &view->strides;
+  if (const Alloc *al = strides ? nullptr : p_.allocOf(v)) strides = &al->strides;
+  if (!strides || d >= strides->size()) return std::nullopt;
+  return known((*strides)[d]);
 }
 
 void Verifier::check(const Return &n) {

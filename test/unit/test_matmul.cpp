@@ -296,3 +296,85 @@ TEST_CASE("matmul: a failure injected at every operation frees everything", "[ma
     CHECK(ops >= 4);
   }
 }
+
+TEST_CASE("matmul: a bias that is not contiguous is refused on every path, never read past", "[matmul]") {
+  Config c;
+  c.bias = true;
+  Program p = parseOk(program(c));
+  auto rt = makeRuntime();
+  LayerInputs in(rt, 21);
+  std::mt19937 g(5);
+  // A stride-2 view of 8 elements, and a broadcast (stride 0) of one.
+  auto wide = Tensor::fromHost(rt, {8}, dyadic(8, g));
+  auto one = Tensor::fromHost(rt, {1}, dyadic(1, g));
+  REQUIRE(wide);
+  REQUIRE(one);
+  int64_t four[1] = {4}, two[1] = {2}, zero[1] = {0};
+  DLTensor strided = wide->dl(), broadcast = one->dl();
+  strided.shape = four, strided.strides = two;
+  broadcast.shape = four, broadcast.strides = zero;
+  for (auto [bias, stride] : {std::pair{&strided, 2}, std::pair{&broadcast, 0}})
+    for (bool jit : {false, true})
+      for (bool graph : {false, true}) {
+        INFO((jit ? "jit" : "eval") << (graph ? ", graph" : "") << ", stride " << stride);
+        Runner r(p, rt, jit, OptLevel::O2, graph);
+        const DLTensor *inputs[] = {in.ptrs[0], in.ptrs[1], bias, in.ptrs[3]};
+        auto out = r.run(inputs);
+        REQUIRE(!out);
+        CHECK_THAT(out.error().message,
+                   Catch::StartsWith("matmul of @main at test.hir:") &&
+                       Catch::EndsWith(": the bias has a stride of " + std::to_string(stride) +
+                                       "; a matmul reads its 4 elements adjacent (stride 1): give it a contiguous copy"));
+        CHECK(rt->stats().graph_builds == 0);
+      }
+  // The same bias made contiguous runs.
+  Runner r(p, rt, true);
+  CHECK(r.run(in.span()));
+}
+
+TEST_CASE("matmul: C that shares memory with A, B or the bias is refused", "[matmul]") {
+  // C is the caller's: the verifier cannot see where it is.
+  Program p = parseOk(
+      "func @main(%a: f32[?, ?], %b: f32[?, ?], %bias: f32[?], %c: f32[?, ?]) -> () {\n"
+      "  matmul %a, %b, %c bias %bias\n  return\n}\n",
+      "overlap.hir");
+  auto rt = makeRuntime();
+  std::mt19937 g(8);
+  // One block of 16 rows of 4: A is rows 0-4, B rows 5-8, the bias row 9.
+  auto block = Tensor::fromHost(rt, {16, 4}, dyadic(64, g));
+  REQUIRE(block);
+  DLTensor base = block->dl();
+  int64_t a5x4[2] = {5, 4}, b4x4[2] = {4, 4}, bias4[1] = {4}, c5x4[2] = {5, 4};
+  auto at = [&](int64_t row, int64_t *shape, int ndim) {
+    DLTensor t = base;
+    t.byte_offset = static_cast<uint64_t>(row) * 4 * sizeof(float);
+    t.strides = nullptr;
+    t.shape = shape;
+    t.ndim = ndim;
+    return t;
+  };
+  DLTensor a = at(0, a5x4, 2), b = at(5, b4x4, 2), bias = at(9, bias4, 1);
+  struct Case {
+    int64_t row;  // where C starts: 5 x 4 from there
+    const char *reader;
+  } cases[] = {{1, "A"}, {4, "A"}, {6, "B"}, {7, "B"}, {9, "the bias"}};
+  for (bool jit : {false, true}) {
+    Runner r(p, rt, jit);
+    for (const Case &k : cases) {
+      INFO((jit ? "jit" : "eval") << ", C at row " << k.row);
+      DLTensor cv = at(k.row, c5x4, 2);
+      const DLTensor *inputs[] = {&a, &b, &bias, &cv};
+      auto out = r.run(inputs);
+      REQUIRE(!out);
+      CHECK(out.error().message == "matmul of @main at overlap.hir:2:3: C's memory overlaps " + std::string(k.reader) +
+                                       "'s; a matmul reads " + k.reader +
+                                       " while it writes C, so C must be a buffer of its own");
+    }
+    // A C of its own runs.
+    auto other = Tensor::fromHost(rt, {5, 4}, dyadic(20, g));
+    REQUIRE(other);
+    DLTensor cv = other->dl();
+    const DLTensor *inputs[] = {&a, &b, &bias, &cv};
+    CHECK(r.run(inputs));
+  }
+}

@@ -55,12 +55,14 @@ enum {
  * rows and columns, and its batch, row and column strides in elements. A
  * stored is m x k, or k x m with HJ_MM_TRANSPOSE_A (op(A) its transpose);
  * B k x n, or n x k with HJ_MM_TRANSPOSE_B; C m x n. The runtime checks
- * that they agree and names the statement when they do not. */
+ * that they agree and names the statement when they do not, and refuses a
+ * C whose memory overlaps A's, B's or the bias's. */
 enum {
   HJ_MM_A_BATCHES = 0, HJ_MM_A_ROWS, HJ_MM_A_COLS, HJ_MM_A_BATCH_STRIDE, HJ_MM_A_ROW_STRIDE, HJ_MM_A_COL_STRIDE,
   HJ_MM_B_BATCHES, HJ_MM_B_ROWS, HJ_MM_B_COLS, HJ_MM_B_BATCH_STRIDE, HJ_MM_B_ROW_STRIDE, HJ_MM_B_COL_STRIDE,
   HJ_MM_C_BATCHES, HJ_MM_C_ROWS, HJ_MM_C_COLS, HJ_MM_C_BATCH_STRIDE, HJ_MM_C_ROW_STRIDE, HJ_MM_C_COL_STRIDE,
   HJ_MM_BIAS_ELEMS,      /* elements of the bias (n), 0 without one */
+  HJ_MM_BIAS_STRIDE,     /* the bias's element stride: 1 (contiguous) when n > 1 */
   HJ_MM_WORKSPACE_BYTES, /* bytes of the workspace buffer (0: none) */
   HJ_MM_DIMS
 };

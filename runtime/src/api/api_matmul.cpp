@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "base/dtypes.h"
+#include "base/fake_address.h"
 #include "base/error.h"
 #include "core/context.h"
 
@@ -14,6 +15,41 @@ using hj::guarded;
 namespace {
 
 bool floatInput(uint32_t t) { return t == HJ_DTYPE_f32 || t == HJ_DTYPE_f16 || t == HJ_DTYPE_bf16; }
+
+using Bytes = unsigned __int128;  // spans of up to 2^62 elements never overflow it
+
+// The bytes operand x of dims spans from its first element (x: 0 A, 1 B, 2 C).
+Bytes spanBytes(const int64_t *d, int x, uint32_t dtype) {
+  const int64_t *o = d + 6 * x;
+  return (Bytes(o[0] - 1) * Bytes(o[3]) + Bytes(o[1] - 1) * Bytes(o[4]) + Bytes(o[2])) * hj_dtype_size(dtype);
+}
+
+// Whether two operands share memory. Graph mode traces with fake addresses
+// (base/fake_address.h), one per allocation and never a real one's.
+bool overlaps(const void *p, Bytes pBytes, const void *q, Bytes qBytes) {
+  if (pBytes == 0 || qBytes == 0) return false;
+  size_t pi = 0, qi = 0;
+  bool pFake = hj::fakeIndex(p, &pi), qFake = hj::fakeIndex(q, &qi);
+  if (pFake || qFake) return pFake && qFake && pi == qi;
+  Bytes x = reinterpret_cast<uintptr_t>(p), y = reinterpret_cast<uintptr_t>(q);
+  return x < y + qBytes && y < x + pBytes;
+}
+
+// C is written while A, B and the bias are read: a C whose memory overlaps
+// one of theirs gives wrong products on every backend, so it is refused.
+int32_t checkOverlap(const void *a, const void *b, const void *c, const void *bias, const int64_t *d,
+                     const hj::MatmulCall &m, const char *where) {
+  Bytes cBytes = spanBytes(d, 2, m.cType);
+  const char *reader = overlaps(c, cBytes, a, spanBytes(d, 0, m.aType))   ? "A"
+                       : overlaps(c, cBytes, b, spanBytes(d, 1, m.aType)) ? "B"
+                       : bias && overlaps(c, cBytes, bias, Bytes(m.n) * hj_dtype_size(m.cType))
+                           ? "the bias"
+                           : nullptr;
+  if (!reader) return 0;
+  return hj::fail(HJ_ERR_INVALID_ARGUMENT,
+                  "%s: C's memory overlaps %s's; a matmul reads %s while it writes C, so C must be a buffer of its own",
+                  where, reader, reader);
+}
 
 }  // namespace
 
@@ -86,11 +122,18 @@ extern "C" int32_t hj_matmul(hj_context *ctx, const void *a, const void *b, void
     if ((flags & HJ_MM_BIAS) && d[HJ_MM_BIAS_ELEMS] != m.n)
       return fail(HJ_ERR_INVALID_ARGUMENT, "%s: the bias has %" PRId64 " elements; C has %" PRId64 " columns", where,
                   d[HJ_MM_BIAS_ELEMS], m.n);
+    // Every backend reads the bias as n adjacent elements.
+    if ((flags & HJ_MM_BIAS) && m.n > 1 && d[HJ_MM_BIAS_STRIDE] != 1)
+      return fail(HJ_ERR_INVALID_ARGUMENT,
+                  "%s: the bias has a stride of %" PRId64 "; a matmul reads its %" PRId64
+                  " elements adjacent (stride 1): give it a contiguous copy",
+                  where, d[HJ_MM_BIAS_STRIDE], m.n);
     if (!a || !b || !c) return fail(HJ_ERR_INVALID_ARGUMENT, "%s: %s is NULL", where, !a ? "A" : !b ? "B" : "C");
     if ((flags & HJ_MM_BIAS) && !bias) return fail(HJ_ERR_INVALID_ARGUMENT, "%s: the bias is NULL", where);
     if (d[HJ_MM_WORKSPACE_BYTES] < 0 || (d[HJ_MM_WORKSPACE_BYTES] > 0 && !workspace))
       return fail(HJ_ERR_INVALID_ARGUMENT, "%s: a workspace of %" PRId64 " bytes at %p", where,
                   d[HJ_MM_WORKSPACE_BYTES], workspace);
+    if (int32_t st = checkOverlap(a, b, c, flags & HJ_MM_BIAS ? bias : nullptr, d, m, where)) return st;
     if (!std::isfinite(alpha) || !std::isfinite(beta))
       return fail(HJ_ERR_INVALID_ARGUMENT, "%s: alpha %g and beta %g must be finite", where, alpha, beta);
     m.workspaceBytes = static_cast<uint64_t>(d[HJ_MM_WORKSPACE_BYTES]);

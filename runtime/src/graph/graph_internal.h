@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/fake_address.h"
 #include "graph/graph_cache.h"
 
 namespace hj {
@@ -45,20 +46,6 @@ inline size_t slotBytes(uint64_t bytes) {
   size_t want = footprint(bytes), slot = kAlign;
   while (slot < want) slot <<= 1;
   return slot;
-}
-
-// The addresses handed out while tracing: never dereferenced and never a
-// real buffer (non-canonical on x86-64 and AArch64).
-inline void *fakeAddress(size_t index) {
-  return reinterpret_cast<void *>(uintptr_t{0xF00D} << 48 | (static_cast<uintptr_t>(index) + 1) << 8);
-}
-
-// The allocation a traced address is of (false: not one handed out).
-inline bool fakeIndex(const void *p, size_t *index) {
-  auto v = reinterpret_cast<uintptr_t>(p);
-  if (v >> 48 != 0xF00D || (v & 0xff) != 0 || ((v >> 8) & 0xFFFFFFFFFFull) == 0) return false;
-  *index = static_cast<size_t>((v >> 8) & 0xFFFFFFFFFFull) - 1;
-  return true;
 }
 
 // Two buffers may share memory when their lifetimes do not overlap and the
