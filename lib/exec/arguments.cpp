@@ -50,32 +50,43 @@ Expected<void> checkArguments(const Plan &plan, const DLTensor *const *inputs, s
       return bad(who() + "expected dtype " + dtypeName(in.dtype) + " (" + want() + "), got " + dlpackTypeText(t->dtype));
     if (t->ndim > 0 && !t->shape) return bad(who() + "shape pointer is NULL");
     bool empty = false;
-    uint64_t span = 1;  // elements, then bytes: must not overflow
-    bool overflow = false;
     for (int d = 0; d < t->ndim; ++d) {
       if (t->shape[d] < 0) return bad(who() + "dim " + std::to_string(d) + " is negative");
       if (t->strides && t->strides[d] < 0)
         return bad(who() + "stride " + std::to_string(d) + " is " + std::to_string(t->strides[d]) + ", expected >= 0");
-      overflow |= __builtin_mul_overflow(span, static_cast<uint64_t>(t->shape[d]), &span);
       if (in.dims[d] != kDynamic && t->shape[d] != in.dims[d])
         return bad(who() + "dim " + std::to_string(d) + " is " + std::to_string(t->shape[d]) + ", expected " +
                    std::to_string(in.dims[d]) + " (" + want() + ", got shape " + shapeText(*t) + ")");
       empty |= t->shape[d] == 0;
     }
-    overflow |= __builtin_mul_overflow(span, static_cast<uint64_t>(dtypeBytes(in.dtype)), &span);
-    if (!empty && (overflow || span > HJ_MAX_BUFFER_BYTES))
+    // Checked even when a dim is 0: the contiguous strides of the others
+    // must fit i64.
+    uint64_t bytes = 0;
+    if (!denseBytes(std::span<const int64_t>(t->shape, static_cast<size_t>(t->ndim)), dtypeBytes(in.dtype),
+                    HJ_MAX_BUFFER_BYTES, &bytes))
       return bad(who() + "shape " + shapeText(*t) + " holds more than 2^62 bytes: its sizes overflow");
     if (t->device.device_type != device.device_type || t->device.device_id != device.device_id)
       return bad(who() + "is on device type " + std::to_string(t->device.device_type) + " id " +
                  std::to_string(t->device.device_id) + ", expected type " + std::to_string(device.device_type) +
                  " id " + std::to_string(device.device_id));
     if (!t->data && !empty) return bad(who() + "data pointer is NULL");
-    if (in.contiguous && t->strides) {  // a collective moves it as one block
+    // Kernels and libraries load whole elements: a misaligned one faults on
+    // a GPU and is undefined behaviour on the host.
+    if (uintptr_t at = reinterpret_cast<uintptr_t>(t->data) + t->byte_offset; !empty && at % dtypeBytes(in.dtype))
+      return bad(who() + "its first element is at address " + std::to_string(at) + ", which is not a multiple of " +
+                 std::to_string(dtypeBytes(in.dtype)) + " (a " + dtypeName(in.dtype) +
+                 "'s size): pass an aligned copy");
+    if (!in.contiguousFor.empty() && t->strides && !empty) {
       int64_t compact = 1;
       for (int d = t->ndim - 1; d >= 0; --d) {
         if (t->shape[d] != 1 && t->strides[d] != compact)
-          return bad(who() + "a collective moves it, so it must be contiguous; its stride " + std::to_string(d) +
-                     " is " + std::to_string(t->strides[d]) + ", expected " + std::to_string(compact));
+          return bad(who() + in.contiguousFor + ", so it must be contiguous; its stride " + std::to_string(d) +
+                     " is " + std::to_string(t->strides[d]) + ", expected " + std::to_string(compact) +
+                     ": pass a contiguous copy" +
+                     (in.contiguousFor.find("ptr<") != std::string::npos
+                          ? ", or declare the parameter tensor<" + std::string(dtypeName(in.dtype)) + ", " +
+                                std::to_string(in.dims.size()) + "> to take the strides"
+                          : ""));
         compact *= t->shape[d];
       }
     }

@@ -116,11 +116,8 @@ Expected<InputSet> InputSet::fromHost(const std::shared_ptr<Runtime> &rt, const 
   DLDevice dev = rt->device();
   for (size_t i = 0; i < plan.inputs.size(); ++i) {
     const PlanInput &in = plan.inputs[i];
-    size_t n = 1, bytes = 0;
-    bool overflow = false;
-    for (int64_t d : shapes[i]) overflow |= __builtin_mul_overflow(n, static_cast<size_t>(d), &n);
-    overflow |= __builtin_mul_overflow(n, dtypeBytes(in.dtype), &bytes);
-    if (overflow || bytes > (size_t{1} << 40))
+    uint64_t bytes = 0;
+    if (!denseBytes(shapes[i], dtypeBytes(in.dtype), uint64_t{1} << 40, &bytes))
       return Error{HJ_ERR_INVALID_ARGUMENT, "input %" + in.name + ": the shape is too large (over 1 TiB)"};
     if (data[i].size() != bytes)
       return Error{HJ_ERR_INVALID_ARGUMENT, "input %" + in.name + ": " + std::to_string(data[i].size()) +
@@ -176,14 +173,11 @@ Expected<InputSet> InputSet::random(const std::shared_ptr<Runtime> &rt, const Pl
         shape.push_back(d);
       }
     }
-    size_t n = 1, total = 0;
-    bool overflow = false;
-    for (int64_t d : shape) overflow |= __builtin_mul_overflow(n, static_cast<size_t>(d), &n);
-    overflow |= __builtin_mul_overflow(n, dtypeBytes(in.dtype), &total);
-    if (overflow || total > (size_t{1} << 36))
+    uint64_t total = 0;
+    if (!denseBytes(shape, dtypeBytes(in.dtype), uint64_t{1} << 36, &total))
       return Error{HJ_ERR_INVALID_ARGUMENT, "input %" + in.name + ": the shape is too large to generate (over 64 GiB)"};
     std::vector<unsigned char> bytes(total);
-    fillRandom(in.dtype, bytes.data(), n, rng);
+    fillRandom(in.dtype, bytes.data(), total / dtypeBytes(in.dtype), rng);
     if (auto g = given.find(in.name); g != given.end()) {
       if (g->second.size() != total)
         return Error{HJ_ERR_INVALID_ARGUMENT, "input %" + in.name + ": " + std::to_string(g->second.size()) +

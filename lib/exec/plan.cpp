@@ -198,7 +198,7 @@ class Planner {
     const Value &v = p_.value(o.value);
     ExprId n = table_.constInt(1);
     if (v.def == Value::Def::TensorInput) {
-      plan_.inputs[v.defIndex].contiguous = true;
+      needContiguous(v.defIndex, "a collective moves it");
       for (uint32_t d = 0; d < v.rank; ++d)
         n = table_.binary(OpCode::Mul, n,
                           v.inputDims[d] == kDynamic ? table_.inputSize(v.defIndex, d) : table_.constInt(v.inputDims[d]),
@@ -309,6 +309,7 @@ class Planner {
     if (n.bias.isValue()) {
       s.bias = shapeOf(n.bias, sizes, strides);
       dims[HJ_MM_BIAS_ELEMS] = sizes[0];
+      dims[HJ_MM_BIAS_STRIDE] = strides[0];
       s.flags |= HJ_MM_BIAS;
     }
     if (n.workspace.isValue()) {
@@ -383,6 +384,10 @@ class Planner {
       ExprRefs dims = k.params[i].isStruct ? structDims(a.value) : ExprRefs{};
       ValueId root = p_.rootOf(a.value);  // a view passes its root's memory
       if (p_.value(root).def == Value::Def::TensorInput) {
+        if (!k.params[i].isStruct && !stridedView(a.value))
+          needContiguous(p_.value(root).defIndex, (k.custom ? "custom call @" : "kernel @") + k.name +
+                                                      " takes it as " + toString(k.params[i]) + " (parameter " +
+                                                      std::to_string(i) + "), which is its data pointer alone");
         out.push_back(InputArg{InputRef{p_.value(root).defIndex}, std::move(dims)});
       } else {
         SlotRef slot = slotOf(root);
@@ -392,6 +397,22 @@ class Planner {
     }
     for (SlotRef slot : buffers) useIfOtherStream(slot);
     return out;
+  }
+
+  // Input `input`'s memory must be contiguous, for this reason (the first
+  // one given is the one a refusal names).
+  void needContiguous(uint32_t input, std::string why) {
+    std::string &at = plan_.inputs[input].contiguousFor;
+    if (at.empty()) at = std::move(why);
+  }
+
+  // A view whose strides the program gives: it says itself how its root's
+  // memory is laid out, whatever the caller's strides.
+  bool stridedView(ValueId id) const {
+    const Value &v = p_.value(id);
+    if (v.def != Value::Def::Stmt || v.defIndex >= p_.body.size()) return false;
+    const auto *vw = std::get_if<View>(&p_.body[v.defIndex].node);
+    return vw && !vw->strides.empty();
   }
 
   // The sizes, then the strides (elements), of a tensor passed as a struct.
@@ -492,8 +513,12 @@ Kernel planKernel(const Kernel &k, const std::string &file) {
   std::filesystem::path dir = file.empty() ? std::filesystem::path() : std::filesystem::path(file).parent_path();
   if (k.cuda) pk.cuda = (dir / *k.cuda).lexically_normal().string();
   if (k.image) pk.image = (dir / *k.image).lexically_normal().string();
-  if (k.library && k.library->find('/') != std::string::npos)
-    pk.library = (dir / *k.library).lexically_normal().string();
+  if (k.library && k.library->find('/') != std::string::npos) {
+    // Still a path after normalising ("./x.so" beside "p.hir" is "x.so"),
+    // or dlopen would search the system's libraries for it.
+    std::string lib = (dir / *k.library).lexically_normal().string();
+    pk.library = lib.find('/') == std::string::npos ? "./" + lib : lib;
+  }
   return pk;
 }
 

@@ -12,9 +12,11 @@ namespace {
 
 int64_t inputStride(const DLTensor *t, uint32_t dim) {
   if (t->strides) return t->strides[dim];
-  int64_t s = 1;
-  for (int32_t d = t->ndim - 1; d > static_cast<int32_t>(dim); --d) s *= t->shape[d];
-  return s;
+  // checkArguments keeps the non-zero dims' product within 2^62 bytes, so
+  // this cannot overflow (unsigned, as the JIT's multiply wraps).
+  uint64_t s = 1;
+  for (int32_t d = t->ndim - 1; d > static_cast<int32_t>(dim); --d) s *= static_cast<uint64_t>(t->shape[d]);
+  return static_cast<int64_t>(s);
 }
 
 }  // namespace

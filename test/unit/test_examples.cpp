@@ -120,7 +120,47 @@ TEST_CASE("arguments are checked and errors name the argument", "[examples]") {
     int64_t negStrides[2] = {-2, 1};
     bad.strides = negStrides;
     CHECK(message(args, ok) == "argument %b: stride 0 is -2, expected >= 0");
+    // A zero dim does not excuse the others: their strides must fit.
+    int64_t zeroHuge[2] = {0, int64_t{1} << 61};
+    bad = *inputs->pointers()[1];
+    bad.shape = zeroHuge;
+    CHECK(message(args, ok) == "argument %b: shape [0, 2305843009213693952] holds more than 2^62 bytes: its sizes "
+                               "overflow");
+    // A ptr<f32> parameter sees the data pointer alone: strided or
+    // broadcast memory would be read as if it were contiguous.
+    const std::string ptrWhy =
+        "argument %b: kernel @splitk_matmul takes it as ptr<f32> (parameter 1), which is its data pointer alone, so "
+        "it must be contiguous; ";
+    const std::string ptrFix = ": pass a contiguous copy, or declare the parameter tensor<f32, 2> to take the strides";
+    int64_t rowStrided[2] = {4, 1}, broadcast[2] = {0, 1}, colStrided[2] = {4, 2};
+    bad = *inputs->pointers()[1];
+    bad.strides = rowStrided;
+    CHECK(message(args, ok) == ptrWhy + "its stride 0 is 4, expected 2" + ptrFix);
+    bad.strides = broadcast;
+    CHECK(message(args, ok) == ptrWhy + "its stride 0 is 0, expected 2" + ptrFix);
+    bad.strides = colStrided;
+    CHECK(message(args, ok) == ptrWhy + "its stride 1 is 2, expected 1" + ptrFix);
+    // An element that does not start at a multiple of its size.
+    bad = *inputs->pointers()[1];
+    bad.byte_offset = 2;
+    std::string misaligned = message(args, ok);
+    CHECK(misaligned.rfind("argument %b: its first element is at address ", 0) == 0);
+    CHECK(misaligned.find(", which is not a multiple of 4 (a f32's size): pass an aligned copy") != std::string::npos);
   }
   CHECK(rt->stats().allocs == 0);
   CHECK(rt->stats().graph_builds == 0);
+  // Explicit strides that are the contiguous ones, and a stride of any
+  // value in a dim of size 1, are contiguous memory: accepted.
+  int64_t compact[2] = {2, 1}, oneRow[2] = {7, 1}, shapeOneRow[2] = {1, 2};
+  DLTensor b = *inputs->pointers()[1];
+  b.strides = compact;
+  const DLTensor *strided[] = {inputs->pointers()[0], &b};
+  CHECK(ev->run(strided, ok));
+  DLTensor a1 = *inputs->pointers()[0];
+  int64_t shapeA1[2] = {4, 1};
+  a1.shape = shapeA1;
+  b.shape = shapeOneRow;
+  b.strides = oneRow;
+  const DLTensor *rows[] = {&a1, &b};
+  CHECK(ev->run(rows, ok));
 }

@@ -211,10 +211,13 @@ struct PlanOutput {
   HOSTJIT_FIELDS((SlotRef, slot), (DType, dtype, DType::f32), (ExprRefs, sizes), (ExprRefs, strides))
 };
 
-// A tensor parameter; dims kDynamic for ?. contiguous: a collective moves
-// it, so checkArguments wants compact strides.
+// A tensor parameter; dims kDynamic for ?. contiguousFor: why its memory
+// must be contiguous (a collective moves it, or a kernel's ptr<T> parameter
+// sees only its data pointer), so checkArguments wants compact strides;
+// empty when any strides do.
 struct PlanInput {
-  HOSTJIT_FIELDS((std::string, name), (DType, dtype, DType::f32), (std::vector<int64_t>, dims), (bool, contiguous))
+  HOSTJIT_FIELDS((std::string, name), (DType, dtype, DType::f32), (std::vector<int64_t>, dims),
+                 (std::string, contiguousFor))
 };
 
 struct PlanScalar {

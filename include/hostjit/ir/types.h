@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +57,12 @@ struct ParamType {
 // HJ_MAX_BUFFER_BYTES (the size overflows). Extents and strides are >= 0.
 bool bufferBytes(const std::vector<int64_t> &sizes, const std::vector<int64_t> &strides, uint32_t elementBytes,
                  uint64_t *out);
+
+// The bytes of a dense array of this shape (0 with a zero dim). false when
+// the product of its non-zero dims times elementBytes is more than `limit`:
+// such a shape is refused even beside a zero dim, as NumPy refuses it, and
+// so every stride of it fits i64.
+bool denseBytes(std::span<const int64_t> shape, uint64_t elementBytes, uint64_t limit, uint64_t *out);
 
 std::string toString(const TensorType &t);
 std::string toString(const ParamType &t);
