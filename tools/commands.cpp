@@ -4,13 +4,13 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "hostjit/fusion/fusion.h"
 #include "hostjit/fusion/lowering.h"
 #include "hostjit/fusion/triton.h"
+#include "hostjit/ir/files.h"
 #include "hostjit/jit.h"
 #include "hostjit/text/text.h"
 #include "hostjit/verify/verifier.h"
@@ -39,10 +39,7 @@ int cmdLower(const std::string &file, const std::string &out) {
     for (std::optional<std::string> *path : {&k.cuda, &k.image})
       if (*path && fs::path(**path).is_relative())
         *path = (from / **path).lexically_normal().lexically_relative(to).string();
-  std::ofstream f(out, std::ios::binary | std::ios::trunc);
-  f << print(p, &comments);
-  f.close();
-  if (!f) return userError("cannot write " + out);
+  if (auto ok = writeFileBytes(out, print(p, &comments)); !ok) return userError(ok.error().message);
   return kOk;
 }
 
@@ -54,13 +51,12 @@ void checkImages(const Program &p, const std::string &file, Diagnostics &d) {
   for (const Kernel &k : p.kernels) {
     if (!k.image) continue;
     std::string path = planKernel(k, file).image.value();
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      d.error(k.loc, "kernel @" + k.name + ": cannot read image '" + path + "'");
+    auto bytes = readFileBytes(path, kMaxDataFileBytes);
+    if (!bytes) {
+      d.error(k.loc, "kernel @" + k.name + ": cannot read image '" + path + "': " + bytes.error().message);
       continue;
     }
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (hj_kernel_image_check(bytes.data(), bytes.size(), k.entry ? k.entry->c_str() : nullptr) != HJ_OK)
+    if (hj_kernel_image_check(bytes->data(), bytes->size(), k.entry ? k.entry->c_str() : nullptr) != HJ_OK)
       d.error(k.loc, "kernel @" + k.name + ": image '" + path + "': " + hj_last_error());
   }
 }

@@ -1,10 +1,9 @@
 // runtime_handles.cpp - C++ handles that own the C runtime's objects.
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "hostjit/exec/runtime_handles.h"
+#include "hostjit/ir/files.h"
 
 namespace hostjit {
 
@@ -93,13 +92,11 @@ Expected<std::shared_ptr<KernelTable>> KernelTable::load(const std::shared_ptr<R
       for (int c = 0; c < 3; ++c) d.cluster[c] = static_cast<uint32_t>((*k.cluster)[c]);
     if (cuda && (k.cuda || k.image)) {
       const std::string &file = k.cuda ? *k.cuda : *k.image;
-      std::ifstream in(file, std::ios::binary);
-      if (!in)
-        return Error{HJ_ERR_NOT_FOUND,
-                     "kernel @" + k.name + ": cannot read " + (k.cuda ? "CUDA source" : "image") + " '" + file + "'"};
-      std::stringstream ss;
-      ss << in.rdbuf();
-      sources[i] = ss.str();
+      auto bytes = readFileBytes(file, k.cuda ? kMaxTextFileBytes : kMaxDataFileBytes);
+      if (!bytes)
+        return Error{bytes.error().status, "kernel @" + k.name + ": cannot read " + (k.cuda ? "CUDA source" : "image") +
+                                               " '" + file + "': " + bytes.error().message};
+      sources[i] = std::move(*bytes);
       if (k.cuda) {
         d.cuda_source = sources[i].c_str();
         d.nvrtc_options = k.nvrtcOptions && !k.nvrtcOptions->empty() ? k.nvrtcOptions->c_str() : nullptr;

@@ -1,10 +1,9 @@
 // parser.cpp - parses .hir text into a Program: the token stream, types,
 // kernel declarations and the function's signature, and parse()/parseFile().
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "parser_impl.h"
+#include "hostjit/ir/files.h"
 
 namespace hostjit::text_detail {
 
@@ -339,16 +338,14 @@ Program parse(std::string_view text, std::string filename, Diagnostics &diags, P
 }
 
 Program parseFile(const std::string &path, Diagnostics &diags, ProgramComments *comments) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    diags.error({}, "cannot open '" + path + "'");
+  auto text = readFileBytes(path, kMaxTextFileBytes);
+  if (!text) {
+    diags.error({}, text.error().message);
     Program p;
     p.filename = path;
     return p;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path, diags, comments);
+  return parse(*text, path, diags, comments);
 }
 
 }  // namespace hostjit

@@ -141,6 +141,69 @@ TEST_CASE("npy: a file hostjit cannot take says which file and why", "[npy]") {
   CHECK_THAT(writeNpy(t.file("no/such/dir/x.npy"), ok).error().message, Catch::Contains("cannot write the file"));
 }
 
+TEST_CASE("npy: the header is read as the Python literal numpy.load reads", "[npy]") {
+  TempDir t;
+  std::string f = t.file("h.npy");
+  const std::string data(64, '\1');
+  // What numpy.load accepts, read as it reads it: a key given twice keeps
+  // its last value, quotes of either kind, spaces and newlines anywhere.
+  struct Good {
+    const char *dict;
+    DType dtype;
+    std::vector<int64_t> shape;
+  } good[] = {
+      {"{'descr': '<f4', 'descr': '<i4', 'fortran_order': False, 'shape': (2,)}", DType::i32, {2}},
+      {"{\"descr\": \"<f4\", \"fortran_order\": False, \"shape\": (2, 3,)}", DType::f32, {2, 3}},
+      {"{ 'shape' : ( 2 , 3 ) ,\n 'fortran_order' : False , 'descr' : '<f4' , }", DType::f32, {2, 3}},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'shape': (4,)}", DType::f32, {4}},
+  };
+  for (const Good &g : good) {
+    INFO(g.dict);
+    writeRaw(f, g.dict, data);
+    auto a = readNpy(f);
+    INFO((a ? "" : a.error().message));
+    REQUIRE(a);
+    CHECK(a->dtype == g.dtype);
+    CHECK(a->shape == g.shape);
+  }
+  // What numpy.load refuses (ValueError from literal_eval or from its key
+  // and type checks), hostjit refuses too, saying why.
+  struct Bad {
+    const char *dict, *why;
+  } bad[] = {
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'note': \"'shape': (9,)\"}",
+       "an unexpected key 'note'"},
+      {"{'descr': \"'shape': (9,)\", 'fortran_order': False}", "a key is missing"},
+      {"{'descr': '<f4', 'fortran_order': 0, 'shape': (2,)}", "'fortran_order' is not True or False"},
+      {"{'descr': '<f4', 'fortran_order': 'False', 'shape': (2,)}", "'fortran_order' is not True or False"},
+      {"{'descr': '<f4', 'fortran_order': Falsey, 'shape': (2,)}", "'fortran_order' is not True or False"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': [2]}", "'shape' is not a tuple of sizes"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2)}", "'shape' is not a tuple of sizes"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (-2,)}", "'shape' is not a tuple of sizes"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2.0,)}", "'shape' is not a tuple of sizes"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2 3)}", "'shape' is not a tuple of sizes"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,,)}", "'shape' is not a tuple of sizes"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (,)}", "'shape' is not a tuple of sizes"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (02,)}", "'shape' is not a tuple of sizes"},
+      {"{'descr': 4, 'fortran_order': False, 'shape': (2,)}", "'descr' is not a string"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,)} x", "text after the dictionary's '}'"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,)", "no ',' or '}' after 'shape'"},
+      {"{'descr': '<f4' 'fortran_order': False, 'shape': (2,)}", "no ',' or '}' after 'descr'"},
+      {"('descr', '<f4')", "it does not start with '{'"},
+      {"{descr: '<f4', 'fortran_order': False, 'shape': (2,)}", "a key that is not a string"},
+      {"{'descr' '<f4', 'fortran_order': False, 'shape': (2,)}", "no ':' after 'descr'"},
+      {"{'descr': '<f\\4', 'fortran_order': False, 'shape': (2,)}", "'descr' is not a string"},
+  };
+  for (const Bad &b : bad) {
+    INFO(b.dict);
+    writeRaw(f, b.dict, data);
+    auto a = readNpy(f);
+    REQUIRE(!a);
+    CHECK(a.error().message ==
+          f + ": the .npy header is not a dictionary of descr, fortran_order and shape: " + b.why);
+  }
+}
+
 TEST_CASE("npy: an output view is saved in row-major order through its strides", "[npy]") {
   const std::string text = R"(kernel @fill(ptr<f32>, i64, i64, i64, i64) {
   host = "strided_fill"

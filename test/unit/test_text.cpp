@@ -87,7 +87,7 @@ TEST_CASE("a missing file is reported", "[text]") {
   Diagnostics d;
   parseFile("/nonexistent/x.hir", d);
   REQUIRE(d.size() == 1);
-  CHECK(d.list()[0].message == "cannot open '/nonexistent/x.hir'");
+  CHECK(d.list()[0].message == "/nonexistent/x.hir: cannot read the file: No such file or directory");
 }
 
 TEST_CASE("infinite and NaN float literals print and parse back", "[text]") {
