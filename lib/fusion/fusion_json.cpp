@@ -1,11 +1,9 @@
 // fusion_json.cpp - reads a Fusion from JSON (docs/fusion-json.md), naming the JSON path of every bad field.
-#include <cstdio>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "hostjit/fusion/fusion.h"
+#include "hostjit/ir/files.h"
+#include "json_text.h"
 
 namespace hostjit {
 
@@ -122,7 +120,7 @@ class Reader {
         std::string p = at(join(path, "dims"), i++);
         if (d.is_string() && d.get<std::string>() == "?") in.dims.push_back(kDynamic);
         else if (d.is_number_integer() && d.get<int64_t>() >= 0) in.dims.push_back(d.get<int64_t>());
-        else fail(p, "expected \"?\" or an integer >= 0, got " + d.dump());
+        else fail(p, "expected \"?\" or an integer >= 0, got " + jsonQuote(d));
       }
     }
     return in;
@@ -264,63 +262,13 @@ class Reader {
   std::string file_;
 };
 
-// The DOM parser of nlohmann, but for one thing: it makes a float of an
-// integer literal too large for 64 bits (99999999999999999999), which a
-// size field would then report as a float literal. Such a literal stays an
-// integer here, UINT64_MAX, which every field refuses as not fitting i64.
-class Dom : public nlohmann::json_sax<json> {
- public:
-  explicit Dom(json &root) : dom_(root) {}
-  bool null() override { return dom_.null(); }
-  bool boolean(bool v) override { return dom_.boolean(v); }
-  bool number_integer(number_integer_t v) override { return dom_.number_integer(v); }
-  bool number_unsigned(number_unsigned_t v) override { return dom_.number_unsigned(v); }
-  bool number_float(number_float_t v, const string_t &raw) override {
-    if (raw.find_first_of(".eE") == string_t::npos) return dom_.number_unsigned(UINT64_MAX);
-    return dom_.number_float(v, raw);
-  }
-  bool string(string_t &v) override { return dom_.string(v); }
-  bool binary(binary_t &v) override { return dom_.binary(v); }
-  bool start_object(std::size_t n) override { return dom_.start_object(n); }
-  bool key(string_t &v) override { return dom_.key(v); }
-  bool end_object() override { return dom_.end_object(); }
-  bool start_array(std::size_t n) override { return dom_.start_array(n); }
-  bool end_array() override { return dom_.end_array(); }
-  // Rethrown as the exception it is, as json::parse throws it.
-  bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &e) override {
-    if (const auto *p = dynamic_cast<const json::parse_error *>(&e)) throw *p;
-    if (const auto *r = dynamic_cast<const json::out_of_range *>(&e)) throw *r;
-    throw e;
-  }
-
- private:
-  nlohmann::detail::json_sax_dom_parser<json> dom_;
-};
-
 }  // namespace
 
 Expected<Fusion> parseFusionJson(std::string_view text, const std::string &filename) {
   std::string prefix = filename.empty() ? std::string() : filename + ": ";
-  json j;
-  try {
-    Dom dom(j);
-    json::sax_parse(text, &dom);
-  } catch (const json::parse_error &e) {
-    // "[json.exception.parse_error.101] parse error at line 3, column 5: why"
-    // becomes "file:3:5: not valid JSON: why".
-    std::string m = e.what(), where;
-    if (auto k = m.find("] "); k != std::string::npos) m = m.substr(k + 2);
-    unsigned line = 0, col = 0;
-    if (auto k = m.find(" at line "); k != std::string::npos && std::sscanf(m.c_str() + k, " at line %u, column %u", &line, &col) == 2) {
-      where = filename + ":" + std::to_string(line) + ":" + std::to_string(col) + ": ";
-      if (auto c = m.find(": ", k); c != std::string::npos) m = m.substr(c + 2);
-    }
-    return Error{HJ_ERR_INVALID_ARGUMENT, (where.empty() ? prefix : where) + "not valid JSON: " + m};
-  } catch (const json::exception &e) {  // a number too large for any type (out_of_range.406), ...
-    std::string m = e.what();
-    if (auto k = m.find("] "); k != std::string::npos) m = m.substr(k + 2);
-    return Error{HJ_ERR_INVALID_ARGUMENT, prefix + "not valid JSON: " + m};
-  }
+  auto parsed = parseJsonText(text, filename);
+  if (!parsed) return parsed.error();
+  const json &j = *parsed;
   try {
     return Reader(filename).fusion(j);
   } catch (const Bad &b) {
@@ -331,11 +279,9 @@ Expected<Fusion> parseFusionJson(std::string_view text, const std::string &filen
 }
 
 Expected<Fusion> loadFusionJson(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{HJ_ERR_NOT_FOUND, path + ": cannot read the file"};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parseFusionJson(ss.str(), path);
+  auto text = readFileBytes(path, kMaxTextFileBytes);
+  if (!text) return text.error();
+  return parseFusionJson(*text, path);
 }
 
 }  // namespace hostjit

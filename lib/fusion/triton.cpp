@@ -2,12 +2,13 @@
 // image) into a TritonKernel and prints it as Host IR or fusion JSON.
 #include "hostjit/fusion/triton.h"
 
-#include <filesystem>
-#include <fstream>
 #include <algorithm>
 #include <cctype>
-#include <sstream>
+#include <filesystem>
 
+#include "hostjit/ir/files.h"
+#include "hostjit/text/text.h"
+#include "json_text.h"
 #include "nlohmann/json.hpp"
 
 namespace hostjit {
@@ -15,6 +16,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+
+// The longest kernel name whose files (NAME.source the longest) fit the
+// 255 bytes of a file name.
+constexpr size_t kMaxTritonName = 255 - 7;
 
 Error bad(const std::string &file, const std::string &what) { return Error{HJ_ERR_INVALID_ARGUMENT, file + ": " + what}; }
 
@@ -52,14 +57,7 @@ size_t findSignature(const std::string &t, const std::string &keyword, const std
   return std::string::npos;
 }
 
-bool readText(const std::string &path, std::string *out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
-}
+Expected<std::string> readText(const std::string &path) { return readFileBytes(path, kMaxTextFileBytes); }
 
 // The metadata file of `path`: itself, or the one non-group .json in it.
 Expected<std::string> metadataFile(const std::string &path) {
@@ -84,10 +82,10 @@ Expected<int64_t> integer(const json &j, const std::string &file, const char *ke
     return bad(file, std::string(key) + ": missing (a Triton kernel's metadata has it)");
   }
   const json &v = j[key];
-  if (!v.is_number_integer()) return bad(file, std::string(key) + ": expected an integer, got " + v.dump());
+  if (!v.is_number_integer()) return bad(file, std::string(key) + ": expected an integer, got " + jsonQuote(v));
   int64_t x = v.get<int64_t>();
   if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
-    return bad(file, std::string(key) + ": " + v.dump() + " does not fit i64");
+    return bad(file, std::string(key) + ": " + jsonQuote(v) + " does not fit i64");
   if (x < lo || x > hi)
     return bad(file, std::string(key) + ": " + std::to_string(x) + " is outside [" + std::to_string(lo) + ", " +
                          std::to_string(hi) + "]");
@@ -96,7 +94,7 @@ Expected<int64_t> integer(const json &j, const std::string &file, const char *ke
 
 Expected<bool> boolean(const json &j, const std::string &file, const char *key) {
   if (!j.contains(key) || j[key].is_null()) return false;
-  if (!j[key].is_boolean()) return bad(file, std::string(key) + ": expected true or false, got " + j[key].dump());
+  if (!j[key].is_boolean()) return bad(file, std::string(key) + ": expected true or false, got " + jsonQuote(j[key]));
   return j[key].get<bool>();
 }
 
@@ -148,9 +146,9 @@ Expected<std::vector<std::string>> ttirArguments(const std::string &ttir, const 
 }
 
 Expected<void> readParams(TritonKernel &k, const std::string &ttirFile) {
-  std::string ttir;
-  if (!readText(ttirFile, &ttir)) return bad(ttirFile, "cannot read it (the TTIR gives the parameter types)");
-  auto args = ttirArguments(ttir, ttirFile, k.name);
+  auto ttir = readText(ttirFile);
+  if (!ttir) return Error{ttir.error().status, ttir.error().message + " (the TTIR gives the parameter types)"};
+  auto args = ttirArguments(*ttir, ttirFile, k.name);
   if (!args) return args.error();
   for (size_t i = 0; i < args->size(); ++i) {
     const std::string &a = (*args)[i];
@@ -194,33 +192,29 @@ int ptxParamCount(const std::string &ptx, const std::string &name) {
   return n;
 }
 
-std::string quoteJson(const std::string &s) { return json(s).dump(); }
-
 }  // namespace
 
 Expected<TritonKernel> readTritonKernel(const std::string &path) {
   auto file = metadataFile(path);
   if (!file) return file.error();
-  std::string text;
-  if (!readText(*file, &text)) return bad(*file, "cannot read it");
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception &e) {
-    // A syntax error gives the last byte it read (1-based): as line and
-    // column.
-    size_t byte = 0;
-    if (const auto *pe = dynamic_cast<const json::parse_error *>(&e)) byte = pe->byte > 0 ? pe->byte - 1 : 0;
-    size_t line = 1, col = 1;
-    for (size_t k = 0; k < byte && k < text.size(); ++k) text[k] == '\n' ? (++line, col = 1) : ++col;
-    return bad(*file + ":" + std::to_string(line) + ":" + std::to_string(col), "not valid JSON");
-  }
+  auto text = readText(*file);
+  if (!text) return text.error();
+  auto parsed = parseJsonText(*text, *file);
+  if (!parsed) return parsed.error();
+  const json &j = *parsed;
   if (!j.is_object()) return bad(*file, "expected a JSON object (Triton's metadata)");
   TritonKernel k;
   if (!j.contains("name") || !j["name"].is_string()) return bad(*file, "name: missing or not a string");
   k.name = j["name"].get<std::string>();
   if (!isName(k.name)) return bad(*file, "name: '" + k.name.substr(0, 64) + "' is not a kernel name");
+  // The files beside the metadata are named after the kernel.
+  if (k.name.size() > kMaxTritonName)
+    return bad(*file, "name: " + std::to_string(k.name.size()) + " characters; a kernel name whose files can exist has at most " +
+                          std::to_string(kMaxTritonName));
   if (j.contains("triton_version") && j["triton_version"].is_string()) k.version = j["triton_version"].get<std::string>();
+  // It goes into a comment line of the declaration.
+  if (std::any_of(k.version.begin(), k.version.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+    return bad(*file, "triton_version: " + jsonQuote(j["triton_version"]) + " holds a control character");
   struct Field {
     const char *key;
     int64_t *out, lo, hi;
@@ -253,10 +247,11 @@ Expected<TritonKernel> readTritonKernel(const std::string &path) {
   k.cooperative = *coop, k.pdl = *pdl;
   if (j.contains("cluster_dims") && !j["cluster_dims"].is_null()) {
     const json &c = j["cluster_dims"];
-    if (!c.is_array() || c.size() != 3) return bad(*file, "cluster_dims: expected three integers, got " + c.dump());
+    if (!c.is_array() || c.size() != 3) return bad(*file, "cluster_dims: expected three integers, got " + jsonQuote(c));
     for (const json &d : c) {
-      if (!d.is_number_integer() || d.get<int64_t>() < 1)
-        return bad(*file, "cluster_dims: expected three integers >= 1, got " + c.dump());
+      // num_ctas (at most 16) is their product: no dim is larger.
+      if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > 16)
+        return bad(*file, "cluster_dims: expected three integers in [1, 16], got " + jsonQuote(c));
       k.clusterDims.push_back(d.get<int64_t>());
     }
   }
@@ -268,7 +263,7 @@ Expected<TritonKernel> readTritonKernel(const std::string &path) {
   if (clusterGiven) {
     int64_t ctas = k.clusterDims[0] * k.clusterDims[1] * k.clusterDims[2];
     if (ctas != k.numCtas)
-      return bad(*file, "cluster_dims: " + j["cluster_dims"].dump() + " make clusters of " + std::to_string(ctas) +
+      return bad(*file, "cluster_dims: " + jsonQuote(j["cluster_dims"]) + " make clusters of " + std::to_string(ctas) +
                             " CTAs, but num_ctas is " + std::to_string(k.numCtas));
     k.cluster = {k.clusterDims[0], k.clusterDims[1], k.clusterDims[2]};
   } else if (k.numCtas != 1) {
@@ -288,11 +283,25 @@ Expected<TritonKernel> readTritonKernel(const std::string &path) {
       ++k.hidden;
     }
   fs::path cubin = dir / (k.name + ".cubin"), ptx = dir / (k.name + ".ptx");
-  if (fs::exists(cubin)) k.image = cubin.string();
-  else if (fs::exists(ptx)) k.image = ptx.string();
-  std::string ptxText;
-  if (readText(ptx.string(), &ptxText)) {
-    int n = ptxParamCount(ptxText, k.name);
+  std::error_code ec;
+  for (const fs::path &image : {cubin, ptx}) {
+    if (!fs::exists(fs::symlink_status(image, ec)) && !fs::exists(image, ec)) continue;
+    if (!fs::is_regular_file(image, ec)) return bad(image.string(), "not a regular file; expected the kernel's compiled image");
+    k.image = image.string();
+    break;
+  }
+  try {  // a fusion's JSON names it too: it must be UTF-8
+    (void)json(k.image).dump();
+  } catch (const json::exception &) {
+    return bad(*file, "the image's path is not UTF-8 text");
+  }
+  if (k.image.empty())
+    return bad(*file, "no compiled image beside it: expected " + cubin.filename().string() + " or " +
+                          ptx.filename().string() + " in " + (dir.empty() ? std::string(".") : dir.string()));
+  if (fs::is_regular_file(ptx, ec)) {
+    auto ptxText = readFileBytes(ptx.string(), kMaxDataFileBytes);
+    if (!ptxText) return ptxText.error();
+    int n = ptxParamCount(*ptxText, k.name);
     if (n >= 0 && n != static_cast<int>(k.params.size()))
       return bad(ptx.string(), "@" + k.name + " takes " + std::to_string(n) + " parameters, but the TTIR and the metadata give " +
                                    std::to_string(k.params.size()) + " (" + std::to_string(k.params.size() - k.hidden) +
@@ -302,21 +311,24 @@ Expected<TritonKernel> readTritonKernel(const std::string &path) {
 }
 
 std::string tritonHirDeclaration(const TritonKernel &k) {
-  std::string params;
-  for (const ParamType &p : k.params) params += (params.empty() ? "" : ", ") + toString(p);
-  std::string s = "// Triton " + (k.version.empty() ? std::string() : k.version + " ") + "kernel " + k.name +
-                  (k.arch ? " for sm_" + std::to_string(k.arch) : std::string()) + ": launch with block(" +
-                  std::to_string(k.blockThreads()) + ", 1, 1) smem(" + std::to_string(k.shared) + ").\n";
+  // The declaration is IR, printed by the printer: what parse reads back.
+  Kernel decl;
+  decl.name = k.name;
+  decl.params = k.params;
+  decl.entry = k.name;
+  if (!k.image.empty()) decl.image = k.image;
+  decl.cooperative = k.cooperative;
+  decl.pdl = k.pdl;
+  if (k.clustered()) decl.cluster = k.cluster;
+  KernelComments comments;
+  comments.decl.leading.push_back(" Triton " + (k.version.empty() ? std::string() : k.version + " ") + "kernel " +
+                                  k.name + (k.arch ? " for sm_" + std::to_string(k.arch) : std::string()) +
+                                  ": launch with block(" + std::to_string(k.blockThreads()) + ", 1, 1) smem(" +
+                                  std::to_string(k.shared) + ").");
   if (k.hidden)
-    s += "// Its last " + std::to_string(k.hidden) + " parameters are the scratch pointers Triton's launcher passes.\n";
-  s += "kernel @" + k.name + "(" + params + ") {\n  entry = \"" + k.name + "\"\n";
-  if (!k.image.empty()) s += "  image = " + quoteJson(k.image) + "\n";
-  if (k.cooperative) s += "  cooperative = true\n";
-  if (k.clustered())
-    s += "  cluster = (" + std::to_string(k.cluster[0]) + ", " + std::to_string(k.cluster[1]) + ", " +
-         std::to_string(k.cluster[2]) + ")\n";
-  if (k.pdl) s += "  pdl = true\n";
-  s += "}\n";
+    comments.decl.leading.push_back(" Its last " + std::to_string(k.hidden) +
+                                    " parameters are the scratch pointers Triton's launcher passes.");
+  std::string s = printKernel(decl, &comments);
   // The launch, for a grid of %gx x %gy x %gz programs.
   std::string args;
   for (size_t i = 0; i < k.params.size() - k.hidden; ++i) args += (args.empty() ? "%" : ", %") + k.paramNames[i];

@@ -153,57 +153,57 @@ std::string printStmt(const Program &p, const Stmt &s) {
       s.node);
 }
 
+std::string printKernel(const Kernel &k, const KernelComments *comments) {
+  static const KernelComments noKernel;
+  const KernelComments &kc = comments ? *comments : noKernel;
+  std::string out;
+  leading(out, kc.decl, "");
+  out += (k.custom ? "custom @" : "kernel @") + k.name + "(";
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    if (i) out += ", ";
+    out += toString(k.params[i]);
+  }
+  out += ") {";
+  endLine(out, kc.decl);
+  auto attr = [&](const char *name, const std::optional<std::string> &v, const Comments &c) {
+    if (!v) return;
+    leading(out, c, "  ");
+    out += std::string("  ") + name + " = " + quote(*v);
+    endLine(out, c);
+  };
+  attr("cuda", k.cuda, kc.cuda);
+  attr("entry", k.entry, kc.entry);
+  attr("host", k.host, kc.host);
+  attr("image", k.image, kc.image);
+  attr("nvrtc_options", k.nvrtcOptions, kc.nvrtcOptions);
+  attr("symbol", k.symbol, kc.symbol);
+  attr("library", k.library, kc.library);
+  auto raw = [&](const char *name, const std::string &v, const Comments &c) {
+    leading(out, c, "  ");
+    out += std::string("  ") + name + " = " + v;
+    endLine(out, c);
+  };
+  if (k.cooperative) raw("cooperative", "true", kc.cooperative);
+  if (k.cluster)
+    raw("cluster", "(" + std::to_string((*k.cluster)[0]) + ", " + std::to_string((*k.cluster)[1]) + ", " +
+                       std::to_string((*k.cluster)[2]) + ")", kc.cluster);
+  if (k.pdl) raw("pdl", "true", kc.pdl);
+  if (k.boundsChecked) raw("bounds_checked", "true", kc.boundsChecked);
+  if (k.capturable) raw("capturable", "true", kc.capturable);
+  leading(out, kc.closing, "  ");
+  out += "}";
+  endLine(out, kc.closing);
+  return out;
+}
+
 std::string print(const Program &p, const ProgramComments *comments) {
   static const Comments none;
-  static const KernelComments noKernel;
-  auto kernelComments = [&](size_t i) -> const KernelComments & {
-    return comments && i < comments->kernels.size() ? comments->kernels[i] : noKernel;
-  };
   auto stmtComments = [&](size_t i) -> const Comments & {
     return comments && i < comments->stmts.size() ? comments->stmts[i] : none;
   };
   std::string out;
-  for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
-    const Kernel &k = p.kernels[ki];
-    const KernelComments &kc = kernelComments(ki);
-    leading(out, kc.decl, "");
-    out += (k.custom ? "custom @" : "kernel @") + k.name + "(";
-    for (size_t i = 0; i < k.params.size(); ++i) {
-      if (i) out += ", ";
-      out += toString(k.params[i]);
-    }
-    out += ") {";
-    endLine(out, kc.decl);
-    auto attr = [&](const char *name, const std::optional<std::string> &v, const Comments &c) {
-      if (!v) return;
-      leading(out, c, "  ");
-      out += std::string("  ") + name + " = " + quote(*v);
-      endLine(out, c);
-    };
-    attr("cuda", k.cuda, kc.cuda);
-    attr("entry", k.entry, kc.entry);
-    attr("host", k.host, kc.host);
-    attr("image", k.image, kc.image);
-    attr("nvrtc_options", k.nvrtcOptions, kc.nvrtcOptions);
-    attr("symbol", k.symbol, kc.symbol);
-    attr("library", k.library, kc.library);
-    auto raw = [&](const char *name, const std::string &v, const Comments &c) {
-      leading(out, c, "  ");
-      out += std::string("  ") + name + " = " + v;
-      endLine(out, c);
-    };
-    if (k.cooperative) raw("cooperative", "true", kc.cooperative);
-    if (k.cluster)
-      raw("cluster", "(" + std::to_string((*k.cluster)[0]) + ", " + std::to_string((*k.cluster)[1]) + ", " +
-                         std::to_string((*k.cluster)[2]) + ")", kc.cluster);
-    if (k.pdl) raw("pdl", "true", kc.pdl);
-    if (k.boundsChecked) raw("bounds_checked", "true", kc.boundsChecked);
-    if (k.capturable) raw("capturable", "true", kc.capturable);
-    leading(out, kc.closing, "  ");
-    out += "}";
-    endLine(out, kc.closing);
-    out += "\n";
-  }
+  for (size_t ki = 0; ki < p.kernels.size(); ++ki)
+    out += printKernel(p.kernels[ki], comments && ki < comments->kernels.size() ? &comments->kernels[ki] : nullptr) + "\n";
   const Comments &func = comments ? comments->func : none;
   leading(out, func, "");
   out += "func @" + p.funcName + "(";

@@ -185,7 +185,20 @@ TEST_CASE("fusion: JSON errors name the field's path and what was expected", "[f
   CHECK_THAT(notJson.error().message, Catch::StartsWith("f.json:1:13: not valid JSON: syntax error while parsing value"));
   auto missing = loadFusionJson("/nonexistent/fusion.json");
   REQUIRE(!missing);
-  CHECK(missing.error().message == "/nonexistent/fusion.json: cannot read the file");
+  CHECK(missing.error().message == "/nonexistent/fusion.json: cannot read the file: No such file or directory");
+  // Special files are refused without reading them, deep nesting before
+  // anything recurses over it, and no message quotes a value at length.
+  CHECK(loadFusionJson("/dev/zero").error().message == "/dev/zero: a character device, expected a regular file");
+  CHECK(loadFusionJson("/tmp").error().message == "/tmp: a directory, expected a regular file");
+  std::string deep = "{\"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"dims\": [" + std::string(100000, '[') +
+                     std::string(100000, ']') + "]}]}";
+  auto nested = parseFusionJson(deep, "deep.json");
+  REQUIRE(!nested);
+  CHECK(nested.error().message == "deep.json: not valid JSON here: arrays and objects nested more than 64 deep");
+  std::string wide = "{\"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"dims\": [[" + std::string(50000, '7') + "]]}]}";
+  auto quoted = parseFusionJson(wide, "wide.json");
+  REQUIRE(!quoted);
+  CHECK(quoted.error().message.size() < 300);
 }
 
 TEST_CASE("fusion: every example lowers to a program that verifies, prints and parses back", "[fusion]") {

@@ -7,7 +7,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/stat.h>
+
 #include "hostjit/fusion/triton.h"
+#include "hostjit/text/text.h"
 #include "nlohmann/json.hpp"
 
 using namespace hostjit;
@@ -17,9 +20,10 @@ namespace {
 
 const std::string kEntry = std::string(HOSTJIT_SOURCE_DIR) + "/test/lit/inputs/triton/add_kernel";
 
-// A copy of the add_kernel entry in a fresh directory, its metadata edited.
+// A copy of the add_kernel entry in a fresh directory, its metadata edited
+// (its PTX beside it unless `image` is false).
 std::string editedEntry(const std::string &tag, const std::function<void(nlohmann::json &)> &edit,
-                        const std::string &ttir = "") {
+                        const std::string &ttir = "", bool image = true) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("hostjit_triton_" + tag);
   fs::remove_all(dir);
@@ -28,6 +32,7 @@ std::string editedEntry(const std::string &tag, const std::function<void(nlohman
   edit(j);
   std::ofstream(dir / "add_kernel.json") << j.dump();
   std::ofstream(dir / "add_kernel.ttir") << (ttir.empty() ? readFile(kEntry + "/add_kernel.ttir") : ttir);
+  if (image) fs::copy_file(kEntry + "/add_kernel.ptx", dir / "add_kernel.ptx");
   return (dir / "add_kernel.json").string();
 }
 
@@ -67,15 +72,17 @@ TEST_CASE("triton: the declaration allocates scratch as the launcher does", "[tr
   REQUIRE(k);
   std::string text = tritonHirDeclaration(*k);
   INFO(text);
-  CHECK(text.find("kernel @add_kernel(ptr<f32>, ptr<f32>, ptr<f32>, i32, ptr<u8>, ptr<u8>) {\n  entry = \"add_kernel\"\n}") !=
-        std::string::npos);  // no image beside the edited copy
+  std::string ptx = std::filesystem::temp_directory_path().string() + "/hostjit_triton_scratch/add_kernel.ptx";
+  CHECK(text.find("kernel @add_kernel(ptr<f32>, ptr<f32>, ptr<f32>, i32, ptr<u8>, ptr<u8>) {\n  entry = \"add_kernel\"\n"
+                  "  image = \"" + ptx + "\"\n}") != std::string::npos);
   CHECK(text.find("//   %global_scratch_bytes = mul %programs, 96\n//   %global_scratch = alloc u8[%global_scratch_bytes]\n") !=
         std::string::npos);
   CHECK(text.find("//   %profile_scratch = alloc u8[%profile_scratch_bytes] zero_init\n") != std::string::npos);
   CHECK(text.find("launch @add_kernel grid(%gx, %gy, %gz) block(128, 1, 1) smem(4096) (%x_ptr, %y_ptr, %out_ptr, %n, "
                   "%global_scratch, %profile_scratch)") != std::string::npos);
-  CHECK(tritonFusionKernel(*k) ==
-        R"({"entry":"add_kernel","name":"add_kernel","params":["ptr<f32>","ptr<f32>","ptr<f32>","i32","ptr<u8>","ptr<u8>"]})");
+  CHECK(tritonFusionKernel(*k) == R"({"entry":"add_kernel","image":")" + ptx +
+                                       R"(","name":"add_kernel","params":["ptr<f32>","ptr<f32>","ptr<f32>","i32",)"
+                                       R"("ptr<u8>","ptr<u8>"]})");
 }
 
 TEST_CASE("triton: cooperative, cluster and PDL kernels keep their launch attributes", "[triton]") {
@@ -89,14 +96,15 @@ TEST_CASE("triton: cooperative, cluster and PDL kernels keep their launch attrib
   CHECK(k->cluster == std::array<int64_t, 3>{2, 1, 1});
   std::string text = tritonHirDeclaration(*k);
   INFO(text);
-  CHECK(text.find("  entry = \"add_kernel\"\n  cooperative = true\n  cluster = (2, 1, 1)\n  pdl = true\n}") !=
+  CHECK(text.find("add_kernel.ptx\"\n  cooperative = true\n  cluster = (2, 1, 1)\n  pdl = true\n}") !=
         std::string::npos);
   // The grid counts CTAs: the programs times the cluster; the scratch is
   // per CTA, so per program it is num_ctas times the size.
   CHECK(text.find("//   %ctas_x = mul %gx, 2\n//   launch @add_kernel grid(%ctas_x, %gy, %gz)") != std::string::npos);
-  CHECK(tritonFusionKernel(*k) ==
-        R"({"cluster":[2,1,1],"cooperative":true,"entry":"add_kernel","name":"add_kernel","params":["ptr<f32>","ptr<f32>",)"
-        R"("ptr<f32>","i32","ptr<u8>","ptr<u8>"],"pdl":true})");
+  std::string ptx = std::filesystem::temp_directory_path().string() + "/hostjit_triton_attrs/add_kernel.ptx";
+  CHECK(tritonFusionKernel(*k) == R"({"cluster":[2,1,1],"cooperative":true,"entry":"add_kernel","image":")" + ptx +
+                                       R"(","name":"add_kernel","params":["ptr<f32>","ptr<f32>",)"
+                                       R"("ptr<f32>","i32","ptr<u8>","ptr<u8>"],"pdl":true})");
   // cluster_dims, where given, shape the cluster.
   k = readTritonKernel(editedEntry("dims", [](auto &j) { j["num_ctas"] = 4, j["cluster_dims"] = {2, 2, 1}; }));
   REQUIRE(k);
@@ -119,7 +127,10 @@ TEST_CASE("triton: broken metadata names the file and the field", "[triton]") {
   CHECK(e.find("add_kernel.json: cluster_dims: [4,1,1] make clusters of 4 CTAs, but num_ctas is 2") !=
         std::string::npos);
   e = errorOf(editedEntry("clusterzero", [](auto &j) { j["cluster_dims"] = {0, 1, 1}; }));
-  CHECK(e.find("cluster_dims: expected three integers >= 1, got [0,1,1]") != std::string::npos);
+  CHECK(e.find("cluster_dims: expected three integers in [1, 16], got [0,1,1]") != std::string::npos);
+  // A product that would overflow i64 is refused by its dims' bounds.
+  e = errorOf(editedEntry("clusterhuge", [](auto &j) { j["cluster_dims"] = {2, 3, int64_t(3074457345618258603)}; }));
+  CHECK(e.find("cluster_dims: expected three integers in [1, 16], got [2,3,3074457345618258603]") != std::string::npos);
   e = errorOf(editedEntry("name", [](auto &j) { j["name"] = 7; }));
   CHECK(e.find("add_kernel.json: name: missing or not a string") != std::string::npos);
   e = errorOf(editedEntry("fp8", [](auto &) {},
@@ -132,4 +143,57 @@ TEST_CASE("triton: broken metadata names the file and the field", "[triton]") {
   std::ofstream(dir + "/second.json") << "{}";
   e = errorOf(dir);
   CHECK(e.find("expected one Triton metadata .json in the directory, found 2") != std::string::npos);
+}
+
+TEST_CASE("triton: what the declaration cannot hold is refused, never printed wrong", "[triton]") {
+  namespace fs = std::filesystem;
+  // A version with a newline would end the comment and start a declaration.
+  std::string e = errorOf(editedEntry("version", [](auto &j) {
+    j["triton_version"] = "3.6\nkernel @evil(ptr<f32>) {\n  entry = \"evil\"\n}\n//";
+  }));
+  CHECK(e.find("add_kernel.json: triton_version: \"3.6\\nkernel @evil") != std::string::npos);
+  CHECK(e.find("holds a control character") != std::string::npos);
+  // No image: no declaration without one.
+  e = errorOf(editedEntry("noimage", [](auto &) {}, "", false));
+  CHECK(e.find("add_kernel.json: no compiled image beside it: expected add_kernel.cubin or add_kernel.ptx in ") !=
+        std::string::npos);
+  // A .cubin that is a directory is not taken for the image.
+  std::string json = editedEntry("cubindir", [](auto &) {});
+  fs::create_directory(fs::path(json).parent_path() / "add_kernel.cubin");
+  e = errorOf(json);
+  CHECK(e.find("add_kernel.cubin: not a regular file; expected the kernel's compiled image") != std::string::npos);
+  // A name whose files cannot exist.
+  e = errorOf(editedEntry("longname", [](auto &j) { j["name"] = std::string(300, 'k'); }));
+  CHECK(e.find("name: 300 characters; a kernel name whose files can exist has at most 248") != std::string::npos);
+  // A path with a control character prints as the parser reads it back.
+  std::string odd = (fs::temp_directory_path() / "hostjit_triton_odd\x01dir").string();
+  fs::remove_all(odd);
+  fs::create_directories(odd);
+  for (const char *f : {"add_kernel.json", "add_kernel.ttir", "add_kernel.ptx"}) fs::copy_file(kEntry + "/" + f, odd + "/" + f);
+  auto k = readTritonKernel(odd + "/add_kernel.json");
+  REQUIRE(k);
+  Diagnostics d;
+  Program p = parse(tritonHirDeclaration(*k) + "func @main() -> () {\n  return\n}\n", "decl.hir", d);
+  INFO(d.format("decl.hir", nullptr));
+  REQUIRE(d.size() == 0);
+  REQUIRE(p.kernels.size() == 1);
+  CHECK(p.kernels[0].image == odd + "/add_kernel.ptx");
+}
+
+TEST_CASE("triton: special and deep files are refused with their names", "[triton]") {
+  namespace fs = std::filesystem;
+  // Nested 100,000 deep: refused before anything recurses over it.
+  std::string json = editedEntry("deep", [](auto &) {});
+  std::ofstream(json, std::ios::trunc) << "{\"name\": \"add_kernel\", \"cluster_dims\": " << std::string(100000, '[')
+                                        << std::string(100000, ']') << "}";
+  std::string e = errorOf(json);
+  CHECK(e.find("add_kernel.json: not valid JSON here: arrays and objects nested more than 64 deep") != std::string::npos);
+  CHECK(e.size() < 300);
+  // A FIFO with no writer: refused at once, not waited on.
+  std::string fifo = (fs::path(json).parent_path() / "fifo.json").string();
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  e = errorOf(fifo);
+  CHECK(e.find("fifo.json: a FIFO, expected a regular file") != std::string::npos);
+  e = errorOf("/dev/zero");
+  CHECK(e.find("/dev/zero: a character device, expected a regular file") != std::string::npos);
 }

@@ -17,7 +17,7 @@ namespace hostjit {
 struct TritonKernel {
   std::string name;     // the kernel's entry ("name")
   std::string version;  // "triton_version", when given
-  std::string image;    // the cubin beside the metadata, else the PTX; "" if neither is there
+  std::string image;    // the cubin beside the metadata, else the PTX (one is required)
   // The kernel's parameters as the image takes them: those of the source
   // (constexprs are compiled in, so absent), then `hidden` pointers Triton
   // appends (global scratch, then profile scratch, as the metadata has
@@ -46,7 +46,9 @@ struct TritonKernel {
 // holds it (one non-`__grp__` `.json`). The TTIR (`NAME.ttir`, else
 // `NAME.source`) beside it gives the parameter types. Errors name the file
 // and the field: a missing or mistyped field, a negative size, a size or
-// warp count past its limit, a parameter type Host IR cannot pass.
+// warp count past its limit, a parameter type Host IR cannot pass, a
+// triton_version with a control character, no image (or one that is not a
+// regular file), a file that is not a regular file or nests too deep.
 Expected<TritonKernel> readTritonKernel(const std::string &path);
 
 // The kernel as a `.hir` declaration, then, in comments, the statements

@@ -44,6 +44,10 @@ struct ProgramComments {
 
 // The canonical text of p, with its comments when given.
 std::string print(const Program &p, const ProgramComments *comments = nullptr);
+// One kernel or custom-call declaration as print writes it, with its
+// comments when given; a string of any bytes prints so that parse reads it
+// back the same, and comment lines must hold no newline.
+std::string printKernel(const Kernel &k, const KernelComments *comments = nullptr);
 // The text of one operand, as the printer writes it.
 std::string printOperand(const Program &p, const Operand &o);
 // A float literal as the printer writes it: the shortest text that reads

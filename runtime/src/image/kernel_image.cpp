@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <unordered_set>
 
 namespace hj {
 namespace {
@@ -59,8 +60,17 @@ bool readCubin(const unsigned char *p, size_t size, KernelImage *out, std::strin
   }
   // A kernel has a `.nv.info.NAME` section (its launch attributes).
   for (uint16_t i = 0; i < shnum; ++i) {
-    uint32_t nameAt = 0;
-    load(p, size, shoff + uint64_t(i) * shentsize, &nameAt);
+    uint32_t nameAt = 0, type = 0;
+    uint64_t at = shoff + uint64_t(i) * shentsize, dataOff = 0, dataSize = 0;
+    load(p, size, at, &nameAt);
+    load(p, size, at + 4, &type);
+    load(p, size, at + 24, &dataOff);
+    load(p, size, at + 32, &dataSize);
+    constexpr uint32_t kNoBits = 8;  // SHT_NOBITS: a section with no bytes in the file
+    if (type != kNoBits && (dataOff > size || size - dataOff < dataSize)) {
+      *error = "a truncated cubin: section " + std::to_string(i) + " runs past the end of the file";
+      return false;
+    }
     if (nameAt >= strSize) continue;
     const char *name = reinterpret_cast<const char *>(p + strOff + nameAt);
     size_t len = strnlen(name, strSize - nameAt);
@@ -142,6 +152,9 @@ bool readFatbin(const unsigned char *p, size_t size, KernelImage *out, std::stri
     return false;
   }
   bool anyUnknown = false;
+  // Each name once, in the order first seen; a set keeps that linear for a
+  // fatbin of very many entries.
+  std::unordered_set<std::string> seenEntries, seenArchs;
   size_t at = headerSize, end = headerSize + fatSize;
   while (at < end) {
     uint16_t kind = 0;
@@ -154,7 +167,8 @@ bool readFatbin(const unsigned char *p, size_t size, KernelImage *out, std::stri
       return false;
     }
     if (kind == kFatbinElf || kind == kFatbinPtx) {
-      out->archs.push_back((kind == kFatbinElf ? "sm_" : "compute_") + std::to_string(arch));
+      std::string name = (kind == kFatbinElf ? "sm_" : "compute_") + std::to_string(arch);
+      if (seenArchs.insert(name).second) out->archs.push_back(std::move(name));
       if (flags & kFatbinCompressed) {
         anyUnknown = true;
       } else {
@@ -164,7 +178,7 @@ bool readFatbin(const unsigned char *p, size_t size, KernelImage *out, std::stri
                                      : readPtx(p + at + entryHeader, payload, &inner, &ignored);
         if (!ok) anyUnknown = true;  // its kernels cannot be listed
         for (const std::string &e : inner.entries)
-          if (std::find(out->entries.begin(), out->entries.end(), e) == out->entries.end()) out->entries.push_back(e);
+          if (seenEntries.insert(e).second) out->entries.push_back(e);
       }
     }
     at += entryHeader + payload;
@@ -228,7 +242,9 @@ bool imageHasEntry(const KernelImage &image, const std::string &entry, std::stri
   if (!image.entriesKnown || std::find(image.entries.begin(), image.entries.end(), entry) != image.entries.end())
     return true;
   std::string names;
-  for (const std::string &e : image.entries) names += (names.empty() ? "" : ", ") + e;
+  size_t listed = std::min<size_t>(image.entries.size(), 16);
+  for (size_t i = 0; i < listed; ++i) names += (names.empty() ? "" : ", ") + image.entries[i];
+  if (listed < image.entries.size()) names += " and " + std::to_string(image.entries.size() - listed) + " more";
   *error = std::string("the ") + imageKindName(image.kind) + " has no kernel '" + entry + "'; it has " +
            (names.empty() ? "none" : names);
   return false;
