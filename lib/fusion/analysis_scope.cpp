@@ -13,10 +13,19 @@ Analyzer::Found Analyzer::findTensor(size_t seg, const std::string &name,
   if (!visible.count(name)) return r;
   const Segment &s = f_.segments[seg];
   for (const TensorSpec &e : s.summary)
-    if (e.name == name) return {true, e.dtype, static_cast<uint32_t>(e.extents.size())};
+    if (e.name == name) return {true, e.dtype, static_cast<uint32_t>(e.extents.size()), literalDims(e.extents)};
   for (const TensorSpec &o : s.outputs)
-    if (o.name == name) return {true, o.dtype, static_cast<uint32_t>(o.extents.size())};
-  if (auto it = a_.tensors.find(name); it != a_.tensors.end()) return {true, it->second.dtype, it->second.rank};
+    if (o.name == name) return {true, o.dtype, static_cast<uint32_t>(o.extents.size()), literalDims(o.extents)};
+  if (auto it = a_.tensors.find(name); it != a_.tensors.end()) {
+    const TensorInfo &t = it->second;
+    Found found{true, t.dtype, t.rank, std::vector<std::optional<int64_t>>(t.rank)};
+    if (t.spec) found.dims = literalDims(t.spec->extents);
+    for (const FusionInput &in : f_.inputs)
+      if (!t.spec && in.name == name && in.dims.size() == t.rank)
+        for (size_t d = 0; d < in.dims.size(); ++d)
+          if (in.dims[d] != kDynamic) found.dims[d] = in.dims[d];
+    return found;
+  }
   return r;
 }
 

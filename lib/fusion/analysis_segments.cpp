@@ -272,14 +272,46 @@ void Analyzer::matmulSegment(size_t i, const Segment &s, SegmentPlan &sp, const 
   else if (c.dtype != DType::f32 && c.dtype != a.dtype)
     error(path, "matmul's output is " + std::string(dtypeName(c.dtype)) + "; with " + dtypeName(a.dtype) +
                     " inputs it must be f32 or " + dtypeName(a.dtype));
+  Found bias;
   if (m.bias) {
-    Found bias = findTensor(i, s.inputs[2], visible);
+    bias = findTensor(i, s.inputs[2], visible);
     if (bias.ok && (bias.rank != 1 || bias.dtype != c.dtype))
       error(path, "matmul's bias ('" + s.inputs[2] + "') must be a rank-1 tensor of the output's dtype, " +
                       dtypeName(c.dtype));
   }
+  if (a.rank >= 2 && a.rank <= 3 && b.rank >= 2 && b.rank <= 3 && c.rank >= 2 && c.rank <= 3)
+    matmulShapes(s, m, path, a, b, {true, c.dtype, c.rank, literalDims(s.outputs[0].extents)}, bias);
   if (!std::isfinite(m.alpha)) error(path + ".matmul.alpha", "must be finite");
-  sizeExpr(i, m.workspaceBytes, path + ".matmul.workspace_bytes", visible, 0, "a workspace size", INT64_MAX);
+  sizeExpr(i, m.workspaceBytes, path + ".matmul.workspace_bytes", visible, 0, "a workspace size", HJ_MAX_BUFFER_BYTES);
+}
+
+void Analyzer::matmulShapes(const Segment &s, const MatmulSpec &m, const std::string &path, const Found &a,
+                            const Found &b, const Found &c, const Found &bias) {
+  if (a.dims.size() < 2 || b.dims.size() < 2 || c.dims.size() < 2) return;
+  auto show = [](std::optional<int64_t> x) { return x ? std::to_string(*x) : std::string("?"); };
+  // A dim the fusion fixes at 0 fails every call: the runtime takes 1 to 2^40.
+  const Found *operands[] = {&a, &b, &c};
+  const std::string names[] = {"A ('" + s.inputs[0] + "')", "B ('" + s.inputs[1] + "')",
+                               "output ('" + s.outputs[0].name + "')"};
+  for (int x = 0; x < 3; ++x)
+    for (size_t d = 0; d < operands[x]->dims.size(); ++d)
+      if (operands[x]->dims[d] == 0)
+        error(path, "matmul's " + names[x] + " has dim " + std::to_string(d) +
+                        " of 0; a matmul's batches, rows and columns are at least 1");
+  auto dim = [](const Found &t, int fromEnd) { return t.dims[t.dims.size() - fromEnd]; };
+  auto am = dim(a, m.transposeA ? 1 : 2), ak = dim(a, m.transposeA ? 2 : 1);
+  auto bk = dim(b, m.transposeB ? 1 : 2), bn = dim(b, m.transposeB ? 2 : 1);
+  auto cm = dim(c, 2), cn = dim(c, 1);
+  auto flag = [](const char *key, bool v) { return std::string(key) + " is " + (v ? "true" : "false"); };
+  if (ak && bk && *ak != *bk)
+    error(path + ".inputs", "matmul: op(A) has " + show(ak) + " columns and op(B) " + show(bk) + " rows; they must agree (" +
+                                flag("transpose_a", m.transposeA) + ", " + flag("transpose_b", m.transposeB) + ")");
+  if ((am && cm && *am != *cm) || (bn && cn && *bn != *cn))
+    error(path + ".outputs[0].extents", "matmul: the output is " + show(cm) + " x " + show(cn) + "; op(A) op(B) is " +
+                                            show(am) + " x " + show(bn));
+  if (m.bias && bias.ok && bias.dims.size() == 1 && bias.dims[0] && bn && *bias.dims[0] != *bn)
+    error(path + ".inputs", "matmul's bias ('" + s.inputs[2] + "') has " + show(bias.dims[0]) + " elements; op(B) has " +
+                                show(bn) + " columns");
 }
 
 }  // namespace hostjit::fusion::analysis_detail

@@ -23,6 +23,14 @@ inline bool isIdentifier(const std::string &s) {
 
 inline std::string idx(const std::string &field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
 
+// The extents an integer literal fixes.
+inline std::vector<std::optional<int64_t>> literalDims(const std::vector<SizeExpr> &extents) {
+  std::vector<std::optional<int64_t>> dims;
+  for (const SizeExpr &e : extents)
+    dims.push_back(e.valid() && e.kind() == SizeExpr::Kind::Int ? std::optional<int64_t>(e.intValue()) : std::nullopt);
+  return dims;
+}
+
 // Checks a Fusion and resolves it into a FusionAnalysis (analyzeFusion).
 class Analyzer {
  public:
@@ -45,6 +53,7 @@ class Analyzer {
     bool ok = false;
     DType dtype = DType::f32;
     uint32_t rank = 0;
+    std::vector<std::optional<int64_t>> dims;  // each dim when the fusion fixes it
   };
   // A tensor of segment `seg` by name: a summary entry, or a global tensor.
   // `visible` limits which local names count (those defined so far).
@@ -66,6 +75,10 @@ class Analyzer {
   // C, nothing of a kernel's.
   void matmulSegment(size_t i, const Segment &s, SegmentPlan &sp, const std::string &path,
                      const std::set<std::string> &visible);
+  // Its dims, where the fusion fixes them: none 0, A's columns B's rows,
+  // the output op(A) op(B), the bias op(B)'s columns.
+  void matmulShapes(const Segment &s, const MatmulSpec &m, const std::string &path, const Found &a, const Found &b,
+                    const Found &c, const Found &bias);
 
   const Fusion &f_;
   FusionAnalysis a_;

@@ -383,6 +383,16 @@ void Verifier::check(const Matmul &n) {
                                "; it must be a u8 buffer");
   if (c.rank == 2 && (a.rank == 3 || b.rank == 3))
     error(n.c.loc, "matmul's C has rank 2 while A or B has a batch dim: C must be [batches, rows, cols]");
+  // A dim fixed at 0 fails every call: the runtime takes 1 to 2^40.
+  const Operand *operands[] = {&n.a, &n.b, &n.c};
+  for (int x = 0; x < 3; ++x) {
+    const Value &v = p_.value(operands[x]->value);
+    for (uint32_t d = 0; d < v.rank; ++d)
+      if (staticDim(operands[x]->value, d) == 0)
+        error(operands[x]->loc, "matmul's " + std::string("ABC").substr(x, 1) + " " + name(operands[x]->value) +
+                                    " has dim " + std::to_string(d) +
+                                    " of 0; a matmul's batches, rows and columns are at least 1");
+  }
   // The dims the program fixes must agree.
   auto dim = [&](ValueId v, uint32_t rank, int fromEnd) { return staticDim(v, rank - fromEnd); };
   auto rows = [&](ValueId v, uint32_t r, bool t) { return dim(v, r, t ? 1 : 2); };

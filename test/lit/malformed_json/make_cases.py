@@ -3,8 +3,9 @@
 
 cases.json names a base fusion (valid) and, for each case, a JSON Patch
 (RFC 6902: add, remove, replace) that breaks it in one way; OUTDIR/CASE.json
-is the base with the patch applied. Cases that are not JSON at all are
-files of their own beside this script.
+is the base with the patch applied. A "nest" op puts arrays nested that
+deep at its path (written as text: json.dumps would recurse as deep).
+Cases that are not JSON at all are files of their own beside this script.
 """
 import json
 import pathlib
@@ -18,7 +19,12 @@ def pointer(path):
     return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
 
 
+NESTED = "@@nested arrays@@"
+
+
 def apply(doc, op):
+    if op["op"] == "nest":
+        op = {"op": "replace", "path": op["path"], "value": NESTED}
     keys = pointer(op["path"])
     if not keys:  # the whole document
         return op["value"]
@@ -53,9 +59,12 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     for name, patch in spec["cases"].items():
         doc = json.loads((here / spec["base"]).read_text())
+        depth = 0
         for op in patch:
+            depth = op.get("depth", depth)
             doc = apply(doc, op)
-        (out / f"{name}.json").write_text(json.dumps(doc, indent=2) + "\n")
+        text = json.dumps(doc, indent=2).replace(json.dumps(NESTED), "[" * depth + "]" * depth)
+        (out / f"{name}.json").write_text(text + "\n")
 
 
 if __name__ == "__main__":
