@@ -71,7 +71,8 @@ TEST_CASE("point 1: out of memory releases cached blocks, retries once, then fai
   void *c = nullptr;
   int64_t n = 1024;
   CHECK(hj_alloc(ctx, &n, nullptr, 1, HJ_DTYPE_f32, 0, "big", &c) == HJ_ERR_OUT_OF_MEMORY);
-  CHECK(std::string(hj_last_error()) == "out of device memory: 4096 more bytes would exceed the limit of 8192 bytes (6144 held)");
+  CHECK(std::string(hj_last_error()) ==
+        "buffer %big: out of device memory: 4096 more bytes would exceed the limit of 8192 bytes (6144 held)");
   REQUIRE(hj_free(ctx, b) == HJ_OK);
   CHECK((*rt)->stats().live_bytes == 0);
 }
@@ -424,7 +425,7 @@ TEST_CASE("point 8: an error midway frees everything, the same way in eval and j
   std::string errEval, errJit;
   auto rtEval = runProgram(file, args, false, 1, testOptions(12288), &errEval);
   auto rtJit = runProgram(file, args, true, 1, testOptions(12288), &errJit);
-  CHECK(errEval.find("out of device memory") != std::string::npos);
+  CHECK(errEval.find("buffer %y: out of device memory") != std::string::npos);
   CHECK(errEval == errJit);
   for (auto &rt : {rtEval, rtJit}) {
     CHECK(rt->stats().live_bytes == 0);

@@ -4,6 +4,7 @@
 
 #include <cinttypes>
 #include <cstring>
+#include <string>
 
 #include "base/dtypes.h"
 #include "base/error.h"
@@ -85,6 +86,18 @@ Buffers::~Buffers() {
   });
 }
 
+namespace {
+
+// An allocation's failure as the caller sees it: out of memory names the
+// buffer ("buffer %h: out of device memory: ...").
+int32_t named(int32_t st, const BufferRequest &r) {
+  if (st != HJ_ERR_OUT_OF_MEMORY || !r.name || !*r.name) return st;
+  std::string why = hj_last_error();
+  return fail(st, "buffer %%%s: %s", r.name, why.c_str());
+}
+
+}  // namespace
+
 int32_t Buffers::allocate(const BufferRequest &r, Block **out) {
   bool zero = r.flags & HJ_ALLOC_ZERO_INIT;
   uint32_t esize = hj_dtype_size(r.dtype);
@@ -109,10 +122,10 @@ int32_t Buffers::allocate(const BufferRequest &r, Block **out) {
     }
     if (st) {
       pool_.recycle(b);
-      return st;
+      return named(st, r);
     }
   } else {
-    if (int32_t st = pool_.allocate(r.bytes, backend_.currentStream(), &b, r.prefer)) return st;
+    if (int32_t st = pool_.allocate(r.bytes, backend_.currentStream(), &b, r.prefer)) return named(st, r);
     b->region = nullptr;
     b->lastKernel[0] = '\0';
   }
