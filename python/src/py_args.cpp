@@ -3,8 +3,11 @@
 // one (no Python call), anything else through __dlpack__; scalars by type.
 #include "py_args.h"
 
+#include <cmath>
+#include <limits>
 #include <unordered_map>
 
+#include "hostjit/text/text.h"
 #include "py_tensor.h"
 
 namespace hostjit::py {
@@ -123,9 +126,15 @@ void CallArgs::bind(const Param &p, PyObject *obj) {
       case DType::f64: {
         double v = PyFloat_AsDouble(o);
         if (v == -1.0 && PyErr_Occurred()) {
+          bool tooLarge = PyErr_ExceptionMatches(PyExc_OverflowError);  // an int past f64's range
           PyErr_Clear();
+          if (tooLarge) badArg(p, "does not fit in " + p.type);
           badArg(p, "expected a number (" + p.type + "), got " + typeName(obj));
         }
+        // A finite value past f32's range would become inf: refused, as the
+        // command line refuses it. inf and nan given as such stay.
+        if (p.dtype == DType::f32 && std::isfinite(v) && std::fabs(v) > std::numeric_limits<float>::max())
+          badArg(p, floatLiteralText(v) + " does not fit in f32");
         a = p.dtype == DType::f32 ? ScalarArg::f32(static_cast<float>(v)) : ScalarArg::f64(v);
         break;
       }

@@ -105,6 +105,16 @@ PyObject *dlpackDevice(PyObject *self, PyObject *) {
   return Py_BuildValue("(ii)", static_cast<int>(d.device_type), d.device_id);
 }
 
+// A (int, int) argument of __dlpack__; else a TypeError naming it.
+bool intPair(PyObject *o, const char *what, int *first, int *second) {
+  if (PyTuple_Check(o) && PyTuple_GET_SIZE(o) == 2 && PyLong_Check(PyTuple_GET_ITEM(o, 0)) &&
+      PyLong_Check(PyTuple_GET_ITEM(o, 1)) && PyArg_ParseTuple(o, "ii", first, second))
+    return true;
+  PyErr_Clear();
+  PyErr_Format(PyExc_TypeError, "hostjit.Tensor.__dlpack__: %s must be a tuple of two ints, got %R", what, o);
+  return false;
+}
+
 // __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None):
 // the Python array API's rules. CUDA: stream None or 1 is the legacy default
 // stream, 2 per-thread, -1 no ordering, else a CUstream; it is made to wait
@@ -123,7 +133,7 @@ PyObject *dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
   DLDevice dev = b.rt->runtime()->device();
   if (dlDevice != Py_None) {
     int type = 0, id = 0;
-    if (!PyArg_ParseTuple(dlDevice, "ii", &type, &id)) return nullptr;
+    if (!intPair(dlDevice, "dl_device", &type, &id)) return nullptr;
     if (type != static_cast<int>(dev.device_type) || id != dev.device_id)
       return bufferError("hostjit.Tensor.__dlpack__: dl_device (" + std::to_string(type) + ", " + std::to_string(id) +
                          ") is not the tensor's device (" + std::to_string(static_cast<int>(dev.device_type)) + ", " +
@@ -152,7 +162,7 @@ PyObject *dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
   bool versioned = false;
   if (maxVersion != Py_None) {
     int major = 0, minor = 0;
-    if (!PyArg_ParseTuple(maxVersion, "ii", &major, &minor)) return nullptr;
+    if (!intPair(maxVersion, "max_version", &major, &minor)) return nullptr;
     versioned = major >= 1;
   }
   const auto &share = reinterpret_cast<TensorObject *>(self)->buf;

@@ -156,6 +156,14 @@ func @main(%n: i64, %k: i32, %c: f32, %w: f64, %flag: bool) -> (f64[12]) {
     assert str(error_of(lambda: prog(2**63, 1, 1.0, 0.5, True))) == "argument %n: does not fit in i64"
     assert str(error_of(lambda: prog(3, 4, 1.0, 0.5, 1))) == "argument %flag: expected a bool, got int"
     assert str(error_of(lambda: prog(3, 4, None, 0.5, True))) == "argument %c: expected a number (f32), got NoneType"
+    # A finite value f32 cannot hold is refused, not made inf; an int past
+    # f64's range does not fit, and says so.
+    assert str(error_of(lambda: prog(3, 4, 1e300, 0.5, True))) == "argument %c: 1e+300 does not fit in f32"
+    assert str(error_of(lambda: prog(3, 4, -1e39, 0.5, True))) == "argument %c: -1e+39 does not fit in f32"
+    assert str(error_of(lambda: prog(3, 4, 1.0, 2**2000, True))) == "argument %w: does not fit in f64"
+    assert str(error_of(lambda: prog(3, 4, 2**2000, 0.5, True))) == "argument %c: does not fit in f32"
+    got = np.from_dlpack(prog(3, 4, float("inf"), float("-inf"), True))
+    assert np.isposinf(got[2]) and np.isneginf(got[3])
 
 
 def test_views_keep_their_offset(hostjit, host_rt, rng):
@@ -175,6 +183,26 @@ def test_strided_inputs_reach_tensor_struct_kernels(hostjit, host_rt, rng):
     t, y = prog(x, 0.5)
     np.testing.assert_allclose(np.from_dlpack(t), x * np.float32(0.5) + np.float32(1.0), rtol=1e-6)
     np.testing.assert_array_equal(hostjit._copied(y), np.from_dlpack(y))
+
+
+def test_strided_inputs_to_data_pointer_kernels_are_refused(hostjit, host_rt, rng):
+    path = REPO / "examples" / "grid_sum.hir"
+    prog = hostjit.compile(path.read_text(), runtime=host_rt, filename=str(path))
+    x = rng.standard_normal((64, 48)).astype(np.float32)
+    why = ("argument %x: kernel @grid_sum takes it as ptr<f32> (parameter 0), which is its data pointer alone, so it "
+           "must be contiguous; ")
+    fix = ": pass a contiguous copy, or declare the parameter tensor<f32, 2> to take the strides"
+    assert str(error_of(lambda: prog(x[::2]))) == why + "its stride 0 is 96, expected 48" + fix
+    assert str(error_of(lambda: prog(x[:, ::2]))) == why + "its stride 1 is 2, expected 1" + fix
+    row = rng.standard_normal(48).astype(np.float32)
+    broadcast = np.lib.stride_tricks.as_strided(row, (64, 48), (0, 4))
+    assert str(error_of(lambda: prog(broadcast))) == why + "its stride 0 is 0, expected 48" + fix
+    # A copy runs, and gives the sum of what the view shows.
+    np.testing.assert_allclose(np.from_dlpack(prog(np.ascontiguousarray(x[::2]))), [x[::2].sum()], rtol=1e-5)
+    # A misaligned array: its first element is not at a multiple of 4 bytes.
+    raw = np.zeros(64 * 48 * 4 + 1, np.uint8)[1:].view(np.float32).reshape(64, 48)
+    assert "which is not a multiple of 4 (a f32's size): pass an aligned copy" in str(error_of(lambda: prog(raw)))
+    assert host_rt.stats()["live_bytes"] == 0
 
 
 def test_compile_errors_name_file_line_and_column(hostjit, host_rt):
@@ -263,6 +291,12 @@ def test_dlpack_protocol(hostjit, host_rt, rng):
         y.__dlpack__(dl_device=(2, 0))
     with pytest.raises(BufferError):
         y.__dlpack__(stream=1)
+    # Malformed version and device arguments are TypeErrors that say which.
+    for bad in ("a", (1,), (1, "0"), [1, 0]):
+        with pytest.raises(TypeError, match="max_version must be a tuple of two ints"):
+            y.__dlpack__(max_version=bad)
+    with pytest.raises(TypeError, match="dl_device must be a tuple of two ints"):
+        y.__dlpack__(dl_device="cpu")
     assert y.nbytes == 4000 and repr(y) == "hostjit.Tensor(f32[1000], host)"
     np.testing.assert_array_equal(hostjit.numpy(y), x + b)
     np.testing.assert_array_equal(np.frombuffer(y.to_bytes(), np.float32), x + b)
