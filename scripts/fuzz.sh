@@ -24,6 +24,7 @@ for target in text fusion parity image; do
     python3 test/lit/malformed_json/make_cases.py "$corpus"  # the malformed fusions, patched into files
   elif [ "$target" = image ]; then
     cp test/images/*.cubin test/images/*.fatbin test/images/*.ptx test/lit/inputs/triton/add_kernel/*.ptx "$corpus/"
+    python3 test/fuzz/hostile_images.py "$corpus"  # damaged copies: past-the-end sections and entries
   else
     find examples test -name '*.hir' -size -16k -exec cp {} "$corpus/" \;
   fi

@@ -116,3 +116,67 @@ TEST_CASE("kernel images: PTX is read by a scan, so huge runs of blanks cost no 
         "not a kernel image: neither a cubin (ELF), a fatbin nor PTX (no '.version' directive)");
 }
 
+
+TEST_CASE("kernel images: a section that runs past the end of a cubin is refused", "[image]") {
+  std::string cubin = image("scale_add.sm_90.cubin");
+  uint64_t shoff = 0;
+  uint16_t shentsize = 0, shnum = 0, names = 0;
+  std::memcpy(&shoff, cubin.data() + 40, 8);
+  std::memcpy(&shentsize, cubin.data() + 58, 2);
+  std::memcpy(&shnum, cubin.data() + 60, 2);
+  std::memcpy(&names, cubin.data() + 62, 2);
+  int changed = 0;
+  for (uint16_t i = 1; i < shnum; ++i) {
+    if (i == names) continue;  // the section names: refused as such
+    size_t at = shoff + size_t{i} * shentsize;
+    uint32_t type = 0;
+    std::memcpy(&type, cubin.data() + at + 4, 4);
+    if (type == 8) continue;  // SHT_NOBITS holds no bytes in the file
+    std::string broken = cubin;
+    uint64_t size = cubin.size();  // from its offset on, past the end
+    std::memcpy(broken.data() + at + 32, &size, 8);
+    CHECK(readError(broken) == "a truncated cubin: section " + std::to_string(i) + " runs past the end of the file");
+    ++changed;
+  }
+  CHECK(changed > 3);
+}
+
+TEST_CASE("kernel images: a fatbin of very many entries lists each kernel and arch once", "[image]") {
+  // 200,000 PTX entries, each of its own kernel: the reader's de-duplication
+  // took 31.8 s here when it searched a list.
+  constexpr int kEntries = 200000;
+  std::string body;
+  for (int i = 0; i < kEntries; ++i) {
+    std::string ptx = ".version 8.0\n.target sm_90\n.visible .entry k" + std::to_string(i) + "(\n)\n{\nret;\n}\n";
+    char header[48] = {};
+    uint16_t kind = 1;  // PTX
+    uint32_t headerSize = 48, arch = 90;
+    uint64_t payload = ptx.size();
+    std::memcpy(header, &kind, 2);
+    std::memcpy(header + 4, &headerSize, 4);
+    std::memcpy(header + 8, &payload, 8);
+    std::memcpy(header + 28, &arch, 4);
+    body.append(header, sizeof header);
+    body += ptx;
+  }
+  char top[16] = {};
+  uint32_t magic = 0xBA55ED50u;
+  uint16_t version = 1, topSize = 16;
+  uint64_t fatSize = body.size();
+  std::memcpy(top, &magic, 4);
+  std::memcpy(top + 4, &version, 2);
+  std::memcpy(top + 6, &topSize, 2);
+  std::memcpy(top + 8, &fatSize, 8);
+  std::string fat = std::string(top, sizeof top) + body;
+  hj::KernelImage img = readOk(fat);
+  CHECK(img.archs == V{"compute_90"});
+  REQUIRE(img.entries.size() == kEntries);
+  CHECK(img.entries.front() == "k0");
+  CHECK(img.entries.back() == "k199999");
+  // A missing kernel's message lists a few of them, not all.
+  std::string error;
+  CHECK_FALSE(hj::imageHasEntry(img, "missing", &error));
+  CHECK(error ==
+        "the fatbin has no kernel 'missing'; it has k0, k1, k2, k3, k4, k5, k6, k7, k8, k9, k10, k11, k12, k13, k14, "
+        "k15 and 199984 more");
+}
