@@ -7,7 +7,8 @@
 // made node by node, as graph mode makes its graphs), and hostjit's graph
 // mode with inputs at the same addresses and at fresh addresses on every
 // call; the first call of a new signature in graph mode (trace, plan,
-// build, instantiate, launch); a program of M inputs that never move; and
+// build, instantiate, launch); a program of M inputs that never move (by
+// the raw entry, and by Executable::run as a user's code calls it); and
 // the program with an input extent that changes on every call. Each iteration times a batch of calls being
 // issued; the stream is synchronised after the batch, outside the timing.
 //
@@ -395,6 +396,25 @@ void BM_ManyInputs(benchmark::State &state) {
   finish(state, s);
 }
 
+// BM_ManyInputs as a user's program calls it: Executable::run (arguments
+// checked, outputs owned) in graph mode, with DLTensors made once and
+// passed on every call, no binding; the evaluator and the JIT, interleaved.
+void BM_ManyInputsRun(benchmark::State &state) {
+  int m = static_cast<int>(state.range(0));
+  Setup s(bench::manyInputsProgram(m, sourceDir() + "/bench/kernels/steps.cu"), {}, {});
+  if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
+  s.ev->setGraphMode(true);
+  s.cp->setGraphMode(true);
+  std::span<const DLTensor *const> in(s.in(), static_cast<size_t>(m));
+  auto run = [&](Executable &x) -> int32_t {
+    auto out = x.run(in);
+    return out ? HJ_OK : out.error().status;
+  };
+  bench::interleave(state, s.rt->context(), kBatch, {{"eval", [&] { return run(*s.ev); }}, {"jit", [&] { return run(*s.cp); }}});
+  if (s.rt->stats().graph_fast == 0) state.SkipWithError("graph mode made no fast replay");
+  finish(state, s);
+}
+
 // The launch-bound program of K launches with an input extent that changes
 // on every call: x is [n, 256], over one buffer, for n cycling through D
 // distinct values, scattered (growing and shrinking) or growing by one per
@@ -720,6 +740,7 @@ BENCHMARK(BM_DecodeModes)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ManyInputs)->ArgNames({"M"})->Arg(1)->Arg(16)->Arg(64)->Arg(150)->Arg(300)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ManyInputsRun)->ArgNames({"M"})->Arg(1)->Arg(16)->Arg(64)->Arg(150)->Arg(300)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 int main(int argc, char **argv) {
   benchmark::Initialize(&argc, argv);

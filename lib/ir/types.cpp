@@ -91,15 +91,4 @@ bool bufferBytes(const std::vector<int64_t> &sizes, const std::vector<int64_t> &
   return !overflow && *out <= HJ_MAX_BUFFER_BYTES;
 }
 
-bool denseBytes(std::span<const int64_t> shape, uint64_t elementBytes, uint64_t limit, uint64_t *out) {
-  uint64_t bytes = elementBytes;
-  bool empty = false;
-  for (int64_t d : shape) {
-    if (d == 0) empty = true;
-    else if (d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes)) return false;
-  }
-  *out = empty ? 0 : bytes;
-  return bytes <= limit;
-}
-
 }  // namespace hostjit

@@ -4,6 +4,7 @@
 // plan, the zero-init flags, fallbacks and their reasons, and failures.
 #include <algorithm>
 #include <cstring>
+#include <random>
 #include <thread>
 
 #include "common/inject.h"
@@ -1287,5 +1288,76 @@ TEST_CASE("graph mode: inputs bound once as static are not read per call", "[gra
     CHECK(other->callGraph(ctx, in.data(), nullptr, outData, outDims, &*bound) == HJ_ERR_INVALID_ARGUMENT);
     CHECK_THAT(hj_last_error(), Catch::Contains("the static inputs were bound for another program"));
     CHECK(rt->stats().live_bytes == 0);  // every output freed
+  }
+}
+
+TEST_CASE("graph mode: run() with the DLTensors of its last call skips their checks, never a change", "[graph]") {
+  // y = a0 + ... + a9 (f32[4] each, a9 static): the DLTensors are made once
+  // and the program called in a loop, as a user's C++ code does.
+  std::string text = "kernel @add_vec(ptr<f32>, ptr<f32>, ptr<f32>, i64) {\n  host = \"add_vec\"\n}\n\nfunc @main(";
+  for (int i = 0; i < 10; ++i) text += (i ? ", %a" : "%a") + std::to_string(i) + (i == 9 ? ": f32[4]" : ": f32[?]");
+  text += ") -> (f32[4]) {\n  %y = alloc f32[4]\n  launch @add_vec grid(1, 1, 1) block(4, 1, 1) smem(0) (%a0, %a1, %y, 4)\n";
+  for (int i = 2; i < 10; ++i)
+    text += "  launch @add_vec grid(1, 1, 1) block(4, 1, 1) smem(0) (%y, %a" + std::to_string(i) + ", %y, 4)\n";
+  text += "  return %y\n}\n";
+  Program p = parseOk(text, "sum10.hir");
+  for (bool useJit : {false, true}) {
+    INFO((useJit ? "jit" : "eval"));
+    auto rt = makeRuntime();
+    Runner r(p, rt, useJit, OptLevel::O2, /*graph=*/true);
+    std::vector<Tensor> t;
+    std::vector<float> want(4, 0.0f);
+    std::mt19937 g(17);
+    std::uniform_real_distribution<float> u(0.5f, 2.0f);
+    for (int i = 0; i < 10; ++i) {
+      std::vector<float> v(4);
+      for (int j = 0; j < 4; ++j) want[size_t(j)] += v[size_t(j)] = u(g);
+      auto tensor = Tensor::fromHost(rt, {4}, v);
+      REQUIRE(tensor);
+      t.push_back(std::move(*tensor));
+    }
+    std::vector<DLTensor> dl;
+    for (Tensor &w : t) dl.push_back(w.dl());
+    std::vector<const DLTensor *> in;
+    for (DLTensor &d : dl) in.push_back(&d);
+    for (int call = 0; call < 5; ++call) {
+      auto out = r.run(in);
+      REQUIRE(out);
+      std::vector<float> got = floats((*out)[0]);
+      for (int j = 0; j < 4; ++j) CHECK(got[size_t(j)] == Approx(want[size_t(j)]));
+    }
+    CHECK(rt->stats().graph_fast >= 3);
+    // Each change to a DLTensor the last call was given is checked again.
+    auto refused = [&](const std::string &message) {
+      auto out = r.run(in);
+      REQUIRE(!out);
+      CHECK(out.error().message == message);
+    };
+    int64_t five[1] = {5}, two[1] = {2};
+    int64_t *shape9 = dl[9].shape;
+    dl[9].shape = five;
+    refused("argument %a9: dim 0 is 5, expected 4 (f32[4], got shape [5])");
+    dl[9].shape = shape9;
+    dl[3].strides = two;
+    refused("argument %a3: kernel @add_vec takes it as ptr<f32> (parameter 1), which is its data pointer alone, so it "
+            "must be contiguous; its stride 0 is 2, expected 1: pass a contiguous copy, or declare the parameter "
+            "tensor<f32, 1> to take the strides");
+    dl[3].strides = nullptr;
+    dl[5].dtype.bits = 64;
+    refused("argument %a5: expected dtype f32 (f32[?]), got f64");
+    dl[5].dtype.bits = 32;
+    dl[7].byte_offset = 2;
+    CHECK_THAT(r.run(in).error().message, Catch::StartsWith("argument %a7: its first element is at address "));
+    dl[7].byte_offset = 0;
+    // A shape array changed in place (same pointer, another value).
+    int64_t *shape2 = dl[2].shape;
+    int64_t was = shape2[0];
+    shape2[0] = -1;
+    refused("argument %a2: dim 0 is negative");
+    shape2[0] = was;
+    // Back as before: the calls run again.
+    auto out = r.run(in);
+    REQUIRE(out);
+    CHECK(floats((*out)[0])[0] == Approx(want[0]));
   }
 }

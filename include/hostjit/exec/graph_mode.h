@@ -70,9 +70,19 @@ Expected<StaticInputs> bindStatic(const Plan &plan, const GraphSignature &sig, c
 // the inputs it holds) and calls hj_graph_call (with `reserve`,
 // hj_graph_reserve). *done is set when the call needs no run of the
 // program (a replay, or a reservation of a signature planned already).
+// `checked`: the caller checked the arguments (checkArguments), so this
+// thread remembers the inputs and their key words for sameCheckedInputs.
 int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &sig, const DLTensor *const *inputs,
                        const hj_value *scalars, void **outData, int64_t *outDims, int32_t *done,
-                       const StaticInputs *bound = nullptr, bool reserve = false);
+                       const StaticInputs *bound = nullptr, bool reserve = false, bool checked = false);
+
+// Whether inputs[0..n) are, field for field (data address, offset, dtype,
+// device, sizes and strides), the inputs of this thread's last checked
+// graph-mode call of this program: a caller that calls in a loop with
+// DLTensors it prepared once. Their checks then passed already, and the
+// next graphCallBegin on this thread with `checked` reuses that call's key
+// words instead of reading every input again.
+bool sameCheckedInputs(const GraphSignature &sig, const DLTensor *const *inputs, size_t n);
 
 // A call of `run` (a program's raw entry, returning an hj_status) in graph
 // mode: the contract of the raw entry (jit.h), with the program's launches
@@ -82,9 +92,9 @@ int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &
 template <class Run>
 int32_t callInGraphMode(hj_context *ctx, const Plan &plan, const GraphSignature &sig, const DLTensor *const *inputs,
                         const hj_value *scalars, void **outData, int64_t *outDims, Run &&run,
-                        const StaticInputs *bound = nullptr, bool reserve = false) {
+                        const StaticInputs *bound = nullptr, bool reserve = false, bool checked = false) {
   int32_t done = 0;
-  if (int32_t st = graphCallBegin(ctx, plan, sig, inputs, scalars, outData, outDims, &done, bound, reserve))
+  if (int32_t st = graphCallBegin(ctx, plan, sig, inputs, scalars, outData, outDims, &done, bound, reserve, checked))
     return st;
   if (done) return HJ_OK;
   for (;;) {

@@ -308,9 +308,11 @@ struct ScalarArg {
 };
 
 // Checks inputs against the signature (count, rank, dtype, static dims,
-// device, data) and scalars (count, types); errors name the argument
-// (lib/exec/arguments.cpp).
+// sizes that fit, device, data, alignment, contiguity where the plan needs
+// it) and scalars (count, types); errors name the argument
+// (lib/exec/arguments.cpp). `tensors` false checks the counts and the
+// scalars only: the caller knows the tensors passed already.
 Expected<void> checkArguments(const Plan &plan, const DLTensor *const *inputs, size_t numInputs,
-                              const ScalarArg *scalars, size_t numScalars, DLDevice device);
+                              const ScalarArg *scalars, size_t numScalars, DLDevice device, bool tensors = true);
 
 }  // namespace hostjit

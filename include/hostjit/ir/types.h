@@ -62,7 +62,17 @@ bool bufferBytes(const std::vector<int64_t> &sizes, const std::vector<int64_t> &
 // the product of its non-zero dims times elementBytes is more than `limit`:
 // such a shape is refused even beside a zero dim, as NumPy refuses it, and
 // so every stride of it fits i64.
-bool denseBytes(std::span<const int64_t> shape, uint64_t elementBytes, uint64_t limit, uint64_t *out);
+// Inline: every call checks each of its tensor arguments with it.
+inline bool denseBytes(std::span<const int64_t> shape, uint64_t elementBytes, uint64_t limit, uint64_t *out) {
+  uint64_t bytes = elementBytes;
+  bool empty = false;
+  for (int64_t d : shape) {
+    if (d == 0) empty = true;
+    else if (d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes)) return false;
+  }
+  *out = empty ? 0 : bytes;
+  return bytes <= limit;
+}
 
 std::string toString(const TensorType &t);
 std::string toString(const ParamType &t);
