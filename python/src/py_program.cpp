@@ -65,6 +65,7 @@ std::unique_ptr<PyProgram> PyProgram::make(Program program, const CompileArgs &a
     (v.isTensor ? p->numTensors_ : p->numScalars_)++;
     p->params_.push_back(std::move(q));
   }
+  for (const Param &q : p->params_) p->byName_.emplace(q.name, &q);
   p->results_ = program.results;
   pyb::gil_scoped_release nogil;  // compiling takes milliseconds: other threads run meanwhile
   std::lock_guard lk(a.runtime->mutex());
@@ -112,14 +113,14 @@ void PyProgram::bindArgs(CallArgs &a, PyObject *args, PyObject *kwargs) const {
     Py_ssize_t pos = 0;
     PyObject *key, *value;
     while (PyDict_Next(kwargs, &pos, &key, &value)) {
-      const char *k = PyUnicode_AsUTF8(key);
+      Py_ssize_t size = 0;
+      const char *k = PyUnicode_AsUTF8AndSize(key, &size);
       if (!k) throw pyb::error_already_set();
-      if (std::strcmp(k, "stream") == 0) continue;
-      const Param *p = nullptr;
-      for (const Param &q : params_)
-        if (q.name == k) p = &q;
-      if (!p) raise(HJ_ERR_INVALID_ARGUMENT, "@" + name() + " has no parameter %" + k);
-      a.bind(*p, value);
+      std::string_view word(k, static_cast<size_t>(size));
+      if (word == "stream") continue;
+      auto it = byName_.find(word);
+      if (it == byName_.end()) raise(HJ_ERR_INVALID_ARGUMENT, "@" + name() + " has no parameter %" + std::string(word));
+      a.bind(*it->second, value);
     }
   }
   a.checkComplete(params_);

@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "hostjit/jit.h"
@@ -64,6 +66,9 @@ class PyProgram {
   std::unique_ptr<Executable> exe_;
   const CompiledProgram *compiled_ = nullptr;
   std::vector<Param> params_;
+  // params_ by name, for keyword arguments: a model's hundreds of them are
+  // each found in one look-up, not a scan.
+  std::unordered_map<std::string_view, const Param *> byName_;
   std::vector<TensorType> results_;
   size_t numTensors_ = 0, numScalars_ = 0;
   std::string mode_, text_;
