@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -13,6 +14,8 @@
 #include <vector>
 
 #include "comm/watchdog.h"
+#include "core/context.h"
+#include "helpers.h"
 #include "hostjit/runtime.h"
 
 namespace {
@@ -219,4 +222,30 @@ TEST_CASE("comm_timeout: hj_options bounds the host backend's join and collectiv
     hj_context_destroy(a);
     hj_context_destroy(b);
   }
+}
+
+TEST_CASE("comm_timeout: the settings say whether the user gave a timeout", "[watchdog][spmd]") {
+  // CUDA's communicators of several ranks get the non-blocking NCCL path and
+  // its watchdog only when the user gave a timeout (docs/spmd.md).
+  hj_options o;
+  hj_options_init(&o);
+  {
+    hostjit::test::ScopedEnv unset("HOSTJIT_COMM_TIMEOUT", "");
+    hj::Settings s = hj::settingsOf(o);
+    CHECK(!s.commTimeoutGiven);
+    CHECK(s.commTimeout == 120);
+    o.comm_timeout = 5;
+    s = hj::settingsOf(o);
+    CHECK(s.commTimeoutGiven);
+    CHECK(s.commTimeout == 5);
+    o.comm_timeout = -1;  // no bound, asked for
+    s = hj::settingsOf(o);
+    CHECK(s.commTimeoutGiven);
+    CHECK(std::isinf(s.commTimeout));
+  }
+  o.comm_timeout = 0;
+  hostjit::test::ScopedEnv given("HOSTJIT_COMM_TIMEOUT", "30");
+  hj::Settings s = hj::settingsOf(o);
+  CHECK(s.commTimeoutGiven);
+  CHECK(s.commTimeout == 30);
 }

@@ -151,7 +151,9 @@ typedef struct hj_options {
   double comm_timeout;     /* seconds a rank waits for the others (to join, in a collective) before its
                               communicator is aborted and the call fails; on CUDA a watchdog thread
                               per communicator enforces it (docs/spmd.md). 0: HOSTJIT_COMM_TIMEOUT,
-                              else 120; negative: no bound (CUDA: NCCL's blocking calls, no watchdog) */
+                              else 120, except on CUDA with more than one rank, where neither given
+                              means NCCL's blocking calls and no watchdog; negative: no bound (CUDA:
+                              NCCL's blocking calls, no watchdog) */
 } hj_options;
 
 /* One buffer of a graph-mode memory plan (hj_graph_plan_get). Intermediates

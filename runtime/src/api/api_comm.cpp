@@ -31,7 +31,8 @@ int32_t hj_comm_init(hj_context *ctx, const hj_comm_id *id, int32_t world, int32
                                ctx->comm->rank(), ctx->comm->world());
     if (int32_t st = ctx->backend->checkFault()) return st;
     std::unique_ptr<hj::Comm> c;
-    if (int32_t st = ctx->backend->makeComm(*id, world, rank, ctx->settings.commTimeout, c)) return st;
+    if (int32_t st = ctx->backend->makeComm(*id, world, rank, ctx->settings.commTimeout,
+                                                  ctx->settings.commTimeoutGiven, c)) return st;
     ctx->comm = std::move(c);
     return HJ_OK;
   });

@@ -159,8 +159,10 @@ class Backend {
 
   // Communicators (comm.h): NCCL on CUDA, made with the device current;
   // threads of this process on the host. A rank waits at most `timeout`
-  // seconds for the others (infinity: no bound).
-  virtual int32_t makeComm(const hj_comm_id &id, int32_t world, int32_t rank, double timeout,
+  // seconds for the others (infinity: no bound); `timeoutGiven`: the user
+  // set it (hj_options.comm_timeout, HOSTJIT_COMM_TIMEOUT) rather than
+  // leaving the default.
+  virtual int32_t makeComm(const hj_comm_id &id, int32_t world, int32_t rank, double timeout, bool timeoutGiven,
                            std::unique_ptr<Comm> &out) = 0;
   // Runs f with the device current, giving it the current stream's native
   // handle (CUDA: its CUstream; host: NULL).

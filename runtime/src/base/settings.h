@@ -38,7 +38,9 @@ struct Settings {
   uint32_t traceEvents = 262144;  // spans a profile keeps for its trace (HOSTJIT_TRACE_EVENTS)
   // Seconds a rank waits for the others before its communicator is aborted
   // (hj_options.comm_timeout, HOSTJIT_COMM_TIMEOUT); infinity: no bound.
+  // commTimeoutGiven: one of those set it (else it is the default, 120).
   double commTimeout = 120;
+  bool commTimeoutGiven = false;
 };
 
 }  // namespace hj

@@ -65,6 +65,8 @@ Settings settingsOf(const hj_options &o) {
   s.nvtx = nvtx::wanted();
   s.traceEvents = countSetting("HOSTJIT_TRACE_EVENTS", 262144);
   s.commTimeout = o.comm_timeout > 0 ? o.comm_timeout : o.comm_timeout < 0 ? HUGE_VAL : commTimeoutSeconds();
+  const char *env = std::getenv("HOSTJIT_COMM_TIMEOUT");
+  s.commTimeoutGiven = o.comm_timeout != 0 || (env && *env);
   return s;
 }
 

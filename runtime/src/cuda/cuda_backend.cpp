@@ -16,6 +16,7 @@ int32_t makeCudaBackend(int32_t, void *, std::unique_ptr<Backend> &) {
 #include <dlfcn.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -345,8 +346,14 @@ class CudaBackend final : public Backend {
     *done = r == CUDA_SUCCESS;
     return HJ_OK;
   }
-  int32_t makeComm(const hj_comm_id &id, int32_t world, int32_t rank, double timeout,
+  int32_t makeComm(const hj_comm_id &id, int32_t world, int32_t rank, double timeout, bool timeoutGiven,
                    std::unique_ptr<Comm> &out) override {
+    // Several ranks without a timeout the user asked for: NCCL's blocking
+    // calls, the path that has run on two H200s. The non-blocking one with
+    // its watchdog (NCCL then runs each group in a thread of its own) has
+    // run with one rank only; it is an opt-in until it has run with more
+    // (docs/spmd.md#when-a-rank-is-lost).
+    if (world > 1 && !timeoutGiven) timeout = HUGE_VAL;
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
     return makeNcclComm(id, world, rank, timeout, makeCudaCommDevice(d_, ctx_, *this), out);

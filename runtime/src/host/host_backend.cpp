@@ -301,7 +301,7 @@ class HostBackend final : public Backend {
   }
   int32_t synchronizeStream() override { return checkFault(); }
 
-  int32_t makeComm(const hj_comm_id &id, int32_t world, int32_t rank, double timeout,
+  int32_t makeComm(const hj_comm_id &id, int32_t world, int32_t rank, double timeout, bool,
                    std::unique_ptr<Comm> &out) override {
     return makeHostComm(id, world, rank, timeout, out);
   }
