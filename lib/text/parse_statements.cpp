@@ -15,6 +15,9 @@ void Parser::parseStmtWithComments() {
     parseStmt();
   } catch (Failed) {
     skipLine(line);
+    // The values this line would have defined: their uses say nothing more.
+    for (const auto &[name, at] : later_)
+      if (at.line == line && !names_.count(name)) broken_.insert(name);
   }
   auto &body = b_.program().body;
   if (body.size() > before) {
@@ -192,6 +195,7 @@ Operand Parser::parseOperand() {
   if (t.kind != Tok::Percent) fail("an operand (a %value or a literal)");
   next();
   if (auto it = names_.find(t.text); it != names_.end()) return Operand::of(it->second, t.loc);
+  if (broken_.count(t.text)) return Operand::integer(0, t.loc);  // its line's error was reported
   if (auto it = later_.find(t.text); it != later_.end())
     error(t.loc, "use of %" + t.text + " before its definition at line " + std::to_string(it->second.line));
   else

@@ -275,7 +275,11 @@ void Parser::parseFunc() {
         if (peek().kind != Tok::Percent) fail("a parameter '%name'");
         const Token &nt = next();
         expectPunct(":");
-        if (names_.count(nt.text)) error(nt.loc, "redefinition of %" + nt.text);
+        if (auto first = names_.find(nt.text); first != names_.end()) {
+          Loc at = p.value(first->second).loc;  // as the verifier says it of statements
+          error(nt.loc, "redefinition of %" + nt.text + " (first defined at line " + std::to_string(at.line) + ":" +
+                            std::to_string(at.col) + ")");
+        }
         ValueId id;
         if (peek().kind == Tok::Ident && peek(1).kind == Tok::Punct && peek(1).text == "[") {
           DType d = parseDTypeTok(false);

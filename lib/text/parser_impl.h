@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "hostjit/text/text.h"
 #include "lexer.h"
@@ -87,6 +88,9 @@ class Parser {
   ProgramBuilder b_;
   std::unordered_map<std::string, ValueId> names_;
   std::unordered_map<std::string, Loc> later_;
+  // Names defined by a line with a syntax error: their uses are not errors
+  // of their own.
+  std::unordered_set<std::string> broken_;
   static constexpr int kMaxBlockDepth = 256;
   int blockDepth_ = 0;
   bool tooDeep_ = false;
