@@ -293,8 +293,15 @@ bool sameCheckedInputs(const GraphSignature &sig, const DLTensor *const *inputs,
   sc.hit = false;
   if (sc.busy || sc.checkedProgram != sig.programId || sc.tensors.size() != n) return false;
   const int64_t *dims = sc.dims.data();
-  for (size_t i = 0; i < n; ++i)
+  // The caller's DLTensors and their sizes may be anywhere in memory: ask
+  // for them a few inputs ahead, so that their loads overlap.
+  constexpr size_t kAhead = 8;
+  for (size_t i = 0; i < n && i < kAhead; ++i) __builtin_prefetch(inputs[i]);
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) __builtin_prefetch(inputs[i + kAhead]);
+    if (i + kAhead / 2 < n && inputs[i + kAhead / 2]) __builtin_prefetch(inputs[i + kAhead / 2]->shape);
     if (!inputs[i] || !sameTensor(*inputs[i], sc.tensors[i], dims)) return false;
+  }
   sc.hit = true;
   return true;
 }
