@@ -65,15 +65,21 @@ int cmdCheck(const std::vector<std::string> &files) {
   int rc = kOk;
   for (const std::string &f : files) {
     if (isFusionFile(f)) {  // lowered and verified, as every command reads it
-      Program p;
-      if (int frc = loadProgram(f, &p)) {
-        rc = frc;
+      auto fusion = loadFusionJson(f);
+      Expected<Program> p = fusion ? lowerFusion(*fusion) : Expected<Program>(fusion.error());
+      if (!p) {
+        // One problem a line, as a program's; then the count, as for one.
+        const std::string &m = p.error().message;
+        size_t n = 1 + static_cast<size_t>(std::count(m.begin(), m.end(), '\n'));
+        rc = std::max(rc, fromError(p.error()));
+        std::fprintf(stderr, "%s: %zu error%s\n", f.c_str(), n, n == 1 ? "" : "s");
         continue;
       }
       Diagnostics d;
-      checkImages(p, f, d);
+      checkImages(*p, f, d);
       if (!d.empty()) {
         std::fputs(d.format(f, nullptr).c_str(), stderr);
+        std::fprintf(stderr, "%s: %zu error%s\n", f.c_str(), d.size(), d.size() == 1 ? "" : "s");
         rc = kUserError;
         continue;
       }

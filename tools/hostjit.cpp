@@ -58,7 +58,8 @@ and first values.
                                  executor (fusions only): segment by segment through
                                  KernelExecutor, no Host IR; all: every mode
   --opt O0|light|O2              JIT optimisation level (default O2)
-  --repeat N                     calls to make (default 1); with N > 1 the first is not timed
+  --repeat N                     calls to make, 1 to 100000000 (default 1); with N > 1 the first
+                                 is not timed
   --check-parity                 run every mode with call recording; compare records and outputs
   --stats json|text              print each mode's runtime counters
   --host-kernels LIB.so          load host kernels from a shared library (repeatable)
@@ -113,7 +114,8 @@ example:
   hostjit compile examples/grid_sum.hir --emit-llvm --optimized
 )"},
     {"plan", R"(usage: hostjit plan FILE.hir|FUSION.json
-       hostjit plan FILE.hir|FUSION.json --picture OUT.svg [--input ...] [--scalar ...] [--host-kernels LIB.so]
+       hostjit plan FILE.hir|FUSION.json --picture OUT.svg [--input ...] [--scalar ...] [--seed N]
+                                    [--host-kernels LIB.so] [--custom-calls LIB.so]
 Prints the plan of a program (a fusion is lowered first): the flat form the
 evaluator interprets and the JIT compiles. Its sections are the signature
 (inputs, scalars), the expressions in evaluation order (eN, with the value
@@ -126,6 +128,11 @@ With --picture, runs the program once in graph mode on the host backend
 each buffer a bar from its allocation to its free at its place in the
 plan's block, its slot outlined, the zeroed part shaded, the outputs above
 the block, the peak of live bytes marked.
+
+  --picture OUT.svg              draw the memory plan into OUT.svg
+  --input, --scalar, --seed      the call's inputs, as for hostjit run
+  --host-kernels LIB.so          load host kernels from a shared library (repeatable)
+  --custom-calls LIB.so          load custom call functions from a shared library (repeatable)
 
 example:
   hostjit plan examples/grid_sum.hir

@@ -132,8 +132,9 @@ int runMode(const char *mode, Runtime &rt, const RunOptions &o, Fn &&call, std::
   // is drained outside the timing, so a kernel that faults fails its own
   // call, and nothing more is called on a context that can no longer work.
   auto drained = [&](int call) -> int {
+    // Named as the call's own failure would be: the number after the first.
     if (int32_t st = hj_synchronize(rt.context()))
-      return fromError(runtimeError(st), std::string(mode) + ", call " + std::to_string(call) + ": ");
+      return fromError(runtimeError(st), std::string(mode) + (call > 1 ? ", call " + std::to_string(call) : "") + ": ");
     return kOk;
   };
   if (o.parity || o.printRecord) hj_record_enable(rt.context(), 1);

@@ -40,10 +40,21 @@ A block with `$ ` lines, or one that starts like a program (`kernel @`,
 `func @`), must carry a mark, so a new example cannot go unchecked.
 
 The pages show a machine without a GPU: where a CUDA driver can be
-loaded, the test exits 77 (skipped). Commands run with bash from a scratch folder that links the repository's
-top-level entries and `build` (the build folder), so the paths a page shows
-are the paths a reader types from the repository root. Each page has its own
-scratch folder and object cache; its blocks run in page order. Output is
+loaded, the test exits 77 (skipped). The pages are read as a reader reads
+them: README.md, then the pages in the order it first links them, then the
+rest; their commands run with bash from one scratch copy of the repository
+(with `build`, the build folder, linked) and one object cache, so the paths
+a page shows are the paths a reader types from the repository root, and
+what an earlier page compiled is in the cache for a later one. Nothing may
+change the working tree (git's view of it, before and after). Besides:
+
+  <!-- doc-test: lists environment --> the table's first column names
+                                  exactly the environment variables the
+                                  code reads (getenv, os.environ, the
+                                  scripts' ${HOSTJIT_...})
+  docs/cli.md                     each command's section names every flag
+                                  of its --help, and its usage block and
+                                  option tables none that --help lacks Output is
 stdout and stderr together. In the shown output, a line `...` stands for any
 lines, `...` within a line for any text, and durations (`3.40 us`,
 `15.133 ms`) match any duration. A command whose shown output has
@@ -65,6 +76,17 @@ LISTS = {
     "jit-calls": ("runtime/include/hostjit/runtime_abi.def", r"^HJ_JIT_FN\([^,]+, (\w+),"),
     "stats": ("runtime/include/hostjit/stats.def", r"^HJ_STAT\((\w+),"),
 }
+# `lists environment`: every variable the code reads, found in its sources
+# (getenv("X") in C and C++, and every "HOSTJIT_X" or "NCCL_X" string there,
+# which the settings helpers pass to getenv; os.environ reads in Python;
+# ${HOSTJIT_X} in the scripts).
+ENV_SOURCES = ("runtime", "lib", "jit", "tools", "python", "examples", "bench", "test", "scripts", ".ci")
+ENV_PATTERNS = [
+    ((".cpp", ".h", ".c", ".cc"), r'getenv\("([A-Za-z_][A-Za-z0-9_]*)"\)'),
+    ((".cpp", ".h", ".c", ".cc"), r'"((?:HOSTJIT|NCCL)_[A-Z0-9_]+)"'),
+    ((".py",), r'os\.environ(?:\.get\(|\[)"([A-Za-z_][A-Za-z0-9_]*)"(?!\]\s*=[^=])'),
+    ((".sh", "run"), r'\$\{?((?:HOSTJIT|NCCL)_[A-Z0-9_]+)'),
+]
 
 
 class Page:
@@ -186,14 +208,44 @@ def matches(shown, actual):
 
 
 def scratch(repo, build):
+    """A copy of the repository for the pages' commands (so that nothing they
+    write lands in the working tree), with `build` linked and one object
+    cache for every page, as a reader has."""
     d = tempfile.mkdtemp(prefix="hostjit-doc-")
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in os.listdir(repo):
-        if name in ("build", ".git") or name.startswith("build-"):
+        if name in ("build", ".git", "carry") or name.startswith("build-"):
             continue
-        os.symlink(os.path.join(repo, name), os.path.join(d, name))
+        src, dst = os.path.join(repo, name), os.path.join(d, name)
+        if os.path.isdir(src) and not os.path.islink(src):
+            shutil.copytree(src, dst, symlinks=True, ignore=skip)
+        else:
+            shutil.copy2(src, dst, follow_symlinks=False)
     os.symlink(build, os.path.join(d, "build"))
     os.mkdir(os.path.join(d, "cache"), 0o700)
     return d
+
+
+def reading_order(repo):
+    """README.md, then the pages in the order README first links them, then
+    any other page: the order a reader takes them in."""
+    order = ["README.md"]
+    for m in re.finditer(r"\]\((docs/[\w.-]+\.md)[#)]", open(os.path.join(repo, "README.md"), encoding="utf-8").read()):
+        if m.group(1) not in order and os.path.exists(os.path.join(repo, m.group(1))):
+            order.append(m.group(1))
+    rest = sorted(os.path.join("docs", f) for f in os.listdir(os.path.join(repo, "docs")) if f.endswith(".md"))
+    return order + [p for p in rest if p not in order]
+
+
+def tree_state(repo):
+    """The working tree's untracked and modified files (git's view), or None
+    without git."""
+    try:
+        p = subprocess.run(["git", "-C", repo, "status", "--porcelain", "--untracked-files=all"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return set(p.stdout.decode("utf-8", "replace").splitlines()) if p.returncode == 0 else None
 
 
 def run(cmd, cwd):
@@ -216,85 +268,78 @@ def run(cmd, cwd):
     return p.returncode, p.stdout.decode("utf-8", "replace").rstrip("\n").split("\n") if p.stdout else []
 
 
-def check_page(page, repo, build, corpus):
+def check_page(page, repo, work, corpus):
     marked = 0
-    work = None
-    try:
-        for mark, arg, first, body in blocks(page):
-            if mark is None:
-                if any(l.startswith("$ ") for l in body):
-                    page.fail(first - 1, "a shell example without a doc-test mark (run, or skip with a reason)")
-                elif any(re.match(r"(kernel|func) @", l) for l in body):
-                    page.fail(first - 1, "a program without a doc-test mark (program, file, same-as, excerpt-of or skip)")
+    for mark, arg, first, body in blocks(page):
+        if mark is None:
+            if any(l.startswith("$ ") for l in body):
+                page.fail(first - 1, "a shell example without a doc-test mark (run, or skip with a reason)")
+            elif any(re.match(r"(kernel|func) @", l) for l in body):
+                page.fail(first - 1, "a program without a doc-test mark (program, file, same-as, excerpt-of or skip)")
+            continue
+        marked += 1
+        if mark == "skip":
+            if not arg:
+                page.fail(first - 2, "'skip' needs a reason")
+            continue
+        if mark == "messages":
+            if arg and not arg.isdigit():
+                page.fail(first - 1, f"messages takes a column number, not '{arg}'")
                 continue
-            marked += 1
-            if mark == "skip":
-                if not arg:
-                    page.fail(first - 2, "'skip' needs a reason")
+            check_messages(page, first, body, corpus, int(arg) if arg else -1)
+            continue
+        if mark == "lists":
+            check_list(page, first, body, repo, arg)
+            continue
+        text = "\n".join(body) + "\n"
+        if mark == "file":
+            with open(os.path.join(work, arg), "w", encoding="utf-8") as f:
+                f.write(text)
+        elif mark in ("same-as", "excerpt-of"):
+            try:
+                want = open(os.path.join(repo, arg), encoding="utf-8").read()
+            except OSError as e:
+                page.fail(first - 2, f"{mark} {arg}: {e.strerror}")
                 continue
-            if mark == "messages":
-                if arg and not arg.isdigit():
-                    page.fail(first - 1, f"messages takes a column number, not '{arg}'")
-                    continue
-                check_messages(page, first, body, corpus, int(arg) if arg else -1)
+            if mark == "excerpt-of":
+                if ("\n" + text) not in ("\n" + want):
+                    page.fail(first, f"the block is not a run of whole lines of {arg}")
                 continue
-            if mark == "lists":
-                check_list(page, first, body, repo, arg)
-                continue
-            if work is None:
-                work = scratch(repo, build)
-            text = "\n".join(body) + "\n"
-            if mark == "file":
-                with open(os.path.join(work, arg), "w", encoding="utf-8") as f:
-                    f.write(text)
-            elif mark in ("same-as", "excerpt-of"):
-                try:
-                    want = open(os.path.join(repo, arg), encoding="utf-8").read()
-                except OSError as e:
-                    page.fail(first - 2, f"{mark} {arg}: {e.strerror}")
-                    continue
-                if mark == "excerpt-of":
-                    if ("\n" + text) not in ("\n" + want):
-                        page.fail(first, f"the block is not a run of whole lines of {arg}")
-                    continue
-                if not body or not body[0].startswith("//"):
-                    # Shown without the file's leading comments.
-                    lines = want.split("\n")
-                    while lines and (lines[0].startswith("//") or not lines[0].strip()):
-                        lines.pop(0)
-                    want = "\n".join(lines)
-                if want != text:
-                    page.fail(first, f"the block differs from {arg}")
-            elif mark == "program":
-                path = os.path.join(work, "doc_program.hir")
-                with open(path, "w", encoding="utf-8") as f:
-                    f.write(text)
-                rc, out = run("build/bin/hostjit check doc_program.hir", work)
-                if rc != 0:
-                    page.fail(first, "the program does not check:\n    " + "\n    ".join(out))
-            elif mark == "output-of":
-                rc, out = run(arg, work)
-                shown = list(body)
-                while shown and not shown[-1].strip():
-                    shown.pop()
-                if rc != 0 or not matches(shown, out):
-                    page.fail(first, f"{arg} (exit {rc}) printed:\n    " + "\n    ".join(out))
-            elif mark == "run":
-                cmds = commands(body, first)
-                if not cmds:
-                    page.fail(first - 2, "a run block needs `$ ` command lines")
-                for line, cmd, shown, start in cmds:
-                    rc, out = run(cmd, work)
-                    wants_error = any("error:" in s for s in shown)
-                    if (rc != 0) != wants_error:
-                        page.fail(line, f"`{cmd}` exited {rc}, expected {'failure' if wants_error else 'success'}:\n    "
-                                  + "\n    ".join(out))
-                    elif not matches(shown, out):
-                        page.fail(line, f"`{cmd}` printed what the page does not show:\n    " + "\n    ".join(out))
-                        page.updates.append((start, len(shown), out))
-    finally:
-        if work:
-            shutil.rmtree(work, ignore_errors=True)
+            if not body or not body[0].startswith("//"):
+                # Shown without the file's leading comments.
+                lines = want.split("\n")
+                while lines and (lines[0].startswith("//") or not lines[0].strip()):
+                    lines.pop(0)
+                want = "\n".join(lines)
+            if want != text:
+                page.fail(first, f"the block differs from {arg}")
+        elif mark == "program":
+            path = os.path.join(work, "doc_program.hir")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            rc, out = run("build/bin/hostjit check doc_program.hir", work)
+            if rc != 0:
+                page.fail(first, "the program does not check:\n    " + "\n    ".join(out))
+        elif mark == "output-of":
+            rc, out = run(arg, work)
+            shown = list(body)
+            while shown and not shown[-1].strip():
+                shown.pop()
+            if rc != 0 or not matches(shown, out):
+                page.fail(first, f"{arg} (exit {rc}) printed:\n    " + "\n    ".join(out))
+        elif mark == "run":
+            cmds = commands(body, first)
+            if not cmds:
+                page.fail(first - 2, "a run block needs `$ ` command lines")
+            for line, cmd, shown, start in cmds:
+                rc, out = run(cmd, work)
+                wants_error = any("error:" in s for s in shown)
+                if (rc != 0) != wants_error:
+                    page.fail(line, f"`{cmd}` exited {rc}, expected {'failure' if wants_error else 'success'}:\n    "
+                              + "\n    ".join(out))
+                elif not matches(shown, out):
+                    page.fail(line, f"`{cmd}` printed what the page does not show:\n    " + "\n    ".join(out))
+                    page.updates.append((start, len(shown), out))
     return marked
 
 
@@ -360,9 +405,37 @@ def check_messages(page, first, rows, corpus, column):
                 page.fail(first + k, f"no test checks the message `{msg}`")
 
 
+def environment_read(repo):
+    """The environment variables the repository's code reads."""
+    names = set()
+    for top in ENV_SOURCES:
+        for root, _, files in os.walk(os.path.join(repo, top)):
+            for f in files:
+                for suffixes, rx in ENV_PATTERNS:
+                    if f.endswith(suffixes) or f in suffixes:
+                        text = open(os.path.join(root, f), encoding="utf-8", errors="replace").read()
+                        names.update(re.findall(rx, text))
+    return names
+
+
+def check_environment(page, first, rows, repo):
+    want = environment_read(repo)
+    shown = set()
+    for row in rows[2:]:
+        cells = row.strip().strip("|").split("|")
+        shown.update(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", cells[0]))
+    for name in sorted(want - shown):
+        page.fail(first, f"the table leaves out {name}, which the code reads")
+    for name in sorted(shown - want):
+        page.fail(first, f"the table names {name}, which no code reads")
+
+
 def check_list(page, first, rows, repo, what):
+    if what == "environment":
+        check_environment(page, first, rows, repo)
+        return
     if what not in LISTS:
-        page.fail(first - 1, f"lists what? expected one of {', '.join(sorted(LISTS))}")
+        page.fail(first - 1, f"lists what? expected environment or one of {', '.join(sorted(LISTS))}")
         return
     path, rx = LISTS[what]
     want = set()
@@ -383,6 +456,49 @@ def check_list(page, first, rows, repo, what):
         page.fail(first, f"the table leaves out {name} ({path})")
     for name in sorted(shown - want):
         page.fail(first, f"the table names {name}, which {path} does not list")
+
+
+FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*|-o)(?![\w-])")
+
+
+def check_cli_flags(page, build):
+    """docs/cli.md: each command's section names every flag its --help
+    names, and its usage block and option tables name no flag --help does
+    not."""
+    sections, name, start = {}, None, 0
+    for n, line in enumerate(page.lines, 1):
+        m = re.match(r"## (?:The demo: )?`(hostjit(?:-demo)?)(?: ([a-z-]+))?`", line)
+        if m:
+            name, start = " ".join(x for x in m.groups() if x), n
+            sections[name] = (start, [])
+        elif line.startswith("## "):
+            name = None
+        elif name:
+            sections[name][1].append(line)
+    for command, (start, lines) in sections.items():
+        if command == "hostjit":
+            continue
+        words = command.split()
+        binary = os.path.join(build, "bin", words[0])
+        p = subprocess.run([binary] + words[1:] + ["--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=60)
+        helped = set(FLAG.findall(p.stdout.decode("utf-8", "replace")))
+        body = "\n".join(lines)
+        for flag in sorted(helped):
+            if not re.search(r"(?<![\w-])" + re.escape(flag) + r"(?![\w-])", body):
+                page.fail(start, f"`{command} --help` names {flag}, which this section does not")
+        # The usage block (the first fenced block) and the option tables.
+        shown, fenced, seen_block = set(), False, False
+        for line in lines:
+            if line.startswith("```"):
+                if fenced:
+                    seen_block = True
+                fenced = not fenced
+                continue
+            if (fenced and not seen_block) or (line.startswith("| `-") and not fenced):
+                shown.update(FLAG.findall(line.split("|")[1] if line.startswith("|") else line))
+        for flag in sorted(shown - helped):
+            page.fail(start, f"this section names {flag}, which `{command} --help` does not")
 
 
 def slug(heading):
@@ -457,8 +573,7 @@ def main():
     if len(args) < 2:
         sys.exit("usage: doc_test.py [--update] REPO BUILD [PAGE.md...]")
     repo, build = os.path.abspath(args[0]), os.path.abspath(args[1])
-    pages = args[2:] or ["README.md"] + sorted(
-        os.path.join("docs", f) for f in os.listdir(os.path.join(repo, "docs")) if f.endswith(".md"))
+    pages = args[2:] or reading_order(repo)
     if cuda_driver_present():
         # The pages show a machine without a GPU: the host backend, and the
         # errors of a missing driver.
@@ -466,17 +581,31 @@ def main():
         sys.exit(77)
     corpus = load_corpus(repo)
     failures, marked = [], 0
-    for rel in pages:
-        page = Page(os.path.join(repo, rel), rel)
-        marked += check_page(page, repo, build, corpus)
-        check_links(page, repo)
-        failures += page.failures
-        if update and page.updates:
-            lines = page.lines
-            for start, count, new in sorted(page.updates, reverse=True):
-                lines[start - 1 : start - 1 + count] = new
-            with open(page.path, "w", encoding="utf-8") as f:
-                f.write("\n".join(lines))
+    # The pages in order, in one scratch copy with one cache, as a reader
+    # who starts at the README takes them; the working tree must come out
+    # as it went in.
+    before = tree_state(repo)
+    work = scratch(repo, build)
+    try:
+        for rel in pages:
+            page = Page(os.path.join(repo, rel), rel)
+            marked += check_page(page, repo, work, corpus)
+            check_links(page, repo)
+            if rel == os.path.join("docs", "cli.md"):
+                check_cli_flags(page, build)
+            failures += page.failures
+            if update and page.updates:
+                lines = page.lines
+                for start, count, new in sorted(page.updates, reverse=True):
+                    lines[start - 1 : start - 1 + count] = new
+                with open(page.path, "w", encoding="utf-8") as f:
+                    f.write("\n".join(lines))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    after = tree_state(repo)
+    if before is not None and after is not None:
+        for entry in sorted(after - before):
+            failures.append(f"the pages' commands changed the working tree: {entry}")
     for f in failures:
         print(f)
     print(f"doc_test: {len(pages)} pages, {marked} marked blocks and tables, {len(failures)} failures")
