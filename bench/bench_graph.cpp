@@ -398,7 +398,8 @@ void BM_ManyInputs(benchmark::State &state) {
 
 // BM_ManyInputs as a user's program calls it: Executable::run (arguments
 // checked, outputs owned) in graph mode, with DLTensors made once and
-// passed on every call, no binding; the evaluator and the JIT, interleaved.
+// passed on every call, without and with a binding; the evaluator and the
+// JIT, interleaved.
 void BM_ManyInputsRun(benchmark::State &state) {
   int m = static_cast<int>(state.range(0));
   Setup s(bench::manyInputsProgram(m, sourceDir() + "/bench/kernels/steps.cu"), {}, {});
@@ -406,11 +407,21 @@ void BM_ManyInputsRun(benchmark::State &state) {
   s.ev->setGraphMode(true);
   s.cp->setGraphMode(true);
   std::span<const DLTensor *const> in(s.in(), static_cast<size_t>(m));
-  auto run = [&](Executable &x) -> int32_t {
-    auto out = x.run(in);
+  // *_bound: every input bound once (Executable::bindStatic), as a model's
+  // weights would be.
+  std::vector<uint32_t> all(static_cast<size_t>(m));
+  for (int i = 0; i < m; ++i) all[size_t(i)] = static_cast<uint32_t>(i);
+  auto evBound = s.ev->bindStatic(s.in(), all), cpBound = s.cp->bindStatic(s.in(), all);
+  if (!evBound || !cpBound) return state.SkipWithError("bindStatic failed");
+  auto run = [&](Executable &x, const StaticInputs *bound) -> int32_t {
+    auto out = x.run(in, {}, bound);
     return out ? HJ_OK : out.error().status;
   };
-  bench::interleave(state, s.rt->context(), kBatch, {{"eval", [&] { return run(*s.ev); }}, {"jit", [&] { return run(*s.cp); }}});
+  bench::interleave(state, s.rt->context(), kBatch,
+                    {{"eval", [&] { return run(*s.ev, nullptr); }},
+                     {"jit", [&] { return run(*s.cp, nullptr); }},
+                     {"eval_bound", [&] { return run(*s.ev, &*evBound); }},
+                     {"jit_bound", [&] { return run(*s.cp, &*cpBound); }}});
   if (s.rt->stats().graph_fast == 0) state.SkipWithError("graph mode made no fast replay");
   finish(state, s);
 }

@@ -17,14 +17,16 @@ Executable::Executable(std::shared_ptr<const Plan> plan, std::shared_ptr<Runtime
 }
 
 Expected<std::vector<Tensor>> Executable::run(std::span<const DLTensor *const> inputs,
-                                              std::span<const ScalarArg> scalars) {
+                                              std::span<const ScalarArg> scalars, const StaticInputs *bound) {
   const Plan &plan = *plan_;
+  if (bound && (bound->programId != sig_->programId || bound->bound.size() != plan.inputs.size()))
+    return Error{HJ_ERR_INVALID_ARGUMENT, "@" + plan.funcName + ": the static inputs were bound for another program"};
   // A graph-mode caller that calls again with the DLTensors of its last
-  // call has had them checked: its per-call cost does not grow with them.
-  bool checkedBefore = graph_ && inputs.size() == plan.inputs.size() &&
+  // call has had them checked: its per-call cost grows less with them.
+  bool checkedBefore = graph_ && !bound && inputs.size() == plan.inputs.size() &&
                        sameCheckedInputs(*sig_, inputs.data(), inputs.size());
   auto ok = checkArguments(plan, inputs.data(), inputs.size(), scalars.data(), scalars.size(), rt_->device(),
-                           /*tensors=*/!checkedBefore);
+                           /*tensors=*/!checkedBefore, bound ? bound->bound.data() : nullptr);
   if (!ok) return ok.error();
   Scratch<hj_value, 16> sv(scalars.size());
   packScalars(scalars, sv.data());
@@ -34,11 +36,18 @@ Expected<std::vector<Tensor>> Executable::run(std::span<const DLTensor *const> i
   hj_range_push(ctx, plan.funcName.c_str());
   int32_t st = graph_ ? callInGraphMode(ctx, plan, *sig_, inputs.data(), sv.data(), outData.data(), outDims.data(),
                                         [&] { return call(ctx, inputs.data(), sv.data(), outData.data(), outDims.data()); },
-                                        nullptr, false, /*checked=*/true)
+                                        bound, false, /*checked=*/true)
                       : call(ctx, inputs.data(), sv.data(), outData.data(), outDims.data());
   hj_range_pop(ctx);
   if (st) return runtimeError(st);
   return makeOutputs(rt_, plan, outData.data(), outDims.data());
+}
+
+Expected<StaticInputs> Executable::bindStatic(const DLTensor *const *inputs, std::span<const uint32_t> which) const {
+  for (uint32_t i : which)
+    if (i < plan_->inputs.size() && inputs)
+      if (auto ok = checkTensorArgument(*plan_, i, inputs[i], rt_->device()); !ok) return ok.error();
+  return hostjit::bindStatic(*plan_, *sig_, inputs, which);
 }
 
 int32_t Executable::reserveGraph(hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars) const {

@@ -1359,5 +1359,33 @@ TEST_CASE("graph mode: run() with the DLTensors of its last call skips their che
     auto out = r.run(in);
     REQUIRE(out);
     CHECK(floats((*out)[0])[0] == Approx(want[0]));
+    // The weights bound once: run() neither checks nor reads them again.
+    std::vector<uint32_t> weights{0, 1, 2, 3, 4, 5, 6, 7};
+    auto bound = r.exe().bindStatic(in.data(), weights);
+    REQUIRE(bound);
+    for (int call = 0; call < 4; ++call) {
+      auto got = r.exe().run(in, {}, &*bound);
+      REQUIRE(got);
+      CHECK(floats((*got)[0])[3] == Approx(want[3]));
+    }
+    // The unbound inputs are checked as always.
+    dl[9].shape = five;
+    auto refusedBound = r.exe().run(in, {}, &*bound);
+    REQUIRE(!refusedBound);
+    CHECK(refusedBound.error().message == "argument %a9: dim 0 is 5, expected 4 (f32[4], got shape [5])");
+    dl[9].shape = shape9;
+    // Binding checks what it binds, naming it.
+    dl[4].strides = two;
+    auto badBinding = r.exe().bindStatic(in.data(), weights);
+    REQUIRE(!badBinding);
+    CHECK_THAT(badBinding.error().message, Catch::StartsWith("argument %a4: kernel @add_vec takes it as ptr<f32>"));
+    dl[4].strides = nullptr;
+    // A binding of another program is refused.
+    Runner other(p, rt, useJit, OptLevel::O2, true);
+    auto foreign = other.exe().bindStatic(in.data(), weights);
+    REQUIRE(foreign);
+    auto wrong = r.exe().run(in, {}, &*foreign);
+    REQUIRE(!wrong);
+    CHECK(wrong.error().message == "@main: the static inputs were bound for another program");
   }
 }

@@ -20,8 +20,11 @@ class Executable {
   // Checks the arguments, runs the program (in graph mode when it is on)
   // and returns its outputs. On failure every buffer allocated by this call
   // has been freed (in reverse order of allocation) and the runtime is as
-  // before the call.
-  Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars = {});
+  // before the call. With `bound` (bindStatic, of this program), the inputs
+  // it holds are neither checked again nor, in graph mode, read for the
+  // key: the caller promises they are the DLTensors they were bound as.
+  Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars = {},
+                                    const StaticInputs *bound = nullptr);
 
   // The raw entry (its contract is in jit.h): no argument checks; writes
   // each output's data pointer to outData and its sizes (then explicit
@@ -46,11 +49,10 @@ class Executable {
   int32_t reserveGraph(hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars) const;
   // run()'s argument checks, then reserveGraph on the runtime's context.
   Expected<void> reserveGraph(std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars = {});
-  // Binds inputs[i] for i in `which` for callGraph (graph_mode.h says what
-  // the caller then promises).
-  Expected<StaticInputs> bindStatic(const DLTensor *const *inputs, std::span<const uint32_t> which) const {
-    return hostjit::bindStatic(*plan_, *sig_, inputs, which);
-  }
+  // Binds inputs[i] for i in `which` for callGraph and run (graph_mode.h
+  // says what the caller then promises), after run()'s checks of each of
+  // them; errors name the argument.
+  Expected<StaticInputs> bindStatic(const DLTensor *const *inputs, std::span<const uint32_t> which) const;
 
   // Graph mode for run().
   void setGraphMode(bool on) { graph_ = on; }

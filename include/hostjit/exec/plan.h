@@ -311,8 +311,14 @@ struct ScalarArg {
 // sizes that fit, device, data, alignment, contiguity where the plan needs
 // it) and scalars (count, types); errors name the argument
 // (lib/exec/arguments.cpp). `tensors` false checks the counts and the
-// scalars only: the caller knows the tensors passed already.
+// scalars only: the caller knows the tensors passed already; with `skip`,
+// tensor i is not checked where skip[i] is non-zero (inputs checked when
+// they were bound, graph_mode.h).
 Expected<void> checkArguments(const Plan &plan, const DLTensor *const *inputs, size_t numInputs,
-                              const ScalarArg *scalars, size_t numScalars, DLDevice device, bool tensors = true);
+                              const ScalarArg *scalars, size_t numScalars, DLDevice device, bool tensors = true,
+                              const char *skip = nullptr);
+
+// The checks of checkArguments for tensor input i alone.
+Expected<void> checkTensorArgument(const Plan &plan, size_t i, const DLTensor *t, DLDevice device);
 
 }  // namespace hostjit
