@@ -78,13 +78,13 @@ LISTS = {
 }
 # `lists environment`: every variable the code reads, found in its sources
 # (getenv("X") in C and C++, and every "HOSTJIT_X" or "NCCL_X" string there,
-# which the settings helpers pass to getenv; os.environ reads in Python;
-# ${HOSTJIT_X} in the scripts).
-ENV_SOURCES = ("runtime", "lib", "jit", "tools", "python", "examples", "bench", "test", "scripts", ".ci")
+# which the settings helpers pass to getenv; os.environ reads of HOSTJIT_X
+# and NCCL_X in Python; ${HOSTJIT_X} in the scripts).
+ENV_SOURCES = ("runtime", "lib", "jit", "tools", "python", "examples", "bench", "test", "scripts", ".ci", "setup.py")
 ENV_PATTERNS = [
     ((".cpp", ".h", ".c", ".cc"), r'getenv\("([A-Za-z_][A-Za-z0-9_]*)"\)'),
     ((".cpp", ".h", ".c", ".cc"), r'"((?:HOSTJIT|NCCL)_[A-Z0-9_]+)"'),
-    ((".py",), r'os\.environ(?:\.get\(|\[)"([A-Za-z_][A-Za-z0-9_]*)"(?!\]\s*=[^=])'),
+    ((".py",), r'os\.environ(?:\.get\(|\[)"((?:HOSTJIT|NCCL)_[A-Z0-9_]+)"(?!\]\s*=[^=])'),
     ((".sh", "run"), r'\$\{?((?:HOSTJIT|NCCL)_[A-Z0-9_]+)'),
 ]
 
@@ -409,7 +409,9 @@ def environment_read(repo):
     """The environment variables the repository's code reads."""
     names = set()
     for top in ENV_SOURCES:
-        for root, _, files in os.walk(os.path.join(repo, top)):
+        path = os.path.join(repo, top)
+        walk = [(repo, [], [top])] if os.path.isfile(path) else os.walk(path)
+        for root, _, files in walk:
             for f in files:
                 for suffixes, rx in ENV_PATTERNS:
                     if f.endswith(suffixes) or f in suffixes:
