@@ -402,6 +402,23 @@ TEST_CASE("runtime errors name what was wrong", "[runtime]") {
                                   Catch::EndsWith("is not a live hostjit context (destroyed, or not made by "
                                                   "hj_context_create)"));
   CHECK(hj_synchronize(fake) == HJ_ERR_INVALID_ARGUMENT);
+  // The entry points that did not check their context crashed on NULL.
+  CHECK(hj_empty_cache(nullptr) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "hj_empty_cache: ctx is NULL");
+  hj_record_entry entry;
+  CHECK(hj_record_get(nullptr, 0, &entry) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "hj_record_get: ctx is NULL");
+  int32_t zero = 0;
+  CHECK(hj_arena_check_zero(nullptr, &zero) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "hj_arena_check_zero: ctx is NULL");
+  CHECK(hj_arena_check_zero(fake, &zero) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(hj_arena_check_zero(ctx, nullptr) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) == "hj_arena_check_zero: isZero is NULL");
+  void *buffer = nullptr;
+  REQUIRE(hj_buffer_alloc(ctx, 16, &buffer) == HJ_OK);
+  hj_buffer_free(nullptr, buffer);  // no status to report: the buffer stays, the last error says why
+  CHECK(std::string(hj_last_error()) == "hj_buffer_free: ctx is NULL");
+  hj_buffer_free(ctx, buffer);
   int32_t done = 0, again = 0;
   CHECK(hj_graph_call(ctx, nullptr, 0, nullptr, 0, 1, nullptr, 0, nullptr, 0, nullptr, 0, &done) ==
         HJ_ERR_INVALID_ARGUMENT);

@@ -77,7 +77,8 @@ void hj_reset_stats(hj_context *ctx) {
 }
 
 int32_t hj_empty_cache(hj_context *ctx) {
-  return guarded([&] {
+  return guarded([&]() -> int32_t {
+    if (int32_t st = checkContext(ctx, "hj_empty_cache")) return st;
     ctx->buffers.emptyCache();
     return HJ_OK;
   });
@@ -100,7 +101,9 @@ int32_t hj_buffer_alloc(hj_context *ctx, uint64_t bytes, void **out) {
 
 void hj_buffer_free(hj_context *ctx, void *ptr) {
   guarded([&] {
-    if (ptr) ctx->backend->release(ptr);
+    // A bad context with a buffer is a caller's mistake it cannot be told
+    // of (no status): the buffer is left, and the last error says why.
+    if (ptr && checkContext(ctx, "hj_buffer_free") == HJ_OK) ctx->backend->release(ptr);
     return HJ_OK;
   });
 }
@@ -123,6 +126,8 @@ int32_t hj_copy_from_host(hj_context *ctx, void *dst, const void *src, uint64_t 
 
 int32_t hj_arena_check_zero(hj_context *ctx, int32_t *isZero) {
   return guarded([&]() -> int32_t {
+    if (int32_t st = checkContext(ctx, "hj_arena_check_zero")) return st;
+    if (!isZero) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_arena_check_zero: isZero is NULL");
     bool z = true;
     int32_t st = ctx->buffers.checkArenasZero(&z);
     if (st == HJ_OK && z) st = ctx->graphs.checkZero(&z);

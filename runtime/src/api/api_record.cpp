@@ -12,6 +12,7 @@ void hj_record_enable(hj_context *ctx, int32_t on) {
 uint64_t hj_record_size(const hj_context *ctx) { return ctx->record.size(); }
 
 int32_t hj_record_get(const hj_context *ctx, uint64_t index, hj_record_entry *out) {
+  if (int32_t st = hj::checkContext(ctx, "hj_record_get")) return st;
   return ctx->record.get(index, out);
 }
 
