@@ -1182,18 +1182,24 @@ TEST_CASE("graph mode: a program of few launches with a new shape on nearly ever
   }
 }
 
+// y = a0 + a1 + ... + a9, f32[4] each (with `dynamic`, a0..a8 f32[?]).
+static Program sum10(bool dynamic) {
+  std::string text = "kernel @add_vec(ptr<f32>, ptr<f32>, ptr<f32>, i64) {\n  host = \"add_vec\"\n}\n\nfunc @main(";
+  for (int i = 0; i < 10; ++i)
+    text += (i ? ", %a" : "%a") + std::to_string(i) + (dynamic && i < 9 ? ": f32[?]" : ": f32[4]");
+  text += ") -> (f32[4]) {\n  %y = alloc f32[4]\n  launch @add_vec grid(1, 1, 1) block(4, 1, 1) smem(0) (%a0, %a1, %y, 4)\n";
+  for (int i = 2; i < 10; ++i)
+    text += "  launch @add_vec grid(1, 1, 1) block(4, 1, 1) smem(0) (%y, %a" + std::to_string(i) + ", %y, 4)\n";
+  text += "  return %y\n}\n";
+  return parseOk(text, "sum10.hir");
+}
+
 TEST_CASE("graph mode: inputs bound once as static are not read per call", "[graph]") {
   // Counts the builds of the host-update policy: no graph built again for device updates.
   ScopedEnv hostUpdates("HOSTJIT_GRAPH_DEVICE_UPDATES", "0");
   // y = a0 + a1 + ... + a9 (f32[4] each); a0..a7 bound, a8 and a9 given
   // anew on every call.
-  std::string text = "kernel @add_vec(ptr<f32>, ptr<f32>, ptr<f32>, i64) {\n  host = \"add_vec\"\n}\n\nfunc @main(";
-  for (int i = 0; i < 10; ++i) text += (i ? ", %a" : "%a") + std::to_string(i) + ": f32[4]";
-  text += ") -> (f32[4]) {\n  %y = alloc f32[4]\n  launch @add_vec grid(1, 1, 1) block(4, 1, 1) smem(0) (%a0, %a1, %y, 4)\n";
-  for (int i = 2; i < 10; ++i)
-    text += "  launch @add_vec grid(1, 1, 1) block(4, 1, 1) smem(0) (%y, %a" + std::to_string(i) + ", %y, 4)\n";
-  text += "  return %y\n}\n";
-  Program p = parseOk(text, "sum10.hir");
+  Program p = sum10(false);
   for (bool useJit : {false, true}) {
     INFO((useJit ? "jit" : "eval"));
     auto rt = makeRuntime();
@@ -1294,13 +1300,7 @@ TEST_CASE("graph mode: inputs bound once as static are not read per call", "[gra
 TEST_CASE("graph mode: run() with the DLTensors of its last call skips their checks, never a change", "[graph]") {
   // y = a0 + ... + a9 (f32[4] each, a9 static): the DLTensors are made once
   // and the program called in a loop, as a user's C++ code does.
-  std::string text = "kernel @add_vec(ptr<f32>, ptr<f32>, ptr<f32>, i64) {\n  host = \"add_vec\"\n}\n\nfunc @main(";
-  for (int i = 0; i < 10; ++i) text += (i ? ", %a" : "%a") + std::to_string(i) + (i == 9 ? ": f32[4]" : ": f32[?]");
-  text += ") -> (f32[4]) {\n  %y = alloc f32[4]\n  launch @add_vec grid(1, 1, 1) block(4, 1, 1) smem(0) (%a0, %a1, %y, 4)\n";
-  for (int i = 2; i < 10; ++i)
-    text += "  launch @add_vec grid(1, 1, 1) block(4, 1, 1) smem(0) (%y, %a" + std::to_string(i) + ", %y, 4)\n";
-  text += "  return %y\n}\n";
-  Program p = parseOk(text, "sum10.hir");
+  Program p = sum10(true);
   for (bool useJit : {false, true}) {
     INFO((useJit ? "jit" : "eval"));
     auto rt = makeRuntime();
