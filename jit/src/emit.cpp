@@ -342,12 +342,19 @@ class Emitter {
     return slotNames_[r.index];
   }
 
+  // p moved on by a view's offset (none: p).
+  Value *at(Value *p, OffsetRef offset) {
+    return offset.valid() ? b_.CreateGEP(i8_, p, val(ExprRef{offset.index}), "view") : p;
+  }
+
+  // A collective's or a matmul's operand: its memory, or NULL.
+  Value *pointer(const CollectiveBuffer &b) {
+    if (const auto *in = std::get_if<InputMemory>(&b)) return at(inputData(in->input), in->offset);
+    if (const auto *m = std::get_if<BufferMemory>(&b)) return at(b_.CreateLoad(ptr_, slots_[m->slot.index]), m->offset);
+    return llvm::ConstantPointerNull::get(b_.getPtrTy());
+  }
+
   void emit(const step::Collective &s) {
-    auto pointer = [&](const CollectiveBuffer &b) -> Value * {
-      if (const auto *in = std::get_if<InputRef>(&b)) return inputData(*in);
-      if (const auto *slot = std::get_if<SlotRef>(&b)) return b_.CreateLoad(ptr_, slots_[slot->index]);
-      return llvm::ConstantPointerNull::get(b_.getPtrTy());
-    };
     Value *site = b_.CreateGlobalString(s.site, "site", 0, &m_);
     check(b_.CreateCall(rt_.hj_collective, {ctx_, b_.getInt32(hjCollectiveKind(s.kind)), pointer(s.src), val(s.srcElems),
                                             pointer(s.dst), val(s.dstElems), val(s.count),
@@ -357,11 +364,6 @@ class Emitter {
   }
 
   void emit(const step::Matmul &s) {
-    auto pointer = [&](const CollectiveBuffer &b) -> Value * {
-      if (const auto *in = std::get_if<InputRef>(&b)) return inputData(*in);
-      if (const auto *slot = std::get_if<SlotRef>(&b)) return b_.CreateLoad(ptr_, slots_[slot->index]);
-      return llvm::ConstantPointerNull::get(b_.getPtrTy());
-    };
     storeScratch(mmDims_, mmDimsTy_, heldMmDims_, s.dims);
     Value *site = b_.CreateGlobalString(s.site, "site", 0, &m_);
     auto *f64 = b_.getDoubleTy();
@@ -491,9 +493,9 @@ class Emitter {
       const Arg &arg = args[a];
       Value *v = nullptr;
       if (const auto *in = std::get_if<InputArg>(&arg)) {
-        v = inputData(in->input);
+        v = at(inputData(in->input), in->offset);
       } else if (const auto *b = std::get_if<BufferArg>(&arg)) {
-        v = b_.CreateLoad(ptr_, slots_[b->slot.index]);
+        v = at(b_.CreateLoad(ptr_, slots_[b->slot.index]), b->offset);
       } else {
         const auto &value = std::get<ValueArg>(arg);
         Value *x = val(value.expr);

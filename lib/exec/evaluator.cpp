@@ -149,14 +149,15 @@ class Interpreter {
       switch (arg.index()) {
         case 0: {  // InputArg
           const InputArg &in = *std::get_if<InputArg>(&arg);
-          void *p = inputData(in.input);
+          void *p = at(inputData(in.input), in.offset);
           std::memcpy(slot, &p, sizeof p);
           word += packDims(in.structDims, slot + 1);
           break;
         }
         case 1: {  // BufferArg
           const BufferArg &b = *std::get_if<BufferArg>(&arg);
-          std::memcpy(slot, &slots_[b.slot.index], sizeof(void *));
+          void *p = at(slots_[b.slot.index], b.offset);
+          std::memcpy(slot, &p, sizeof p);
           word += packDims(b.structDims, slot + 1);
           break;
         }
@@ -179,9 +180,13 @@ class Interpreter {
     const DLTensor *t = inputs_[in.index];
     return static_cast<char *>(t->data) + t->byte_offset;
   }
+  // p moved on by a view's offset (none: p).
+  void *at(void *p, OffsetRef offset) const {
+    return offset.valid() ? static_cast<char *>(p) + regs_[offset.index].i : p;
+  }
   void *pointer(const CollectiveBuffer &b) const {
-    if (const auto *in = std::get_if<InputRef>(&b)) return inputData(*in);
-    if (const auto *slot = std::get_if<SlotRef>(&b)) return slots_[slot->index];
+    if (const auto *in = std::get_if<InputMemory>(&b)) return at(inputData(in->input), in->offset);
+    if (const auto *m = std::get_if<BufferMemory>(&b)) return at(slots_[m->slot.index], m->offset);
     return nullptr;
   }
   int32_t group(uint32_t kind, const std::string &site) {

@@ -195,7 +195,26 @@ std::shared_ptr<const GraphSignature> GraphSignature::of(const Plan &plan, std::
   auto markAll = [&](const auto &refs) {
     for (ExprRef e : refs) mark(e);
   };
+  // A view's offset is part of the address a node holds, which a replay
+  // sets per input and output alone: the key covers it.
+  auto markOffset = [&](OffsetRef o) {
+    if (o.valid()) mark(ExprRef{o.index});
+  };
+  auto sliced = [&](uint32_t input) {
+    if (std::find(sig->slicedInputs.begin(), sig->slicedInputs.end(), input) == sig->slicedInputs.end())
+      sig->slicedInputs.push_back(input);
+  };
   for (const Step &st : plan.steps) {
+    forEachArgOffset(st, markOffset);
+    if (const auto *l = std::get_if<step::Launch>(&st))
+      for (const Arg &a : l->args)
+        if (const auto *in = std::get_if<InputArg>(&a); in && in->offset.valid()) sliced(in->input.index);
+    if (const auto *c = std::get_if<step::Call>(&st))
+      for (const Arg &a : c->args)
+        if (const auto *in = std::get_if<InputArg>(&a); in && in->offset.valid()) sliced(in->input.index);
+    if (const auto *m = std::get_if<step::Matmul>(&st))
+      for (const CollectiveBuffer *b : {&m->a, &m->b, &m->c, &m->bias, &m->workspace})
+        if (const auto *in = std::get_if<InputMemory>(b); in && in->offset.valid()) sliced(in->input.index);
     if (const auto *a = std::get_if<step::Alloc>(&st)) {
       markAll(a->sizes);
       markAll(a->strides);
@@ -304,6 +323,32 @@ bool sameCheckedInputs(const GraphSignature &sig, const DLTensor *const *inputs,
   }
   sc.hit = true;
   return true;
+}
+
+bool slicesOverlap(const GraphSignature &sig, const DLTensor *const *inputs, size_t n) {
+  for (uint32_t i : sig.slicedInputs) {
+    const DLTensor *t = inputs[i];
+    if (!t) continue;
+    // The bytes from its data pointer to its last element.
+    uint64_t last = 0;
+    bool empty = false;
+    for (int32_t d = 0; d < t->ndim; ++d) {
+      int64_t stride = t->strides ? t->strides[d] : 1;
+      if (!t->strides)
+        for (int32_t e = d + 1; e < t->ndim; ++e) stride *= t->shape[e];
+      empty = empty || t->shape[d] == 0;
+      if (t->shape[d] > 0 && stride > 0) last += static_cast<uint64_t>(t->shape[d] - 1) * static_cast<uint64_t>(stride);
+    }
+    if (empty) continue;
+    auto start = reinterpret_cast<uintptr_t>(static_cast<char *>(t->data) + t->byte_offset);
+    uintptr_t end = start + (last + 1) * ((t->dtype.bits * t->dtype.lanes + 7) / 8);
+    for (size_t j = 0; j < n; ++j) {
+      if (j == i || !inputs[j]) continue;
+      auto other = reinterpret_cast<uintptr_t>(static_cast<char *>(inputs[j]->data) + inputs[j]->byte_offset);
+      if (other > start && other < end) return true;
+    }
+  }
+  return false;
 }
 
 int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &sig, const DLTensor *const *inputs,

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "hostjit/verify/verifier.h"
+#include "plan_geometry.h"
 
 namespace hostjit {
 
@@ -204,12 +205,33 @@ class Planner {
                           v.inputDims[d] == kDynamic ? table_.inputSize(v.defIndex, d) : table_.constInt(v.inputDims[d]),
                           nullptr);
       *count = n;
-      return InputRef{v.defIndex};
+      return InputMemory{InputRef{v.defIndex}, {}};
     }
     for (const Operand &e : p_.allocOf(o.value)->extents)
       n = table_.binary(OpCode::Mul, n, e.isValue() ? p_.value(e.value).expr : table_.constInt(e.i), nullptr);
     *count = n;
-    return slotOf(o.value);
+    return BufferMemory{slotOf(o.value), {}};
+  }
+
+  // The bytes a tensor starts past its root's memory: its views' offsets,
+  // added along the chain; none when they are all 0.
+  OffsetRef offsetOf(ValueId id) {
+    ExprId elements = geometry_.offsetElements(id);
+    if (!elements.valid()) return {};
+    ExprId bytes = table_.binary(OpCode::Mul, elements, table_.constInt(dtypeBytes(p_.value(id).dtype)), nullptr);
+    return OffsetRef{use(bytes).index};
+  }
+
+  // A tensor operand's sizes and strides (dimsOf), and the memory it is in
+  // (a view's: its root's, at the view's offset).
+  CollectiveBuffer shapeOf(const Operand &o, std::vector<ExprId> &sizes, std::vector<ExprId> &strides) {
+    geometry_.dimsOf(o.value, sizes, strides);
+    ValueId root = p_.rootOf(o.value);
+    const Value &r = p_.value(root);
+    if (r.def == Value::Def::TensorInput) return InputMemory{InputRef{r.defIndex}, offsetOf(o.value)};
+    SlotRef slot = slotOf(root);
+    useIfOtherStream(slot);
+    return BufferMemory{slot, offsetOf(o.value)};
   }
 
   void step(const Collective &n) {
@@ -238,54 +260,8 @@ class Planner {
     s.count = use(n.kind == K::ReduceScatter || n.kind == K::Recv ? dstCount : srcCount);
     s.peer = operandI64(n.peer);
     for (const CollectiveBuffer *b : {&s.src, &s.dst})
-      if (const SlotRef *slot = std::get_if<SlotRef>(b)) useIfOtherStream(*slot);
+      if (const auto *m = std::get_if<BufferMemory>(b)) useIfOtherStream(m->slot);
     plan_.steps.push_back(std::move(s));
-  }
-
-  // A tensor operand's sizes and strides (in elements) as table expressions,
-  // and the memory it is in (a view's: its root's, from the same address).
-  CollectiveBuffer shapeOf(const Operand &o, std::vector<ExprId> &sizes, std::vector<ExprId> &strides) {
-    const Value &v = p_.value(o.value);
-    sizes.clear();
-    strides.clear();
-    auto id = [&](const Operand &e) { return e.isValue() ? p_.value(e.value).expr : table_.constInt(e.i); };
-    auto contiguous = [&] {
-      strides.assign(sizes.size(), table_.constInt(1));
-      for (size_t d = sizes.size(); d-- > 1;)
-        strides[d - 1] = table_.binary(OpCode::Mul, strides[d], sizes[d], nullptr);
-    };
-    if (v.def == Value::Def::Stmt && v.defIndex < p_.body.size())
-      if (const auto *view = std::get_if<View>(&p_.body[v.defIndex].node)) {
-        for (const Operand &e : view->extents) sizes.push_back(id(e));
-        if (!view->strides.empty()) {
-          for (const Operand &e : view->strides) strides.push_back(id(e));
-        } else {
-          contiguous();
-        }
-        ValueId root = p_.rootOf(o.value);
-        const Value &r = p_.value(root);
-        if (r.def == Value::Def::TensorInput) return InputRef{r.defIndex};
-        SlotRef slot = slotOf(root);
-        useIfOtherStream(slot);
-        return slot;
-      }
-    if (v.def == Value::Def::TensorInput) {
-      for (uint32_t d = 0; d < v.rank; ++d) {
-        sizes.push_back(v.inputDims[d] == kDynamic ? table_.inputSize(v.defIndex, d) : table_.constInt(v.inputDims[d]));
-        strides.push_back(table_.inputStride(v.defIndex, d));
-      }
-      return InputRef{v.defIndex};
-    }
-    const Alloc &al = *p_.allocOf(o.value);
-    for (const Operand &e : al.extents) sizes.push_back(id(e));
-    if (!al.strides.empty()) {
-      for (const Operand &e : al.strides) strides.push_back(id(e));
-    } else {
-      contiguous();
-    }
-    SlotRef slot = slotOf(o.value);
-    useIfOtherStream(slot);
-    return slot;
   }
 
   void step(const Matmul &n) {
@@ -325,7 +301,38 @@ class Planner {
   }
 
   void step(const ScalarOp &) {}
-  void step(const View &) {}  // no runtime call: launches pass the root's memory
+
+  // No runtime call: launches pass the root's memory at the view's offset.
+  // Outside loops, a view at an offset (a slice) is checked before any call
+  // to stay inside its root, an input or a buffer; the verifier refuses a
+  // constant view that does not. (Other views are not checked at run time:
+  // they start where their root does, and the check costs every call.)
+  void step(const View &n) {
+    ValueId root = p_.rootOf(n.result);
+    const Value &r = p_.value(root);
+    bool rooted = r.def == Value::Def::TensorInput ||
+                  (r.def == Value::Def::Stmt && std::holds_alternative<Alloc>(p_.body[r.defIndex].node));
+    ExprId at = geometry_.offsetElements(n.result);
+    if (!open_.empty() || !rooted || !at.valid()) return;
+    std::vector<ExprId> sizes, strides;
+    geometry_.dimsOf(n.result, sizes, strides);
+    ExprId zero = table_.constInt(0), one = table_.constInt(1);
+    ExprId end = geometry_.span(sizes, strides);
+    if (end.valid())
+      end = table_.select(table_.binary(OpCode::Eq, end, zero, nullptr), zero, table_.binary(OpCode::Add, end, at, nullptr));
+    geometry_.dimsOf(root, sizes, strides);
+    ExprId room = geometry_.span(sizes, strides);
+    if (!end.valid() || !room.valid()) return;  // a constant past i64: the verifier's to refuse
+    ExprId inside = table_.select(table_.binary(OpCode::Le, end, room, nullptr), one, zero);
+    if (!inside.valid() || (table_[inside].kind == Expr::Kind::Const && table_[inside].i == 1)) return;
+    std::string what = "view %" + p_.value(n.result).name + where(p_.value(n.result));
+    names_.emplace(end.index, "the last element of " + what);
+    names_.emplace(room.index, "the elements of " + what + "'s root %" + r.name);
+    plan_.checks.push_back({use(inside), 1,
+                            what + " runs past the memory of its root %" + r.name +
+                                ": its offset, extents and strides reach further than the root's extents and strides"});
+  }
+
   void step(const std::monostate &) {}
 
   void step(const Alloc &n) {
@@ -388,10 +395,10 @@ class Planner {
           needContiguous(p_.value(root).defIndex, (k.custom ? "custom call @" : "kernel @") + k.name +
                                                       " takes it as " + toString(k.params[i]) + " (parameter " +
                                                       std::to_string(i) + "), which is its data pointer alone");
-        out.push_back(InputArg{InputRef{p_.value(root).defIndex}, std::move(dims)});
+        out.push_back(InputArg{InputRef{p_.value(root).defIndex}, offsetOf(a.value), std::move(dims)});
       } else {
         SlotRef slot = slotOf(root);
-        out.push_back(BufferArg{slot, std::move(dims)});
+        out.push_back(BufferArg{slot, offsetOf(a.value), std::move(dims)});
         if (std::find(buffers.begin(), buffers.end(), slot) == buffers.end()) buffers.push_back(slot);
       }
     }
@@ -489,6 +496,7 @@ class Planner {
   const Stmt *stmt_ = nullptr;  // the statement being planned
   uint32_t launches_ = 0, calls_ = 0;
   ExprTable table_;
+  TensorGeometry geometry_{p_, table_};
   Plan plan_;
   std::unordered_map<uint32_t, uint32_t> map_, slots_;
   std::unordered_map<uint32_t, LoopRef> loopOf_;  // the program's loop number -> plan loop

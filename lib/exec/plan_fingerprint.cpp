@@ -30,6 +30,7 @@ class Writer {
   void put(const InputRef &r) { put(r.index); }
   void put(const KernelRef &r) { put(r.index); }
   void put(const LoopRef &r) { put(r.index); }
+  void put(const OffsetRef &r) { put(r.index); }
   void put(const AllocFlags &f) { put(f.bits); }
   void put(const ParamKind &k) { put(k.value); }
   template <class T>

@@ -77,6 +77,7 @@ class Text {
   static std::string of(const InputRef &r) { return ref("in", r.index); }
   static std::string of(const KernelRef &r) { return ref("k", r.index); }
   static std::string of(const LoopRef &r) { return r.valid() ? ref("loop", r.index) : "none"; }
+  static std::string of(const OffsetRef &r) { return r.valid() ? ref("e", r.index) : "none"; }
   static std::string of(const AllocFlags &f) {
     std::string s;
     if (f.bits & HJ_ALLOC_ZERO_INIT) s += "|zero_init";
@@ -114,16 +115,25 @@ class Text {
   static std::string fields(const T &record) {
     std::string s;
     if constexpr (HasFields<T>)
-      record.forEachField(
-          [&](const char *name, const auto &field) { s += (s.empty() ? "" : " ") + std::string(name) + "=" + of(field); });
+      record.forEachField([&](const char *name, const auto &field) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(field)>, OffsetRef>)
+          if (!field.valid()) return;  // no view offset: as before offsets existed
+        s += (s.empty() ? "" : " ") + std::string(name) + "=" + of(field);
+      });
     return s;
   }
 
  private:
-  // A variant's alternative: records with their kind's name, refs as refs.
+  // A variant's alternative: records with their kind's name, refs as refs;
+  // a collective's or matmul's memory as "in0" or "s2", "+e7" on for a view.
   template <class T>
   static std::string named(const T &x) {
-    if constexpr (HasFields<T>) {
+    if constexpr (std::is_same_v<T, InputMemory> || std::is_same_v<T, BufferMemory>) {
+      std::string at;
+      if constexpr (std::is_same_v<T, InputMemory>) at = of(x.input);
+      else at = of(x.slot);
+      return x.offset.valid() ? at + "+" + of(x.offset) : at;
+    } else if constexpr (HasFields<T>) {
       std::string f = fields(x);
       return std::string(T::kName) + (f.empty() ? "" : "{" + f + "}");
     } else {

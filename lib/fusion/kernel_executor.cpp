@@ -150,7 +150,8 @@ Expected<SegmentCall> KernelExecutor::prepare(std::span<const DLTensor *const> i
   }
   // The plan's expressions over the inputs; the outputs, not made yet, are
   // placeholders whose memory and shape no expression reads (views of
-  // their specs stand for them).
+  // their specs stand for them), so the plan's checks, which compare those
+  // views with their roots, wait for the call with the real tensors.
   const Plan &plan = *fallback_.plan;
   std::vector<DLTensor> holders(s.outputs.size());
   std::vector<int64_t> zeros(kMaxRank, 0);
@@ -163,7 +164,8 @@ Expected<SegmentCall> KernelExecutor::prepare(std::span<const DLTensor *const> i
   Scratch<hj_value, 16> sv(scalars.size());
   packScalars(scalars, sv.data());
   Scratch<PlanReg, 128> regs(plan.exprs.size());
-  if (int32_t st = evaluateExprs(plan, rt_->context(), given.data(), sv.data(), regs.data())) return runtimeError(st);
+  if (int32_t st = evaluateExprs(plan, rt_->context(), given.data(), sv.data(), regs.data(), /*checks=*/false))
+    return runtimeError(st);
   size_t kept = 0;
   auto next = [&] { return regs[plan.kept[kept++].index]; };
   auto spec = [&](const SegmentProgram::Shape &sh, std::string name, DType dtype, uint32_t flags) {

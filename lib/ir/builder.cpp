@@ -160,15 +160,16 @@ ValueId ProgramBuilder::alloc(std::string name, DType dtype, std::vector<Operand
 }
 
 ValueId ProgramBuilder::view(std::string name, Operand base, std::vector<Operand> extents,
-                             std::vector<Operand> strides, Loc loc) {
+                             std::vector<Operand> strides, Loc loc, Operand offset) {
   checkOperand(base);
   for (const Operand &o : extents) checkOperand(o);
   for (const Operand &o : strides) checkOperand(o);
+  checkOperand(offset);
   DType dtype = base.isValue() ? p_.values[base.value.index].dtype : DType::f32;
   uint32_t stmtIndex = static_cast<uint32_t>(p_.body.size());
   ValueId id = newValue(std::move(name), true, dtype, static_cast<uint32_t>(extents.size()), Value::Def::Stmt,
                         stmtIndex, loc);
-  append(View{id, base, std::move(extents), std::move(strides)}, loc);
+  append(View{id, base, std::move(extents), std::move(strides), offset}, loc);
   return id;
 }
 

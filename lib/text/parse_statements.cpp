@@ -292,7 +292,12 @@ void Parser::parseStmt() {
         strides = parseOperandList("]");
         expectPunct("]");
       }
-      define(name, b_.view(name.text, base, std::move(extents), std::move(strides), name.loc));
+      Operand offset = Operand::integer(0);
+      if (isIdent("offset") && peek().loc.line == name.loc.line) {
+        next();
+        offset = parseOperand();
+      }
+      define(name, b_.view(name.text, base, std::move(extents), std::move(strides), name.loc, offset));
       return;
     }
     auto op = parseOp(word);

@@ -82,6 +82,7 @@ std::string printStmt(const Program &p, const Stmt &s) {
         } else if constexpr (std::is_same_v<T, View>) {
           std::string r = "%" + p.value(n.result).name + " = view " + printOperand(p, n.base) + "[" + list(p, n.extents) + "]";
           if (!n.strides.empty()) r += " strides[" + list(p, n.strides) + "]";
+          if (n.offset.isValue() || n.offset.i != 0) r += " offset " + printOperand(p, n.offset);
           return r;
         } else if constexpr (std::is_same_v<T, Free>) {
           return "free " + printOperand(p, n.tensor);

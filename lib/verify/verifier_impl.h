@@ -96,6 +96,7 @@ class Verifier {
   uint32_t currentStream() const;
 
   void check(const View &n);
+  void checkViewBounds(const View &n);
 
   bool isAllocated(ValueId v) const;
 

@@ -123,7 +123,62 @@ void Verifier::check(const View &n) {
     error(stmt_->loc, "view has " + std::to_string(n.extents.size()) + " extents but " +
                           std::to_string(n.strides.size()) + " strides");
   for (size_t i = 0; i < n.strides.size(); ++i) intOperand(n.strides[i], "stride " + std::to_string(i), 0);
+  intOperand(n.offset, "view offset", 0);
   define(n.result);
+  checkViewBounds(n);
+}
+
+// Whether a view whose extents, strides and offsets (along its chain) are
+// constants stays inside its root, when the root's size is a constant too.
+void Verifier::checkViewBounds(const View &n) {
+  int64_t offset = 0;
+  for (ValueId v = n.result;;) {
+    const Value &val = p_.value(v);
+    const auto *vw = val.def == Value::Def::Stmt && val.defIndex < p_.body.size()
+                         ? std::get_if<View>(&p_.body[val.defIndex].node)
+                         : nullptr;
+    if (!vw || !vw->base.isValue() || !defined_[vw->base.value.index]) break;
+    auto o = known(vw->offset);
+    if (!o || *o < 0 || __builtin_add_overflow(offset, *o, &offset)) return;
+    v = vw->base.value;
+  }
+  auto knownList = [&](const std::vector<Operand> &list, std::vector<int64_t> &out) {
+    for (const Operand &o : list) {
+      auto v = known(o);
+      if (!v || *v < 0) return false;
+      out.push_back(*v);
+    }
+    return true;
+  };
+  std::vector<int64_t> sizes, strides;
+  uint64_t span = 0, rootSpan = 0;
+  if (!knownList(n.extents, sizes) || !knownList(n.strides, strides) || n.extents.size() > kMaxRank ||
+      (!strides.empty() && strides.size() != sizes.size()))
+    return;
+  if (!bufferBytes(sizes, strides, 1, &span)) {
+    error(stmt_->loc, "view " + name(n.result) + " reaches more than 2^62 elements: its extents and strides overflow");
+    return;
+  }
+  if (span == 0) return;
+  ValueId root = p_.rootOf(n.result);
+  const Value &r = p_.value(root);
+  sizes.clear();
+  strides.clear();
+  if (r.def == Value::Def::TensorInput) {
+    for (int64_t d : r.inputDims)
+      if (d == kDynamic) return;
+    sizes = r.inputDims;
+  } else if (const Alloc *al = p_.allocOf(root)) {
+    if (!knownList(al->extents, sizes) || !knownList(al->strides, strides)) return;
+  } else {
+    return;
+  }
+  if (!bufferBytes(sizes, strides, 1, &rootSpan)) return;
+  uint64_t end = 0;
+  if (__builtin_add_overflow(static_cast<uint64_t>(offset), span, &end) || end > rootSpan)
+    error(stmt_->loc, "view " + name(n.result) + " takes elements " + std::to_string(offset) + " to " +
+                          std::to_string(static_cast<uint64_t>(offset) + span - 1) + " of its root " + name(root) +
+                          ", which holds " + std::to_string(rootSpan));
 }
 
 bool Verifier::isAllocated(ValueId v) const {

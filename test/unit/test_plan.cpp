@@ -10,10 +10,10 @@ using namespace hostjit::test;
 
 namespace {
 
-// Every step kind: allocations, a launch with a tensor struct and values, a
-// loop that carries a buffer, streams and events, collectives and a group,
-// a matmul with every option, and an output whose static dim is checked at
-// run time.
+// Every step kind: allocations, a launch with a tensor struct, values and
+// a view at an offset, a loop that carries a buffer, streams and events,
+// collectives and a group, a matmul with every option, and an output whose
+// static dim is checked at run time.
 const char *kSample = R"(kernel @k(ptr<f32>, tensor<f32, 1>, i64, f32) {
   host = "k"
 }
@@ -28,7 +28,8 @@ func @main(%x: f32[?], %alpha: f32) -> (f32[4], f32[?]) {
   %rank = rank
   %y = alloc f32[%n]
   %w = alloc f32[%blocks] zero_init resets_to_zero
-  launch @k grid(%blocks, 1, 1) block(128, 1, 1) smem(64) (%x, %w, %n, %alpha)
+  %xs = view %x[%blocks] offset 1
+  launch @k grid(%blocks, 1, 1) block(128, 1, 1) smem(64) (%xs, %w, %n, %alpha)
   %r = for %i = 0 to %n iter(%c = %y) {
     %next = alloc f32[%n]
     launch @k grid(1, 1, 1) block(1, 1, 1) smem(0) (%c, %next, %i, %alpha)
@@ -52,8 +53,10 @@ func @main(%x: f32[?], %alpha: f32) -> (f32[4], f32[?]) {
   %mb = alloc f32[4]
   %ws = alloc u8[256]
   %mc = alloc f32[4, 4]
-  matmul %ma, %ma, %mc transpose_b alpha 0.5 beta 0.25 bias %mb workspace %ws
-  call @c(%mc, %alpha)
+  %mas = view %ma[4, %n] offset %rank
+  matmul %mas, %ma, %mc transpose_b alpha 0.5 beta 0.25 bias %mb workspace %ws
+  %mcs = view %mc[2, 4] offset 8
+  call @c(%mcs, %alpha)
   free %ma
   free %mb
   free %ws
@@ -107,7 +110,8 @@ class Mutator {
     } else if constexpr (std::is_same_v<T, std::string>) {
       if (hit(at)) v += "x";
     } else if constexpr (std::is_same_v<T, ExprRef> || std::is_same_v<T, SlotRef> || std::is_same_v<T, InputRef> ||
-                         std::is_same_v<T, KernelRef> || std::is_same_v<T, LoopRef> || std::is_same_v<T, ExprId>) {
+                         std::is_same_v<T, KernelRef> || std::is_same_v<T, LoopRef> || std::is_same_v<T, ExprId> ||
+                         std::is_same_v<T, OffsetRef>) {
       if (hit(at)) v.index = v.index + 1;
     } else if constexpr (std::is_same_v<T, AllocFlags>) {
       if (hit(at)) v.bits ^= HJ_ALLOC_OUTPUT;

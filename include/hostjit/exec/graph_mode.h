@@ -33,6 +33,10 @@ struct GraphSignature {
   // the key, or a dynamic argument (computed per call from the expressions).
   bool fast = true;
   bool evaluate = false;             // a scalar input is outside the key: evaluate the expressions per call
+  // Inputs the program passes at an offset (a view's): the runtime takes an
+  // address inside an input as the nearest input at or below it, which is
+  // right unless another input starts inside such an input (slicesOverlap).
+  std::vector<uint32_t> slicedInputs;
   std::shared_ptr<Runtime> runtime;
   static std::shared_ptr<const GraphSignature> of(const Plan &plan, std::shared_ptr<Runtime> rt);
   GraphSignature() = default;
@@ -84,6 +88,11 @@ int32_t graphCallBegin(hj_context *ctx, const Plan &plan, const GraphSignature &
 // words instead of reading every input again.
 bool sameCheckedInputs(const GraphSignature &sig, const DLTensor *const *inputs, size_t n);
 
+// Whether another input starts inside the memory of an input the program
+// passes at an offset (GraphSignature::slicedInputs): graph mode could not
+// tell which of the two such an address is in, so the call runs eagerly.
+bool slicesOverlap(const GraphSignature &sig, const DLTensor *const *inputs, size_t n);
+
 // A call of `run` (a program's raw entry, returning an hj_status) in graph
 // mode: the contract of the raw entry (jit.h), with the program's launches
 // and memsets replayed from a graph per signature. With `reserve`, the
@@ -93,6 +102,7 @@ template <class Run>
 int32_t callInGraphMode(hj_context *ctx, const Plan &plan, const GraphSignature &sig, const DLTensor *const *inputs,
                         const hj_value *scalars, void **outData, int64_t *outDims, Run &&run,
                         const StaticInputs *bound = nullptr, bool reserve = false, bool checked = false) {
+  if (!reserve && slicesOverlap(sig, inputs, plan.inputs.size())) return run();  // eagerly: see slicedInputs
   int32_t done = 0;
   if (int32_t st = graphCallBegin(ctx, plan, sig, inputs, scalars, outData, outDims, &done, bound, reserve, checked))
     return st;

@@ -43,6 +43,13 @@ struct LoopRef {
   bool valid() const { return index != UINT32_MAX; }
   bool operator==(const LoopRef &) const = default;
 };
+// An i64 expression of Plan::exprs giving bytes past the start of a
+// tensor's memory (a view's offset along its chain); none: 0.
+struct OffsetRef {
+  uint32_t index = UINT32_MAX;
+  bool valid() const { return index != UINT32_MAX; }
+  bool operator==(const OffsetRef &) const = default;
+};
 using ExprRefs = std::vector<ExprRef>;
 using SlotRefs = std::vector<SlotRef>;
 using Dim3Refs = std::array<ExprRef, 3>;
@@ -58,16 +65,17 @@ struct ParamKind {
 };
 using CollectiveKind = Collective::Kind;
 
-// A launch argument: a tensor input's or a buffer's data pointer (with, for
-// a tensor struct, the plan expressions of its sizes, then its strides), or
-// the value of an expression passed as `param`.
+// A launch argument: a tensor input's or a buffer's data pointer, `offset`
+// bytes on (a view's), with, for a tensor struct, the plan expressions of
+// its sizes, then its strides; or the value of an expression passed as
+// `param`.
 struct InputArg {
   static constexpr const char *kName = "input";
-  HOSTJIT_FIELDS((InputRef, input), (ExprRefs, structDims))
+  HOSTJIT_FIELDS((InputRef, input), (OffsetRef, offset), (ExprRefs, structDims))
 };
 struct BufferArg {
   static constexpr const char *kName = "buffer";
-  HOSTJIT_FIELDS((SlotRef, slot), (ExprRefs, structDims))
+  HOSTJIT_FIELDS((SlotRef, slot), (OffsetRef, offset), (ExprRefs, structDims))
 };
 struct ValueArg {
   static constexpr const char *kName = "value";
@@ -84,12 +92,20 @@ inline const ExprRefs &structDims(const Arg &a) {
 }
 // What a collective or a matmul reads or writes: nothing (a send's
 // destination, a receive's source, a matmul's missing bias: NULL), a tensor
-// input, or a buffer.
+// input's memory or a buffer's, `offset` bytes on (a view's).
 struct NoBuffer {
   static constexpr const char *kName = "none";
   HOSTJIT_NO_FIELDS
 };
-using CollectiveBuffer = std::variant<NoBuffer, InputRef, SlotRef>;
+struct InputMemory {
+  static constexpr const char *kName = "input";
+  HOSTJIT_FIELDS((InputRef, input), (OffsetRef, offset))
+};
+struct BufferMemory {
+  static constexpr const char *kName = "buffer";
+  HOSTJIT_FIELDS((SlotRef, slot), (OffsetRef, offset))
+};
+using CollectiveBuffer = std::variant<NoBuffer, InputMemory, BufferMemory>;
 // The hj_collective_kind of a collective statement's kind.
 uint32_t hjCollectiveKind(CollectiveKind k);
 
@@ -282,11 +298,14 @@ struct IsVariant<std::variant<T...>> : std::true_type {};
 
 // Calls f(ref) for every Ref (ExprRef, SlotRef, InputRef, LoopRef,
 // KernelRef) in `value`: in its fields, their lists, variants and records,
-// walked through the field lists, so a field added later is found too.
+// walked through the field lists, so a field added later is found too. A
+// valid OffsetRef is an ExprRef too.
 template <class Ref, class T, class F>
 void forEachRef(const T &value, F &&f) {
   if constexpr (std::is_same_v<T, Ref>) {
     f(value);
+  } else if constexpr (std::is_same_v<Ref, ExprRef> && std::is_same_v<T, OffsetRef>) {
+    if (value.valid()) f(ExprRef{value.index});
   } else if constexpr (detail::IsList<T>::value) {
     for (const auto &x : value) forEachRef<Ref>(x, f);
   } else if constexpr (detail::IsVariant<T>::value) {
@@ -294,6 +313,21 @@ void forEachRef(const T &value, F &&f) {
   } else if constexpr (requires { value.forEachField([](const char *, const auto &) {}); }) {
     value.forEachField([&](const char *, const auto &x) { forEachRef<Ref>(x, f); });
   }
+}
+
+// Calls f(offset) for the OffsetRef of every tensor a step passes (a
+// launch's or a call's arguments, a matmul's or a collective's operands).
+template <class F>
+void forEachArgOffset(const Step &s, F &&f) {
+  auto walk = [&](const auto &x, auto &self) -> void {
+    using T = std::decay_t<decltype(x)>;
+    if constexpr (std::is_same_v<T, OffsetRef>) f(x);
+    else if constexpr (detail::IsList<T>::value) for (const auto &y : x) self(y, self);
+    else if constexpr (detail::IsVariant<T>::value) std::visit([&](const auto &y) { self(y, self); }, x);
+    else if constexpr (requires { x.forEachField([](const char *, const auto &) {}); })
+      x.forEachField([&](const char *, const auto &y) { self(y, self); });
+  };
+  walk(s, walk);
 }
 
 // A scalar argument with its type, for the C++ API.

@@ -21,12 +21,14 @@ union PlanReg {
 };
 
 // Evaluates every expression of the plan into regs (plan.exprs.size()
-// entries), then its checks. On an error (a division by zero, an overflow,
-// a failed check) returns its status, with the message set through
-// hj_fail(ctx, ...) as the JIT-compiled code sets it.
-// Only the expressions outside every loop (Plan::exprLoop).
+// entries), then its checks (unless `checks` is false: the caller knows
+// some inputs are placeholders and runs the plan with the real ones later).
+// On an error (a division by zero, an overflow, a failed check) returns its
+// status, with the message set through hj_fail(ctx, ...) as the
+// JIT-compiled code sets it. Only the expressions outside every loop
+// (Plan::exprLoop).
 int32_t evaluateExprs(const Plan &plan, hj_context *ctx, const DLTensor *const *inputs, const hj_value *scalars,
-                      PlanReg *regs);
+                      PlanReg *regs, bool checks = true);
 
 // The expressions loop `loop` computes on each iteration (PlanLoop::exprs),
 // with `indices[l]` the current index of each plan loop l; errors as above.

@@ -97,16 +97,19 @@ struct Alloc {
   bool zeroInit = false;
   bool resetsToZero = false;
 };
-// A view of another tensor's memory (a permute, a reshape, a broadcast): the
-// same data pointer with its own extents and strides (elements; empty:
-// contiguous). A view owns nothing: it is never freed, never returned, and
-// may be used only while the buffer it views (its root) is live. No runtime
-// call is made for it.
+// A view of another tensor's memory (a permute, a reshape, a broadcast, a
+// slice): its base's data pointer moved on by `offset` elements (an i64,
+// literal 0 when the text has no `offset`), with its own extents and strides
+// (elements; empty: contiguous). A view of a view adds the offsets along the
+// chain. A view owns nothing: it is never freed, never returned, and may be
+// used only while the buffer it views (its root) is live. No runtime call is
+// made for it.
 struct View {
   ValueId result;
   Operand base;
   std::vector<Operand> extents;
   std::vector<Operand> strides;
+  Operand offset;
 };
 struct Free {
   Operand tensor;
@@ -416,9 +419,10 @@ class ProgramBuilder {
   ValueId select(std::string name, Operand cond, Operand a, Operand b, Loc loc = {});
   ValueId alloc(std::string name, DType dtype, std::vector<Operand> extents, std::vector<Operand> strides = {},
                 bool zeroInit = false, bool resetsToZero = false, Loc loc = {});
-  // `%name = view base[extents] strides[...]`: the dtype is the base's.
+  // `%name = view base[extents] strides[...] offset N`: the dtype is the
+  // base's; offset in elements (default 0).
   ValueId view(std::string name, Operand base, std::vector<Operand> extents, std::vector<Operand> strides = {},
-               Loc loc = {});
+               Loc loc = {}, Operand offset = Operand::integer(0));
   void free(Operand tensor, Loc loc = {});
   void launch(KernelId kernel, std::array<Operand, 3> grid, std::array<Operand, 3> block, Operand smem,
               std::vector<Operand> args, Loc loc = {});

@@ -311,7 +311,7 @@ typedef struct hj_record_arg {
   int32_t kind;      /* hj_param_kind */
   int32_t is_buffer; /* 1: value is a buffer id (pointers and tensor structs) */
   uint64_t value;    /* buffer id, or the argument's bits (a tensor struct's data pointer) */
-  uint64_t offset;
+  uint64_t offset;   /* a buffer id's: bytes past the buffer's start (a view's offset), else 0 */
   const int64_t *dims; /* tensor structs: rank sizes, then rank strides; else NULL */
 } hj_record_arg;
 

@@ -25,12 +25,13 @@ Bytes spanBytes(const int64_t *d, int x, uint32_t dtype) {
 }
 
 // Whether two operands share memory. Graph mode traces with fake addresses
-// (base/fake_address.h), one per allocation and never a real one's.
+// (base/fake_address.h), never a real one's: an allocation's views are its
+// address plus their offsets, and allocations are far apart, so fake
+// addresses compare as real ones do.
 bool overlaps(const void *p, Bytes pBytes, const void *q, Bytes qBytes) {
   if (pBytes == 0 || qBytes == 0) return false;
   size_t pi = 0, qi = 0;
-  bool pFake = hj::fakeIndex(p, &pi), qFake = hj::fakeIndex(q, &qi);
-  if (pFake || qFake) return pFake && qFake && pi == qi;
+  if (hj::fakeIndex(p, &pi) != hj::fakeIndex(q, &qi)) return false;
   Bytes x = reinterpret_cast<uintptr_t>(p), y = reinterpret_cast<uintptr_t>(q);
   return x < y + qBytes && y < x + pBytes;
 }

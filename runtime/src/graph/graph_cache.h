@@ -99,6 +99,7 @@ struct PlannedOp {
 // own addresses (GraphEntry::inner) the source is the allocation.
 struct Patch {
   uint32_t op = 0, offset = 0, source = 0;
+  int64_t delta = 0;  // addresses: bytes past the source's start (a view's offset)
 };
 
 // What a node of an executable graph holds now: compared with a

@@ -171,6 +171,11 @@ int32_t GraphCache::alloc(const AllocCall &c, void **out) {
   const char *name = c.name;
   GraphEntry &e = *cur_;
   if (mode_ == Mode::Trace) {
+    if (e.allocs.size() >= kFakeAllocs || bytes >= kFakeSpan)
+      return fail(HJ_ERR_INVALID_ARGUMENT,
+                  "hj_alloc of %%%s: graph mode traces at most %zu allocations of less than 64 GiB each, and this "
+                  "is allocation %zu, of %llu bytes; run the program without graph mode",
+                  name, kFakeAllocs, e.allocs.size() + 1, static_cast<unsigned long long>(bytes));
     uint32_t index = static_cast<uint32_t>(e.allocs.size());
     PlannedAlloc &a = newAlloc(e);
     a.sizes.assign(sizes, sizes + rank);
@@ -246,7 +251,8 @@ int32_t GraphCache::alloc(const AllocCall &c, void **out) {
 
 int32_t GraphCache::traceFree(void *ptr, bool onError) {
   size_t index;
-  if (!fakeIndex(ptr, &index) || index >= tracedLive_.size() || !tracedLive_[index]) {
+  uint64_t offset = 0;
+  if (!fakeIndex(ptr, &index, &offset) || offset != 0 || index >= tracedLive_.size() || !tracedLive_[index]) {
     if (onError) return HJ_OK;
     return fail(HJ_ERR_INVALID_ARGUMENT, "hj_free: %p is not a live buffer of this context", ptr);
   }

@@ -8,6 +8,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 
 #include "base/dtypes.h"
 #include "base/error.h"
@@ -166,7 +167,7 @@ int32_t GraphCache::build(GraphEntry &e) {
 void GraphCache::rebase(GraphEntry &e) {
   const GraphShape &s = *e.shape;
   for (const Patch &p : e.inner) {
-    void *at = static_cast<char *>(s.block) + s.offset[p.source];
+    void *at = static_cast<char *>(s.block) + s.offset[p.source] + p.delta;
     markDirty(e, p.op, &at, p.offset, sizeof at);
   }
   for (size_t i = 0; i < e.allocs.size(); ++i) e.allocs[i].offset = s.offset[i];
@@ -204,18 +205,36 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
     // The first replay of a signature the trace could not resolve: find
     // which arguments are input or output addresses (patched on fast
     // replays).
-    auto sourceOf = [&](const void *p, uint32_t *source) {
-      for (size_t j = 0; j < outputs_.size(); ++j)
-        if (outputs_[j].second == p) {
+    // An address in an output, an input (exactly, else the nearest input
+    // below it: a view at an offset), delta bytes on; none for the plan's
+    // own memory.
+    auto sourceOf = [&](const void *p, uint32_t *source, int64_t *delta) {
+      auto from = [&](const void *start) {
+        *delta = static_cast<const char *>(p) - static_cast<const char *>(start);
+        return true;
+      };
+      auto *c = static_cast<const char *>(p);
+      for (size_t j = 0; j < outputs_.size(); ++j) {
+        auto *o = static_cast<const char *>(outputs_[j].second);
+        if (c == o || (c > o && c < o + e.allocs[outputs_[j].first].bytes)) {
           *source = static_cast<uint32_t>(inputs_.size() + j);
-          return true;
+          return from(o);
         }
-      for (size_t i = 0; i < inputs_.size(); ++i)
+      }
+      auto *block = static_cast<const char *>(e.shape->block);
+      if (c >= block && c < block + e.shape->blockBytes) return false;
+      const void *best = nullptr;
+      for (size_t i = 0; i < inputs_.size(); ++i) {
         if (inputs_[i] == p) {
           *source = static_cast<uint32_t>(i);
-          return true;
+          return from(p);
         }
-      return false;
+        if (std::less_equal<const void *>()(inputs_[i], p) && (!best || std::less<const void *>()(best, inputs_[i]))) {
+          best = inputs_[i];
+          *source = static_cast<uint32_t>(i);
+        }
+      }
+      return best && from(best);
     };
     e.numInputs = static_cast<uint32_t>(inputs_.size());
     e.outputAllocs.clear();
@@ -229,14 +248,18 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
       if (destination && !e.allocs[op.alloc].output) continue;
       forEachAddress(op, [&](uint32_t off) {
         uint32_t source;
-        if (void *p = addressAt(op, off); p && sourceOf(p, &source)) e.patches.push_back({oi, off, source});
+        int64_t delta = 0;
+        if (void *p = addressAt(op, off); p && sourceOf(p, &source, &delta))
+          e.patches.push_back({oi, off, source, delta});
       });
     }
     indexPatches(e, inputs_.size() + outputs_.size());
     e.fast = fast_;
     e.outSource.assign(numOutputs_, 0);
-    for (uint32_t k = 0; k < numOutputs_; ++k)
-      if (!sourceOf(outData[k], &e.outSource[k])) e.fast = false;
+    for (uint32_t k = 0; k < numOutputs_; ++k) {
+      int64_t delta = 0;
+      if (!sourceOf(outData[k], &e.outSource[k], &delta) || delta != 0) e.fast = false;
+    }
     if (!mapValues(e)) e.fast = false;
     e.outDims.assign(outDims, outDims + numDims_);
     e.resolved = true;
@@ -319,7 +342,8 @@ int32_t GraphCache::fastReplay(GraphEntry &e, void *const *inputs, const hj_grap
     if (v == e.sourceValue[src]) continue;
     for (uint32_t i = e.patchStart[src]; i < e.patchStart[src + 1]; ++i) {
       const Patch &p = e.patches[i];
-      markDirty(e, p.op, &v, p.offset, sizeof v);
+      const void *at = static_cast<const char *>(v) + p.delta;
+      markDirty(e, p.op, &at, p.offset, sizeof at);
     }
     e.sourceValue[src] = v;
   }

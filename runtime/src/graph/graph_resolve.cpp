@@ -26,12 +26,18 @@ bool GraphCache::resolve(GraphEntry &e, void *const *outData, const int64_t *out
   for (uint32_t i = 0; i < n; ++i) inputOrder_.emplace_back(inputs_[i], i);
   std::stable_sort(inputOrder_.begin(), inputOrder_.end(),
                    [](const auto &a, const auto &b) { return std::less<const void *>()(a.first, b.first); });
-  auto inputOf = [&](const void *p, uint32_t *source) {
-    auto it = std::lower_bound(inputOrder_.begin(), inputOrder_.end(), p, [](const auto &a, const void *q) {
-      return std::less<const void *>()(a.first, q);
-    });
-    if (it == inputOrder_.end() || it->first != p) return false;
-    *source = it->second;  // the first input at that address
+  // The input an address is in: the first input at the address, else (a
+  // view of an input at an offset: every address the trace did not hand
+  // out is an input's) the nearest input below it, delta bytes on.
+  auto inputOf = [&](const void *p, uint32_t *source, int64_t *delta) {
+    auto below = [](const auto &a, const void *q) { return std::less<const void *>()(a.first, q); };
+    auto it = std::lower_bound(inputOrder_.begin(), inputOrder_.end(), p, below);
+    if (it == inputOrder_.end() || it->first != p) {
+      if (it == inputOrder_.begin()) return false;
+      it = std::lower_bound(inputOrder_.begin(), inputOrder_.end(), std::prev(it)->first, below);
+    }
+    *source = it->second;
+    *delta = static_cast<const char *>(p) - static_cast<const char *>(it->first);
     return true;
   };
   // Each address: an output's (patched per call), an input's (patched when
@@ -43,24 +49,29 @@ bool GraphCache::resolve(GraphEntry &e, void *const *outData, const int64_t *out
     forEachAddress(e.ops[oi], [&](uint32_t off) {
       const void *p = addressAt(e.ops[oi], off);
       size_t a;
+      uint64_t within = 0;
       uint32_t source;
+      int64_t delta = 0;
       if (!p) return;
-      if (fakeIndex(p, &a) && a < e.allocs.size())
+      if (fakeIndex(p, &a, &within) && a < e.allocs.size())
         (outIndex[a] != UINT32_MAX ? e.patches : e.inner)
-            .push_back({oi, off, outIndex[a] != UINT32_MAX ? static_cast<uint32_t>(n + outIndex[a])
-                                                           : static_cast<uint32_t>(a)});
-      else if (inputOf(p, &source))
-        e.patches.push_back({oi, off, source});
+            .push_back({oi, off,
+                        outIndex[a] != UINT32_MAX ? static_cast<uint32_t>(n + outIndex[a]) : static_cast<uint32_t>(a),
+                        static_cast<int64_t>(within)});
+      else if (inputOf(p, &source, &delta))
+        e.patches.push_back({oi, off, source, delta});
       else
         ok = false;  // an address the trace did not hand out and no input has
     });
   e.outSource.assign(numOutputs_, 0);
   for (uint32_t k = 0; ok && k < numOutputs_; ++k) {
     size_t a;
-    if (fakeIndex(outData[k], &a) && a < e.allocs.size() && outIndex[a] != UINT32_MAX)
+    uint64_t within = 0;
+    int64_t delta = 0;
+    if (fakeIndex(outData[k], &a, &within) && within == 0 && a < e.allocs.size() && outIndex[a] != UINT32_MAX)
       e.outSource[k] = static_cast<uint32_t>(n + outIndex[a]);
     else
-      ok = inputOf(outData[k], &e.outSource[k]);
+      ok = inputOf(outData[k], &e.outSource[k], &delta) && delta == 0;
   }
   if (!ok) {
     e.patches.clear();
@@ -73,7 +84,7 @@ bool GraphCache::resolve(GraphEntry &e, void *const *outData, const int64_t *out
   e.outDims.assign(outDims, outDims + numDims_);
   const GraphShape &s = *e.shape;
   for (const Patch &p : e.inner) {
-    void *at = static_cast<char *>(s.block) + s.offset[p.source];
+    void *at = static_cast<char *>(s.block) + s.offset[p.source] + p.delta;
     std::memcpy(e.ops[p.op].values.data() + p.offset, &at, sizeof at);
   }
   e.resolved = e.innerKnown = true;

@@ -224,6 +224,21 @@ void Buffers::noteCollective(uint32_t kind, const void *src, const void *dst, ui
   c.entry.kernel = static_cast<uint32_t>(peer);
 }
 
+Block *Buffers::holding(const void *ptr, uint64_t *offset) const {
+  *offset = 0;
+  if (Block *b = live_.find(ptr)) return b;
+  Block *found = nullptr;
+  auto p = reinterpret_cast<uintptr_t>(ptr);
+  live_.forEach([&](const void *key, Block *b) {
+    auto start = reinterpret_cast<uintptr_t>(key);
+    if (p > start && p - start < b->bytes) {
+      found = b;
+      *offset = p - start;
+    }
+  });
+  return found;
+}
+
 void Buffers::noteMatmul(const MatmulCall &m, uint32_t recordStream) {
   if (!record_.on()) return;
   RecordedCall call;
@@ -240,7 +255,7 @@ void Buffers::noteMatmul(const MatmulCall &m, uint32_t recordStream) {
   for (const void *p : {m.a, m.b, static_cast<const void *>(m.c), m.bias, static_cast<const void *>(m.workspace)}) {
     hj_record_arg a{HJ_PARAM_PTR, 0, 0, 0, nullptr};
     a.value = reinterpret_cast<uintptr_t>(p);
-    if (const Block *b = p ? live_.find(const_cast<void *>(p)) : nullptr) {
+    if (const Block *b = p ? holding(p, &a.offset) : nullptr) {
       a.is_buffer = 1;
       a.value = b->id;
     }
@@ -311,6 +326,7 @@ void Buffers::noteLaunchSlow(const KernelEntry &k, uint32_t kernel, const int64_
     c->entry.cluster[1] = k.cluster.y;
     c->entry.cluster[2] = k.cluster.z;
   }
+  std::vector<size_t> dimsAt;  // each tensor struct's dims in c->dims, in argument order
   for (size_t i = 0; i < k.params.size(); ++i) {
     int32_t kind = k.params[i];
     bool tensor = (kind & 0xff) == HJ_PARAM_TENSOR;
@@ -318,12 +334,14 @@ void Buffers::noteLaunchSlow(const KernelEntry &k, uint32_t kernel, const int64_
     std::memcpy(&a.value, params[i], tensor ? sizeof(void *) : paramBytes(kind));
     if (tensor && c) {
       const auto *d = reinterpret_cast<const int64_t *>(static_cast<const char *>(params[i]) + sizeof(void *));
-      a.offset = c->dims.size();  // fixed up to a pointer once all args are in
+      dimsAt.push_back(c->dims.size());
       c->dims.insert(c->dims.end(), d, d + 2 * hj_param_rank(kind));
     }
     if (kind == HJ_PARAM_PTR || tensor) {
       void *p = *static_cast<void *const *>(params[i]);
-      if (Block *b = live_.find(p)) {
+      Block *b = live_.find(p);
+      if (!b && c) b = holding(p, &a.offset);  // a view at an offset, recorded
+      if (b) {
         a.is_buffer = 1;
         a.value = b->id;
         if (b->region || b->planned >= 0) {
@@ -335,11 +353,9 @@ void Buffers::noteLaunchSlow(const KernelEntry &k, uint32_t kernel, const int64_
     if (c) c->args.push_back(a);
   }
   if (!c) return;
-  for (hj_record_arg &a : c->args)
-    if ((a.kind & 0xff) == HJ_PARAM_TENSOR) {
-      a.dims = c->dims.data() + a.offset;  // the heap block moves with the vector
-      a.offset = 0;
-    }
+  size_t t = 0;
+  for (hj_record_arg &a : c->args)  // the heap block moves with the vector: pointers once all are in
+    if ((a.kind & 0xff) == HJ_PARAM_TENSOR) a.dims = c->dims.data() + dimsAt[t++];
   record_.add(std::move(call));
 }
 

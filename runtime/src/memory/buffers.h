@@ -57,6 +57,9 @@ class Buffers {
   // zeroed or NaN-filled per its flags, recorded, counted and live.
   int32_t allocate(const BufferRequest &r, Block **out);
   Block *find(const void *ptr) const { return live_.find(ptr); }
+  // The live buffer whose memory holds ptr (its start or a view's, *offset
+  // bytes in); a search of every live buffer past its start, for records.
+  Block *holding(const void *ptr, uint64_t *offset) const;
   // Takes a buffer out of the live map (nullptr when it is not live).
   Block *take(const void *ptr) { return live_.erase(ptr); }
   // Takes a buffer taken out of the live map out of use: counted, and

@@ -52,7 +52,8 @@ void appendArgs(const RecordedCall &c, std::string &s) {
     const hj_record_arg &a = c.args[i];
     if (i) s += ", ";
     if (a.is_buffer) {
-      std::snprintf(tmp, sizeof tmp, "#%llu", (unsigned long long)a.value);
+      std::snprintf(tmp, sizeof tmp, a.offset ? "#%llu+%llu" : "#%llu", (unsigned long long)a.value,
+                    (unsigned long long)a.offset);
     } else if ((a.kind & 0xff) == HJ_PARAM_TENSOR) {
       std::snprintf(tmp, sizeof tmp, "ptr 0x%llx", (unsigned long long)a.value);
     } else {
@@ -136,7 +137,7 @@ int64_t CallRecord::format(uint64_t index, char *buf, uint64_t cap) const {
     case HJ_REC_MATMUL: {
       auto operand = [&](size_t i) {
         const hj_record_arg &a = c.args[i];
-        if (a.is_buffer) return "#" + std::to_string(a.value);
+        if (a.is_buffer) return "#" + std::to_string(a.value) + (a.offset ? "+" + std::to_string(a.offset) : "");
         std::snprintf(tmp, sizeof tmp, "ptr 0x%llx", (unsigned long long)a.value);
         return std::string(tmp);
       };
