@@ -90,6 +90,8 @@ Expected<std::shared_ptr<KernelTable>> KernelTable::load(const std::shared_ptr<R
                      (k.boundsChecked ? uint32_t(HJ_LAUNCH_BOUNDS_CHECKED) : 0u);
     if (k.cluster)
       for (int c = 0; c < 3; ++c) d.cluster[c] = static_cast<uint32_t>((*k.cluster)[c]);
+    if (k.block)
+      for (int c = 0; c < 3; ++c) d.block[c] = static_cast<uint32_t>((*k.block)[c]);
     if (cuda && (k.cuda || k.image)) {
       const std::string &file = k.cuda ? *k.cuda : *k.image;
       auto bytes = readFileBytes(file, k.cuda ? kMaxTextFileBytes : kMaxDataFileBytes);

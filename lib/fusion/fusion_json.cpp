@@ -159,7 +159,7 @@ class Reader {
   Kernel kernel(const json &j, const std::string &path) const {
     object(j, path,
            {"name", "params", "cuda", "entry", "host", "image", "nvrtc_options", "cooperative", "pdl", "cluster",
-            "bounds_checked"});
+            "block", "bounds_checked"});
     Kernel k;
     k.name = string(field(j, "name", path, "a string"), join(path, "name"));
     for (size_t i = 0; const json &x : array(j, "params", path)) k.params.push_back(param(x, at(join(path, "params"), i++)));
@@ -175,19 +175,26 @@ class Reader {
     k.cooperative = boolean(j, "cooperative", path);
     k.pdl = boolean(j, "pdl", path);
     k.boundsChecked = boolean(j, "bounds_checked", path);
-    if (j.contains("cluster")) {
-      std::string cp = join(path, "cluster");
-      const json &c = j["cluster"];
-      if (!c.is_array() || c.size() != 3)
-        fail(cp, "expected an array of three cluster dims such as [2, 1, 1], got " + (c.is_array() ? "an array of " + std::to_string(c.size()) : kindOf(c)));
-      std::array<int64_t, 3> dims{};
-      for (size_t i = 0; i < 3; ++i) {
-        if (!c[i].is_number_integer()) fail(at(cp, i), "expected an integer, got " + kindOf(c[i]));
-        dims[i] = c[i].get<int64_t>();
-      }
-      k.cluster = dims;
-    }
+    k.cluster = dim3(j, "cluster", path, "[2, 1, 1]");
+    k.block = dim3(j, "block", path, "[128, 1, 1]");
     return k;
+  }
+
+  // Three dims of a kernel attribute (cluster, block); none when absent.
+  std::optional<std::array<int64_t, 3>> dim3(const json &j, const char *key, const std::string &path,
+                                             const char *example) const {
+    if (!j.contains(key)) return std::nullopt;
+    std::string cp = join(path, key);
+    const json &c = j[key];
+    if (!c.is_array() || c.size() != 3)
+      fail(cp, std::string("expected an array of three ") + key + " dims such as " + example + ", got " +
+                   (c.is_array() ? "an array of " + std::to_string(c.size()) : kindOf(c)));
+    std::array<int64_t, 3> dims{};
+    for (size_t i = 0; i < 3; ++i) {
+      if (!c[i].is_number_integer()) fail(at(cp, i), "expected an integer, got " + kindOf(c[i]));
+      dims[i] = c[i].get<int64_t>();
+    }
+    return dims;
   }
 
   // A summary entry named like one of `outputs` may leave out its dtype and

@@ -320,6 +320,7 @@ std::string tritonHirDeclaration(const TritonKernel &k) {
   decl.cooperative = k.cooperative;
   decl.pdl = k.pdl;
   if (k.clustered()) decl.cluster = k.cluster;
+  decl.block = std::array<int64_t, 3>{k.blockThreads(), 1, 1};
   KernelComments comments;
   comments.decl.leading.push_back(" Triton " + (k.version.empty() ? std::string() : k.version + " ") + "kernel " +
                                   k.name + (k.arch ? " for sm_" + std::to_string(k.arch) : std::string()) +
@@ -369,6 +370,7 @@ std::string tritonFusionKernel(const TritonKernel &k) {
   if (!k.image.empty()) j["image"] = k.image;
   if (k.cooperative) j["cooperative"] = true;
   if (k.clustered()) j["cluster"] = {k.cluster[0], k.cluster[1], k.cluster[2]};
+  j["block"] = {k.blockThreads(), 1, 1};
   if (k.pdl) j["pdl"] = true;
   return j.dump();
 }

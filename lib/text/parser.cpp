@@ -172,7 +172,7 @@ void Parser::parseKernel() {
       Comments ac;
       ac.leading = at.leadingComments;
       std::string key = expectIdent(custom ? "an attribute (symbol, library or capturable)"
-                                           : "an attribute (cuda, entry, host, image, nvrtc_options, cooperative, pdl, cluster or bounds_checked)");
+                                           : "an attribute (cuda, entry, host, image, nvrtc_options, cooperative, pdl, cluster, block or bounds_checked)");
       expectPunct("=");
       bool flagKey = custom ? key == "capturable" : key == "cooperative" || key == "pdl" || key == "bounds_checked";
       if (flagKey) {
@@ -192,20 +192,21 @@ void Parser::parseKernel() {
         fc = ac;
         continue;
       }
-      if (!custom && key == "cluster") {
-        if (k.cluster) error(at.loc, "attribute 'cluster' given twice");
+      if (!custom && (key == "cluster" || key == "block")) {
+        bool cluster = key == "cluster";
+        if (cluster ? k.cluster.has_value() : k.block.has_value()) error(at.loc, "attribute '" + key + "' given twice");
         expectPunct("(");
         std::array<int64_t, 3> dims{};
         for (int i = 0; i < 3; ++i) {
           if (i) expectPunct(",");
-          if (peek().kind != Tok::Int) fail("a cluster dim (an integer)");
+          if (peek().kind != Tok::Int) fail(cluster ? "a cluster dim (an integer)" : "a block dim (an integer)");
           dims[i] = next().i;
         }
         if (!isPunct(")")) fail("')'");
         ac.trailing = next().trailingComment;
-        k.cluster = dims;
-        k.clusterLoc = at.loc;
-        kc.cluster = ac;
+        (cluster ? k.cluster : k.block) = dims;
+        (cluster ? k.clusterLoc : k.blockLoc) = at.loc;
+        (cluster ? kc.cluster : kc.block) = ac;
         continue;
       }
       if (peek().kind != Tok::String) fail("a string");
@@ -224,8 +225,8 @@ void Parser::parseKernel() {
       if (!slot) {
         error(at.loc, custom ? "unknown custom call attribute '" + key + "'; expected symbol, library or capturable"
                              : "unknown kernel attribute '" + key +
-                                   "'; expected cuda, entry, host, image, nvrtc_options, cooperative, pdl, cluster or "
-                                   "bounds_checked");
+                                   "'; expected cuda, entry, host, image, nvrtc_options, cooperative, pdl, cluster, "
+                                   "block or bounds_checked");
         continue;
       }
       if (*slot) error(at.loc, "attribute '" + key + "' given twice");

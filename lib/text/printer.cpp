@@ -188,6 +188,9 @@ std::string printKernel(const Kernel &k, const KernelComments *comments) {
   if (k.cluster)
     raw("cluster", "(" + std::to_string((*k.cluster)[0]) + ", " + std::to_string((*k.cluster)[1]) + ", " +
                        std::to_string((*k.cluster)[2]) + ")", kc.cluster);
+  if (k.block)
+    raw("block", "(" + std::to_string((*k.block)[0]) + ", " + std::to_string((*k.block)[1]) + ", " +
+                     std::to_string((*k.block)[2]) + ")", kc.block);
   if (k.pdl) raw("pdl", "true", kc.pdl);
   if (k.boundsChecked) raw("bounds_checked", "true", kc.boundsChecked);
   if (k.capturable) raw("capturable", "true", kc.capturable);

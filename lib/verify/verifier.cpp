@@ -53,6 +53,16 @@ void Verifier::checkKernels() {
                             ", " + std::to_string(c[2]) + ") is not a cluster: each dim must be at least 1, and "
                             "the blocks 1 to " + std::to_string(HJ_MAX_CLUSTER_BLOCKS) + " in all");
     }
+    if (k.block) {
+      const auto &b = *k.block;
+      bool positive = b[0] >= 1 && b[1] >= 1 && b[2] >= 1;
+      if (!positive || b[0] > HJ_MAX_BLOCK_THREADS || b[1] > HJ_MAX_BLOCK_THREADS || b[2] > HJ_MAX_BLOCK_THREADS ||
+          b[0] * b[1] * b[2] > HJ_MAX_BLOCK_THREADS)
+        d_.error(k.blockLoc.known() ? k.blockLoc : k.loc,
+                 "kernel @" + k.name + ": block(" + std::to_string(b[0]) + ", " + std::to_string(b[1]) + ", " +
+                     std::to_string(b[2]) + ") is not a block: each dim must be at least 1, and the threads 1 to " +
+                     std::to_string(HJ_MAX_BLOCK_THREADS) + " in all");
+    }
     if (k.boundsChecked && (k.cooperative || k.cluster))
       d_.error(k.loc, "kernel @" + k.name + " is bounds_checked and " + (k.cooperative ? "cooperative" : "clustered") +
                           "; graph mode rounds up the grid of a bounds_checked kernel, which " +
@@ -68,7 +78,8 @@ void Verifier::checkCustom(const Kernel &k) {
   if (!k.symbol || k.symbol->empty())
     d_.error(k.loc, "custom call @" + k.name + " has no symbol (the name of its extern \"C\" function)");
   if (k.library && k.library->empty()) d_.error(k.loc, "custom call @" + k.name + ": library is empty");
-  if (k.cuda || k.entry || k.host || k.image || k.nvrtcOptions || k.cooperative || k.pdl || k.cluster || k.boundsChecked)
+  if (k.cuda || k.entry || k.host || k.image || k.nvrtcOptions || k.cooperative || k.pdl || k.cluster || k.block ||
+      k.boundsChecked)
     d_.error(k.loc, "custom call @" + k.name + " has kernel attributes; a custom call takes symbol, library and capturable");
   for (const ParamType &pt : k.params)
     if (!pt.isTensor() && !isScalarType(pt.dtype))

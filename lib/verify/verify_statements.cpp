@@ -269,6 +269,11 @@ void Verifier::check(const Launch &n) {
           "block(" + std::to_string(*bx) + ", " + std::to_string(*by) + ", " + std::to_string(*bz) + ") has " +
               std::to_string(*bx * *by * *bz) + " threads; a block has at most " +
               std::to_string(HJ_MAX_BLOCK_THREADS));
+  if (k.block && bx && by && bz && (*bx != (*k.block)[0] || *by != (*k.block)[1] || *bz != (*k.block)[2]))
+    error(n.block[0].loc.known() ? n.block[0].loc : stmt_->loc,
+          "launch of @" + k.name + " with block(" + std::to_string(*bx) + ", " + std::to_string(*by) + ", " +
+              std::to_string(*bz) + "); the kernel was compiled for block(" + std::to_string((*k.block)[0]) + ", " +
+              std::to_string((*k.block)[1]) + ", " + std::to_string((*k.block)[2]) + ")");
   if (k.cluster)
     for (int i = 0; i < 3; ++i) {
       auto g = known(n.grid[i]);

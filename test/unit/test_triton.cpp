@@ -74,13 +74,13 @@ TEST_CASE("triton: the declaration allocates scratch as the launcher does", "[tr
   INFO(text);
   std::string ptx = std::filesystem::temp_directory_path().string() + "/hostjit_triton_scratch/add_kernel.ptx";
   CHECK(text.find("kernel @add_kernel(ptr<f32>, ptr<f32>, ptr<f32>, i32, ptr<u8>, ptr<u8>) {\n  entry = \"add_kernel\"\n"
-                  "  image = \"" + ptx + "\"\n}") != std::string::npos);
+                  "  image = \"" + ptx + "\"\n  block = (128, 1, 1)\n}") != std::string::npos);
   CHECK(text.find("//   %global_scratch_bytes = mul %programs, 96\n//   %global_scratch = alloc u8[%global_scratch_bytes]\n") !=
         std::string::npos);
   CHECK(text.find("//   %profile_scratch = alloc u8[%profile_scratch_bytes] zero_init\n") != std::string::npos);
   CHECK(text.find("launch @add_kernel grid(%gx, %gy, %gz) block(128, 1, 1) smem(4096) (%x_ptr, %y_ptr, %out_ptr, %n, "
                   "%global_scratch, %profile_scratch)") != std::string::npos);
-  CHECK(tritonFusionKernel(*k) == R"({"entry":"add_kernel","image":")" + ptx +
+  CHECK(tritonFusionKernel(*k) == R"({"block":[128,1,1],"entry":"add_kernel","image":")" + ptx +
                                        R"(","name":"add_kernel","params":["ptr<f32>","ptr<f32>","ptr<f32>","i32",)"
                                        R"("ptr<u8>","ptr<u8>"]})");
 }
@@ -96,13 +96,13 @@ TEST_CASE("triton: cooperative, cluster and PDL kernels keep their launch attrib
   CHECK(k->cluster == std::array<int64_t, 3>{2, 1, 1});
   std::string text = tritonHirDeclaration(*k);
   INFO(text);
-  CHECK(text.find("add_kernel.ptx\"\n  cooperative = true\n  cluster = (2, 1, 1)\n  pdl = true\n}") !=
+  CHECK(text.find("add_kernel.ptx\"\n  cooperative = true\n  cluster = (2, 1, 1)\n  block = (128, 1, 1)\n  pdl = true\n}") !=
         std::string::npos);
   // The grid counts CTAs: the programs times the cluster; the scratch is
   // per CTA, so per program it is num_ctas times the size.
   CHECK(text.find("//   %ctas_x = mul %gx, 2\n//   launch @add_kernel grid(%ctas_x, %gy, %gz)") != std::string::npos);
   std::string ptx = std::filesystem::temp_directory_path().string() + "/hostjit_triton_attrs/add_kernel.ptx";
-  CHECK(tritonFusionKernel(*k) == R"({"cluster":[2,1,1],"cooperative":true,"entry":"add_kernel","image":")" + ptx +
+  CHECK(tritonFusionKernel(*k) == R"({"block":[128,1,1],"cluster":[2,1,1],"cooperative":true,"entry":"add_kernel","image":")" + ptx +
                                        R"(","name":"add_kernel","params":["ptr<f32>","ptr<f32>",)"
                                        R"("ptr<f32>","i32","ptr<u8>","ptr<u8>"],"pdl":true})");
   // cluster_dims, where given, shape the cluster.

@@ -258,6 +258,9 @@ struct Kernel {
   // eager launches use the grid as given. Not with cooperative or cluster.
   bool cooperative = false, pdl = false, boundsChecked = false;
   std::optional<std::array<int64_t, 3>> cluster;
+  // The block the kernel was compiled for (a Triton kernel's 32 x
+  // num_warps threads): every launch must give exactly it. Absent: any.
+  std::optional<std::array<int64_t, 3>> block;
   // A custom call instead of a kernel (`custom @name(...) { ... }`, run by
   // `call`): `symbol` is its hj_custom_call_fn, looked up in `library` (a
   // shared library: a path with a '/' is taken relative to the program's
@@ -266,7 +269,7 @@ struct Kernel {
   // only queues stream work, so graph mode may capture it into a graph.
   bool custom = false, capturable = false;
   std::optional<std::string> symbol, library;
-  Loc loc, clusterLoc;  // the declaration's, and its cluster attribute's
+  Loc loc, clusterLoc, blockLoc;  // the declaration's, its cluster attribute's, its block attribute's
 };
 
 // One node of a scalar expression. Nodes are hash-consed: building the same

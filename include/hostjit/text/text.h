@@ -22,7 +22,7 @@ struct Comments {
   std::string trailing;              // a comment at the end of the item's line
 };
 struct KernelComments {
-  Comments decl, cuda, entry, host, image, nvrtcOptions, cooperative, pdl, cluster, boundsChecked;
+  Comments decl, cuda, entry, host, image, nvrtcOptions, cooperative, pdl, cluster, block, boundsChecked;
   Comments symbol, library, capturable;  // a custom call's
   Comments closing;  // above and after the closing '}'
 };

@@ -220,6 +220,9 @@ typedef struct hj_kernel_desc {
   const char *custom_library;
   uint32_t custom_flags;
   const uint32_t *param_dtypes;
+  /* The block the kernel was compiled for (a Triton kernel's 32 x num_warps
+   * threads): hj_launch refuses any other. 0 0 0: any block. */
+  uint32_t block[3];
 } hj_kernel_desc;
 
 /* hj_kernel_desc custom_flags. */

@@ -18,6 +18,12 @@ int32_t launchAttributes(const hj_kernel_desc &d, hj::KernelEntry &e) {
   if (d.launch_flags & ~uint32_t(HJ_LAUNCH_COOPERATIVE | HJ_LAUNCH_PDL | HJ_LAUNCH_BOUNDS_CHECKED))
     return fail(HJ_ERR_INVALID_ARGUMENT, "kernel @%s: unknown launch flags 0x%x", e.name.c_str(), d.launch_flags);
   e.launchFlags = d.launch_flags;
+  const uint32_t *b = d.block;
+  bool anyBlock = b[0] == 0 && b[1] == 0 && b[2] == 0;
+  if (!anyBlock && (b[0] == 0 || b[1] == 0 || b[2] == 0 || uint64_t(b[0]) * b[1] * b[2] > HJ_MAX_BLOCK_THREADS))
+    return fail(HJ_ERR_INVALID_ARGUMENT, "kernel @%s: block(%u, %u, %u) is not a block of 1 to %d threads",
+                e.name.c_str(), b[0], b[1], b[2], HJ_MAX_BLOCK_THREADS);
+  e.block = {b[0], b[1], b[2]};
   const uint32_t *c = d.cluster;
   bool clustered = c[0] != 0 || c[1] != 0 || c[2] != 0;
   if ((d.launch_flags & HJ_LAUNCH_BOUNDS_CHECKED) && ((d.launch_flags & HJ_LAUNCH_COOPERATIVE) || clustered))
@@ -72,6 +78,12 @@ int32_t hj_launch(hj_context *ctx, const hj_kernel_table *table, uint32_t kernel
     if (dims[6] < 0 || dims[6] > HJ_MAX_SMEM_BYTES)
       return fail(HJ_ERR_INVALID_ARGUMENT, "launch of @%s: smem is %" PRId64 ", expected 0 to %d", k.name.c_str(),
                   dims[6], HJ_MAX_SMEM_BYTES);
+    if (k.block.x != 0 && (dims[3] != k.block.x || dims[4] != k.block.y || dims[5] != k.block.z))
+      return fail(HJ_ERR_INVALID_ARGUMENT,
+                  "%s%skernel @%s launched with block(%" PRId64 ", %" PRId64 ", %" PRId64 "), but it was compiled for "
+                  "block(%u, %u, %u)",
+                  site ? site : "", site ? ": " : "", k.name.c_str(), dims[3], dims[4], dims[5], k.block.x, k.block.y,
+                  k.block.z);
     if (k.clustered()) {
       const uint32_t cl[3] = {k.cluster.x, k.cluster.y, k.cluster.z};
       for (int i = 0; i < 3; ++i)

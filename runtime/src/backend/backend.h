@@ -32,6 +32,7 @@ struct KernelEntry {
   void *function = nullptr;      // CUDA: CUfunction
   uint32_t launchFlags = 0;      // HJ_LAUNCH_*
   hj_dim3 cluster{0, 0, 0};      // thread-block cluster dims; 0 0 0: none
+  hj_dim3 block{0, 0, 0};        // the only block it takes; 0 0 0: any
   bool clustered() const { return cluster.x != 0; }
   // A custom call instead of a kernel (hj_kernel_desc.custom_symbol): its
   // function, whether graph mode may capture it, and the hj_dtype of each
