@@ -18,7 +18,8 @@ class Planner {
 
   Plan run(std::span<const ExprId> keep) {
     plan_.funcName = p_.funcName;
-    for (ValueId v : p_.tensorInputs) plan_.inputs.push_back({p_.value(v).name, p_.value(v).dtype, p_.value(v).inputDims});
+    for (ValueId v : p_.tensorInputs)
+      plan_.inputs.push_back({p_.value(v).name, p_.value(v).dtype, p_.value(v).inputDims, {}, p_.value(v).written});
     for (ValueId v : p_.scalarInputs) plan_.scalars.push_back({p_.value(v).name, p_.value(v).dtype});
     for (const Kernel &k : p_.kernels) plan_.kernels.push_back(planKernel(k, p_.filename));
     for (const Value &v : p_.values)

@@ -51,7 +51,7 @@ class Lowerer {
     // intermediates, with dynamic dims (their shapes are checked against
     // the specs, and expressions of an input read the tensor given).
     auto given = [&](const std::string &name, DType dtype, size_t rank) {
-      return b_.tensorInput(fresh(name + "_given"), dtype, std::vector<int64_t>(rank, kDynamic));
+      return b_.tensorInput(fresh(name + "_given"), dtype, std::vector<int64_t>(rank, kDynamic), {}, /*written=*/true);
     };
     for (const std::string &n : s.inputs) {
       const fusion::TensorInfo &t = a_.tensors.at(n);

@@ -43,10 +43,11 @@ ValueId ProgramBuilder::newValue(std::string name, bool tensor, DType dtype, uin
   return ValueId{static_cast<uint32_t>(p_.values.size() - 1)};
 }
 
-ValueId ProgramBuilder::tensorInput(std::string name, DType dtype, std::vector<int64_t> dims, Loc loc) {
+ValueId ProgramBuilder::tensorInput(std::string name, DType dtype, std::vector<int64_t> dims, Loc loc, bool written) {
   ValueId id = newValue(std::move(name), true, dtype, static_cast<uint32_t>(dims.size()), Value::Def::TensorInput,
                         static_cast<uint32_t>(p_.tensorInputs.size()), loc);
   p_.values[id.index].inputDims = std::move(dims);
+  p_.values[id.index].written = written;
   p_.tensorInputs.push_back(id);
   p_.params.push_back(id);
   return id;

@@ -286,7 +286,9 @@ void Parser::parseFunc() {
           DType d = parseDTypeTok(false);
           auto dims = parseDims();
           if (dims.size() > kMaxRank) error(nt.loc, "rank " + std::to_string(dims.size()) + " is above the limit of 8");
-          id = b_.tensorInput(nt.text, d, dims, nt.loc);
+          bool written = isIdent("written");
+          if (written) next();
+          id = b_.tensorInput(nt.text, d, dims, nt.loc, written);
         } else {
           id = b_.scalarInput(nt.text, parseDTypeTok(true), nt.loc);
         }

@@ -216,6 +216,7 @@ std::string print(const Program &p, const ProgramComments *comments) {
     if (i) out += ", ";
     out += "%" + v.name + ": ";
     out += v.isTensor ? toString(TensorType{v.dtype, v.inputDims}) : dtypeName(v.dtype);
+    if (v.written) out += " written";
   }
   out += ") -> (";
   for (size_t i = 0; i < p.results.size(); ++i) {

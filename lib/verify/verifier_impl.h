@@ -97,6 +97,8 @@ class Verifier {
 
   void check(const View &n);
   void checkViewBounds(const View &n);
+  void writes(const Operand &o, const std::string &what);
+  std::optional<std::pair<uint64_t, uint64_t>> knownElements(ValueId v, bool *overflow) const;
 
   bool isAllocated(ValueId v) const;
 

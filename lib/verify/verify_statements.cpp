@@ -128,57 +128,71 @@ void Verifier::check(const View &n) {
   checkViewBounds(n);
 }
 
-// Whether a view whose extents, strides and offsets (along its chain) are
-// constants stays inside its root, when the root's size is a constant too.
-void Verifier::checkViewBounds(const View &n) {
+// The elements of its root a tensor spans, [first, end), when its offset
+// (along its chain of views), extents and strides are constants; an empty
+// tensor spans none (first == end). `overflow`: its extents and strides
+// reach past 2^62 elements.
+std::optional<std::pair<uint64_t, uint64_t>> Verifier::knownElements(ValueId v, bool *overflow) const {
+  *overflow = false;
   int64_t offset = 0;
-  for (ValueId v = n.result;;) {
-    const Value &val = p_.value(v);
+  for (ValueId at = v;;) {
+    const Value &val = p_.value(at);
     const auto *vw = val.def == Value::Def::Stmt && val.defIndex < p_.body.size()
                          ? std::get_if<View>(&p_.body[val.defIndex].node)
                          : nullptr;
     if (!vw || !vw->base.isValue() || !defined_[vw->base.value.index]) break;
     auto o = known(vw->offset);
-    if (!o || *o < 0 || __builtin_add_overflow(offset, *o, &offset)) return;
-    v = vw->base.value;
+    if (!o || *o < 0 || __builtin_add_overflow(offset, *o, &offset)) return std::nullopt;
+    at = vw->base.value;
   }
   auto knownList = [&](const std::vector<Operand> &list, std::vector<int64_t> &out) {
     for (const Operand &o : list) {
-      auto v = known(o);
-      if (!v || *v < 0) return false;
-      out.push_back(*v);
+      auto x = known(o);
+      if (!x || *x < 0) return false;
+      out.push_back(*x);
     }
     return true;
   };
   std::vector<int64_t> sizes, strides;
-  uint64_t span = 0, rootSpan = 0;
-  if (!knownList(n.extents, sizes) || !knownList(n.strides, strides) || n.extents.size() > kMaxRank ||
-      (!strides.empty() && strides.size() != sizes.size()))
-    return;
+  const Value &val = p_.value(v);
+  const View *vw = val.def == Value::Def::Stmt && val.defIndex < p_.body.size()
+                       ? std::get_if<View>(&p_.body[val.defIndex].node)
+                       : nullptr;
+  if (val.def == Value::Def::TensorInput) {
+    for (int64_t d : val.inputDims)
+      if (d == kDynamic) return std::nullopt;
+    sizes = val.inputDims;
+  } else if (const Alloc *al = vw ? nullptr : p_.allocOf(v)) {
+    if (!knownList(al->extents, sizes) || !knownList(al->strides, strides)) return std::nullopt;
+  } else if (!vw || !knownList(vw->extents, sizes) || !knownList(vw->strides, strides)) {
+    return std::nullopt;
+  }
+  if (sizes.size() > kMaxRank || (!strides.empty() && strides.size() != sizes.size())) return std::nullopt;
+  uint64_t span = 0;
   if (!bufferBytes(sizes, strides, 1, &span)) {
+    *overflow = true;
+    return std::nullopt;
+  }
+  uint64_t first = static_cast<uint64_t>(offset), end = 0;
+  if (__builtin_add_overflow(first, span, &end)) return std::nullopt;
+  return std::pair{first, end};
+}
+
+// Whether a view whose numbers are constants stays inside its root, when
+// the root's size is a constant too.
+void Verifier::checkViewBounds(const View &n) {
+  bool overflow = false;
+  auto range = knownElements(n.result, &overflow);
+  if (overflow)
     error(stmt_->loc, "view " + name(n.result) + " reaches more than 2^62 elements: its extents and strides overflow");
-    return;
-  }
-  if (span == 0) return;
+  if (!range || range->first == range->second) return;
   ValueId root = p_.rootOf(n.result);
-  const Value &r = p_.value(root);
-  sizes.clear();
-  strides.clear();
-  if (r.def == Value::Def::TensorInput) {
-    for (int64_t d : r.inputDims)
-      if (d == kDynamic) return;
-    sizes = r.inputDims;
-  } else if (const Alloc *al = p_.allocOf(root)) {
-    if (!knownList(al->extents, sizes) || !knownList(al->strides, strides)) return;
-  } else {
-    return;
-  }
-  if (!bufferBytes(sizes, strides, 1, &rootSpan)) return;
-  uint64_t end = 0;
-  if (__builtin_add_overflow(static_cast<uint64_t>(offset), span, &end) || end > rootSpan)
-    error(stmt_->loc, "view " + name(n.result) + " takes elements " + std::to_string(offset) + " to " +
-                          std::to_string(static_cast<uint64_t>(offset) + span - 1) + " of its root " + name(root) +
-                          ", which holds " + std::to_string(rootSpan));
+  auto room = knownElements(root, &overflow);
+  if (!room || root == n.result) return;
+  if (range->second > room->second)
+    error(stmt_->loc, "view " + name(n.result) + " takes elements " + std::to_string(range->first) + " to " +
+                          std::to_string(range->second - 1) + " of its root " + name(root) + ", which holds " +
+                          std::to_string(room->second));
 }
 
 bool Verifier::isAllocated(ValueId v) const {
@@ -392,6 +406,7 @@ void Verifier::check(const Collective &n) {
   if (ok && src && dst && p_.value(n.src.value).dtype != p_.value(n.dst.value).dtype)
     error(n.dst.loc, "the source and destination of " + kw + " have different dtypes: " +
                          dtypeName(p_.value(n.src.value).dtype) + " and " + dtypeName(p_.value(n.dst.value).dtype));
+  if (ok && dst) writes(n.dst, "the destination of " + kw);
   if (n.kind == K::Broadcast) intOperand(n.peer, "the root of " + kw, 0);
   if (n.kind == K::Send || n.kind == K::Recv) intOperand(n.peer, "the peer of " + kw, 0);
 }
@@ -473,15 +488,35 @@ void Verifier::check(const Matmul &n) {
       error(n.bias.loc, "matmul's bias " + name(n.bias.value) + " has a stride of " + std::to_string(*stride) +
                             "; a matmul reads the bias's elements adjacent (stride 1)");
   }
-  // Views start where their root does, so one root means shared memory.
+  // One root means shared memory, unless both are constant ranges of it
+  // that do not meet (slices of one buffer).
   ValueId cRoot = p_.rootOf(n.c.value);
   const Operand *readers[] = {&n.a, &n.b, bias ? &n.bias : nullptr};
   const char *what[] = {"A", "B", "the bias"};
+  bool overflow = false;
+  auto cRange = knownElements(n.c.value, &overflow);
+  auto apart = [&](ValueId r) {
+    auto range = knownElements(r, &overflow);
+    return cRange && range && (range->second <= cRange->first || cRange->second <= range->first);
+  };
   for (int x = 0; x < 3; ++x)
-    if (readers[x] && p_.rootOf(readers[x]->value) == cRoot)
+    if (readers[x] && p_.rootOf(readers[x]->value) == cRoot && !apart(readers[x]->value))
       error(n.c.loc, "matmul's C " + name(n.c.value) + " is in the memory of " + what[x] + ", " +
                          name(readers[x]->value) + "; a matmul reads " + what[x] +
                          " while it writes C, so C must be a buffer of its own");
+  writes(n.c, "matmul's C");
+}
+
+// A statement that writes `o`: when it is (a view of) a function input,
+// the signature must say the program writes it.
+void Verifier::writes(const Operand &o, const std::string &what) {
+  if (!o.isValue()) return;
+  ValueId root = p_.rootOf(o.value);
+  const Value &r = p_.value(root);
+  if (r.def == Value::Def::TensorInput && !r.written)
+    error(o.loc, what + " " + name(o.value) + " is" + (root == o.value ? "" : " in") + " function input " +
+                     name(root) + ", which the program writes: declare it `" + name(root) + ": " +
+                     toString(TensorType{r.dtype, r.inputDims}) + " written`");
 }
 
 std::optional<int64_t> Verifier::staticStride(ValueId v, uint32_t d) const {

@@ -335,7 +335,7 @@ TEST_CASE("matmul: a bias that is not contiguous is refused on every path, never
 TEST_CASE("matmul: C that shares memory with A, B or the bias is refused", "[matmul]") {
   // C is the caller's: the verifier cannot see where it is.
   Program p = parseOk(
-      "func @main(%a: f32[?, ?], %b: f32[?, ?], %bias: f32[?], %c: f32[?, ?]) -> () {\n"
+      "func @main(%a: f32[?, ?], %b: f32[?, ?], %bias: f32[?], %c: f32[?, ?] written) -> () {\n"
       "  matmul %a, %b, %c bias %bias\n  return\n}\n",
       "overlap.hir");
   auto rt = makeRuntime();

@@ -214,3 +214,22 @@ TEST_CASE("views at an offset: an input inside a sliced input's memory runs the 
     CHECK(rt->stats().launches == 10);  // five per call, made eagerly
   }
 }
+
+TEST_CASE("views at an offset: a matmul may write one slice of a buffer while it reads another", "[views]") {
+  auto problems = verifierProblems(R"(func @main(%x: f32[4, 4]) -> () {
+  %qkv = alloc f32[3, 4, 4]
+  %q = view %qkv[4, 4]
+  %k = view %qkv[4, 4] offset 16
+  %v = view %qkv[4, 4] offset 32
+  matmul %q, %k, %v
+  %w = view %qkv[4, 4] offset 28
+  matmul %q, %k, %w
+  free %qkv
+  return
+}
+)");
+  CHECK(problems == std::vector<std::string>{
+                        "8:18: matmul's C %w is in the memory of B, %k; a matmul reads B while it writes C, so C must "
+                        "be a buffer of its own",
+                    });
+}

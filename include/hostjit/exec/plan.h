@@ -230,10 +230,10 @@ struct PlanOutput {
 // A tensor parameter; dims kDynamic for ?. contiguousFor: why its memory
 // must be contiguous (a collective moves it, or a kernel's ptr<T> parameter
 // sees only its data pointer), so checkArguments wants compact strides;
-// empty when any strides do.
+// empty when any strides do. written: the program writes it (`written`).
 struct PlanInput {
   HOSTJIT_FIELDS((std::string, name), (DType, dtype, DType::f32), (std::vector<int64_t>, dims),
-                 (std::string, contiguousFor))
+                 (std::string, contiguousFor), (bool, written))
 };
 
 struct PlanScalar {

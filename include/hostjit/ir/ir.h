@@ -76,6 +76,9 @@ struct Value {
   Def def = Def::Stmt;
   uint32_t defIndex = 0;  // input position among tensors/scalars, or statement index
   std::vector<int64_t> inputDims;  // tensor inputs: declared dims (kDynamic for ?)
+  // A tensor input the program writes (`%x: f32[?] written`): the caller's
+  // memory changes, as an in-place op's does (Inductor's mutated inputs).
+  bool written = false;
   ExprId expr;  // scalars: the folded expression (invalid when ill-typed)
   Loc loc;
   Handle handle = Handle::None;
@@ -409,7 +412,8 @@ class ProgramBuilder {
   KernelId kernel(std::string name, std::vector<ParamType> params, std::optional<std::string> cuda,
                   std::optional<std::string> entry, std::optional<std::string> host, Loc loc = {});
   KernelId kernel(Kernel k);
-  ValueId tensorInput(std::string name, DType dtype, std::vector<int64_t> dims, Loc loc = {});
+  // written: the program writes it (Value::written).
+  ValueId tensorInput(std::string name, DType dtype, std::vector<int64_t> dims, Loc loc = {}, bool written = false);
   ValueId scalarInput(std::string name, DType dtype, Loc loc = {});
   void result(TensorType t) { p_.results.push_back(std::move(t)); }
 
