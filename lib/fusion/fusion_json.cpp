@@ -3,7 +3,7 @@
 
 #include "hostjit/fusion/fusion.h"
 #include "hostjit/ir/files.h"
-#include "json_text.h"
+#include "json_fields.h"
 
 namespace hostjit {
 
@@ -11,12 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-// Thrown inside the reader only; parseFusionJson turns it into an Error.
-struct Bad {
-  std::string message;
-};
-
-class Reader {
+class Reader : public JsonFields {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
 
@@ -34,81 +29,6 @@ class Reader {
   }
 
  private:
-  [[noreturn]] void fail(const std::string &path, const std::string &msg) const {
-    throw Bad{(path.empty() ? std::string("the top level") : path) + ": " + msg};
-  }
-  static std::string at(const std::string &field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
-  static std::string join(const std::string &path, const std::string &key) { return path.empty() ? key : path + "." + key; }
-  static std::string kindOf(const json &j) { return j.type_name(); }
-
-  void object(const json &j, const std::string &path, std::initializer_list<const char *> keys) const {
-    if (!j.is_object()) fail(path, "expected an object, got " + kindOf(j));
-    for (const auto &[k, v] : j.items()) {
-      bool known = false;
-      std::string list;
-      for (const char *key : keys) {
-        known |= k == key;
-        list += (list.empty() ? "" : ", ") + std::string(key);
-      }
-      if (!known) fail(join(path, k), "unknown field (expected one of: " + list + ")");
-    }
-  }
-
-  const json &field(const json &j, const std::string &key, const std::string &path, const char *what) const {
-    if (!j.contains(key)) fail(path, "missing '" + key + "' (" + what + ")");
-    return j[key];
-  }
-
-  const json &array(const json &j, const std::string &key, const std::string &path) const {
-    const json &a = field(j, key, path, "an array");
-    if (!a.is_array()) fail(join(path, key), "expected an array, got " + kindOf(a));
-    return a;
-  }
-
-  std::string string(const json &j, const std::string &path) const {
-    if (!j.is_string()) fail(path, "expected a string, got " + kindOf(j));
-    return j.get<std::string>();
-  }
-
-  bool boolean(const json &j, const std::string &key, const std::string &path) const {
-    if (!j.contains(key)) return false;
-    if (!j[key].is_boolean()) fail(join(path, key), "expected true or false, got " + kindOf(j[key]));
-    return j[key].get<bool>();
-  }
-
-  DType dtype(const json &j, const std::string &path) const {
-    std::string s = string(j, path);
-    auto d = parseDType(s);
-    if (!d) fail(path, "unknown dtype '" + s + "' (expected f16, bf16, f32, f64, i8, i16, i32, i64, u8, u32, u64 or bool)");
-    return *d;
-  }
-
-  SizeExpr expr(const json &j, const std::string &path) const {
-    if (j.is_number_integer()) {
-      if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
-        fail(path, "an integer literal out of range: it does not fit i64");
-      return SizeExpr::integer(j.get<int64_t>());
-    }
-    if (j.is_number_float()) return SizeExpr::floating(j.get<double>());
-    if (!j.is_string()) fail(path, "expected an expression (a string such as \"ceildiv(size(x, 0), 256)\", or a number), got " + kindOf(j));
-    auto e = SizeExpr::parse(j.get<std::string>());
-    if (!e) fail(path, "in '" + j.get<std::string>() + "': " + e.error().message);
-    return *e;
-  }
-
-  std::vector<SizeExpr> exprs(const json &j, const std::string &key, const std::string &path) const {
-    std::vector<SizeExpr> out;
-    for (size_t i = 0; const json &x : array(j, key, path)) out.push_back(expr(x, at(join(path, key), i++)));
-    return out;
-  }
-
-  std::array<SizeExpr, 3> triple(const json &j, const std::string &key, const std::string &path) const {
-    std::string p = join(path, key);
-    const json &a = field(j, key, path, "an array of 3 expressions: x, y, z");
-    if (!a.is_array() || a.size() != 3) fail(p, "expected an array of 3 expressions (x, y, z)");
-    return {expr(a[0], at(p, 0)), expr(a[1], at(p, 1)), expr(a[2], at(p, 2))};
-  }
-
   FusionInput input(const json &j, const std::string &path) const {
     object(j, path, {"name", "dtype", "dims"});
     FusionInput in;
@@ -278,7 +198,7 @@ Expected<Fusion> parseFusionJson(std::string_view text, const std::string &filen
   const json &j = *parsed;
   try {
     return Reader(filename).fusion(j);
-  } catch (const Bad &b) {
+  } catch (const BadField &b) {
     return Error{HJ_ERR_INVALID_ARGUMENT, prefix + b.message};
   } catch (const json::exception &e) {
     return Error{HJ_ERR_INVALID_ARGUMENT, prefix + e.what()};

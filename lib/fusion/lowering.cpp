@@ -8,6 +8,7 @@
 #include "hostjit/fusion/analysis.h"
 #include "hostjit/text/text.h"
 #include "hostjit/verify/verifier.h"
+#include "size_expr_ops.h"
 
 namespace hostjit {
 
@@ -116,11 +117,11 @@ class Lowerer {
  private:
   void begin() {
     for (const Kernel &k : f_.kernels) b_.kernel(k);
-    for (const FusionInput &in : f_.inputs) used_.insert(in.name);
-    for (const auto &[name, t] : a_.tensors) used_.insert(name);
+    for (const FusionInput &in : f_.inputs) ops_.reserve(in.name);
+    for (const auto &[name, t] : a_.tensors) ops_.reserve(name);
     for (const auto &sp : a_.segments) {
-      for (const auto &m : sp.intermediates) used_.insert(m.irName);
-      for (const auto &m : sp.scratch) used_.insert(m.irName);
+      for (const auto &m : sp.intermediates) ops_.reserve(m.irName);
+      for (const auto &m : sp.scratch) ops_.reserve(m.irName);
     }
   }
 
@@ -155,11 +156,8 @@ class Lowerer {
     return out;
   }
 
-  std::string fresh(const std::string &want) {
-    std::string n = want;
-    for (int k = 1; !used_.insert(n).second; ++k) n = want + "_" + std::to_string(k);
-    return n;
-  }
+  std::string fresh(const std::string &want) { return ops_.fresh(want); }
+
 
   // The value of a tensor name in segment `seg` (its summary entries first).
   ValueId tensor(size_t seg, const std::string &name) const {
@@ -173,42 +171,9 @@ class Lowerer {
   // messages about it name). The same computation on the same values is
   // made once for the whole program.
   Operand expr(size_t seg, const SizeExpr &e, const std::string &name, const std::string &path) {
-    if (auto c = fusion::foldLiterals(e)) return *c;
-    switch (e.kind()) {
-      case SizeExpr::Kind::Scalar: return Operand::of(values_.at(e.name()));
-      case SizeExpr::Kind::Size:
-      case SizeExpr::Kind::Stride: {
-        ValueId t = tensor(seg, e.name());
-        const std::string &tn = b_.program().value(t).name;
-        bool size = e.kind() == SizeExpr::Kind::Size;
-        return memoOp(std::string(size ? "_size" : "_stride") + std::to_string(e.dim()) + "%" + tn,
-                      tn + (size ? "_size" : "_stride") + std::to_string(e.dim()), path,
-                      size ? OpCode::Size : OpCode::Stride, Operand::of(t), Operand::integer(e.dim()));
-      }
-      case SizeExpr::Kind::Op: {
-        const std::vector<SizeExpr> &x = e.operands();
-        Operand ops[3] = {Operand::integer(0), Operand::integer(0), Operand::integer(0)};
-        std::string key = opName(e.op());
-        for (size_t k = 0; k < x.size(); ++k) {
-          ops[k] = expr(seg, x[k], name + "_" + std::string(1, static_cast<char>('a' + k)), path);
-          key += (k ? ", " : " ") + printOperand(b_.program(), ops[k]);
-        }
-        return memoOp(key, name, path, e.op(), ops[0], ops[1], ops[2]);
-      }
-      default: return Operand::integer(0);  // literals were folded
-    }
-  }
-
-  Operand memoOp(const std::string &key, const std::string &name, const std::string &path, OpCode op, Operand a,
-                 Operand b, Operand c = Operand::integer(0)) {
-    if (auto it = memo_.find(key); it != memo_.end()) return Operand::of(it->second);
-    unsigned arity = opArity(op);
-    ValueId v = arity == 1   ? b_.unary(fresh(name), op, a)
-                : arity == 3 ? b_.select(fresh(name), a, b, c)
-                             : b_.op(fresh(name), op, a, b);
-    b_.program().body.back().origin = (f_.file.empty() ? std::string() : f_.file + ": ") + path;
-    memo_[key] = v;
-    return Operand::of(v);
+    SizeExprOps::Names names{[&](const std::string &t) { return tensor(seg, t); },
+                             [&](const std::string &n) { return Operand::of(values_.at(n)); }};
+    return ops_.build(e, name, (f_.file.empty() ? std::string() : f_.file + ": ") + path, names);
   }
 
   std::vector<Operand> exprs(size_t seg, const std::vector<SizeExpr> &es, const std::string &name, const char *what,
@@ -338,8 +303,7 @@ class Lowerer {
   const FusionAnalysis &a_;
   ProgramBuilder b_;
   std::map<std::string, ValueId> values_;
-  std::map<std::string, ValueId> memo_;  // "op a, b" -> the value that computes it
-  std::set<std::string> used_;
+  SizeExprOps ops_{b_};
   ProgramComments *comments_;
 };
 
