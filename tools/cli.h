@@ -12,6 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "hostjit/fusion/fusion.h"
+#include "hostjit/fusion/inductor.h"
 #include "hostjit/jit.h"
 #include "hostjit/text/text.h"
 
@@ -24,7 +25,9 @@ int userError(const std::string &msg);
 // Prints an error once, with what was being done ("jit, call 3: ") first;
 // kInternalError for HJ_ERR_INTERNAL, else kUserError.
 int fromError(const Error &e, const std::string &context = "");
-bool isFusionFile(const std::string &path);
+bool isFusionFile(const std::string &path);  // a .json that is not an .inductor.json
+// A fusion lowered, or an Inductor description imported (*fusion: the fusion, when one).
+Expected<Program> loadJsonProgram(const std::string &path, std::optional<Fusion> *fusion);
 // A .hir program, or a fusion JSON lowered to one (then *fusion holds it);
 // kOk, or the exit status of the error it printed. `verified`: a .hir
 // program must also verify, and the verifier's messages are printed as
@@ -86,5 +89,6 @@ int cmdFmt(const std::string &file);
 int cmdPlan(const std::string &file);
 int cmdCompile(const std::string &file, bool llvm, bool asmText, bool optimized, OptLevel opt);
 int cmdImportTriton(const std::string &path, bool fusionJson);
+int cmdImportInductor(const std::string &path);
 
 }  // namespace hostjit::cli

@@ -20,7 +20,22 @@ int fromError(const Error &e, const std::string &context) {
   return e.status == HJ_ERR_INTERNAL ? kInternalError : kUserError;
 }
 
-bool isFusionFile(const std::string &path) { return std::filesystem::path(path).extension() == ".json"; }
+bool isFusionFile(const std::string &path) {
+  return std::filesystem::path(path).extension() == ".json" && !isInductorFile(path);
+}
+
+Expected<Program> loadJsonProgram(const std::string &path, std::optional<Fusion> *fusion) {
+  if (isInductorFile(path)) {
+    auto imported = loadInductor(path);
+    if (!imported) return imported.error();
+    return std::move(imported->program);
+  }
+  auto f = loadFusionJson(path);
+  if (!f) return f.error();
+  auto p = lowerFusion(*f);
+  if (p && fusion) *fusion = std::move(*f);
+  return p;
+}
 
 // A .hir program, or a fusion JSON lowered to one (then *fusion holds it);
 // kOk, or the exit status of the error it printed. `verified`: a .hir
@@ -28,6 +43,12 @@ bool isFusionFile(const std::string &path) { return std::filesystem::path(path).
 // `check` prints them (with the source line and a caret).
 int loadProgram(const std::string &path, Program *out, std::optional<Fusion> *fusion, ProgramComments *comments,
                 bool verified) {
+  if (isInductorFile(path)) {
+    auto p = loadJsonProgram(path, nullptr);
+    if (!p) return fromError(p.error());
+    *out = std::move(*p);
+    return kOk;
+  }
   if (isFusionFile(path)) {
     auto f = loadFusionJson(path);
     if (!f) return fromError(f.error());

@@ -64,9 +64,8 @@ void checkImages(const Program &p, const std::string &file, Diagnostics &d) {
 int cmdCheck(const std::vector<std::string> &files) {
   int rc = kOk;
   for (const std::string &f : files) {
-    if (isFusionFile(f)) {  // lowered and verified, as every command reads it
-      auto fusion = loadFusionJson(f);
-      Expected<Program> p = fusion ? lowerFusion(*fusion) : Expected<Program>(fusion.error());
+    if (isFusionFile(f) || isInductorFile(f)) {  // lowered or imported, and verified, as every command reads it
+      Expected<Program> p = loadJsonProgram(f, nullptr);
       if (!p) {
         // One problem a line, as a program's; then the count, as for one.
         const std::string &m = p.error().message;
@@ -124,6 +123,15 @@ int cmdCompile(const std::string &file, bool llvm, bool asmText, bool optimized,
   auto text = asmText ? Jit::emitAsm(p, opt) : Jit::emitLLVM(p, opt, optimized);
   if (!text) return fromError(text.error());
   std::fputs(text->c_str(), stdout);
+  return kOk;
+}
+
+int cmdImportInductor(const std::string &path) {
+  auto imported = loadInductor(path);
+  if (!imported) return fromError(imported.error());
+  std::string text = "// Imported by hostjit from " + std::filesystem::path(path).filename().string() +
+                     "; the Inductor call's outputs:\n" + describeOutputs(*imported) + print(imported->program);
+  std::fputs(text.c_str(), stdout);
   return kOk;
 }
 

@@ -31,6 +31,7 @@ const char *kUsage = R"(usage: hostjit COMMAND [options]   (hostjit COMMAND --he
   plan FILE.hir|FUSION.json   print the plan the evaluator and the JIT both run
   lower FUSION.json           lower a segmented fusion (JSON) to Host IR text
   import-triton PATH          print the declaration of a kernel Triton compiled
+  import-inductor FILE.inductor.json  print the program a recorded Inductor program imports as
 Exit status: 0 ok, 1 a user error (the message says what and where), 2 an internal error.
 )";
 
@@ -161,6 +162,17 @@ and, in comments, the statements that allocate the scratch and launch it.
 example:
   hostjit import-triton ~/.triton/cache/HASH/add_kernel.json
 )"},
+    {"import-inductor", R"(usage: hostjit import-inductor FILE.inductor.json
+Imports a program Inductor compiled, as recorded where PyTorch runs
+(docs/inductor.md): its Triton kernels by the exact variant each launch
+used, its extern matmuls, buffers, views and size symbols, as one Host IR
+program, and prints it, after comments that say how each of the Inductor
+call's outputs is seen in the program's results or inputs. run, check,
+plan and compile take a .inductor.json file as they take a .hir file.
+
+example:
+  hostjit import-inductor test/lit/inputs/inductor/linear_add.inductor.json
+)"},
 };
 
 // Whether a known option belongs to a command (unknown ones are reported later).
@@ -195,7 +207,7 @@ int realMain(int argc, char **argv) {
   }
   std::string cmd = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
-  if (!helpOf(cmd)) return userError("unknown command '" + cmd + "' (expected run, check, fmt, compile, plan, lower or import-triton; see hostjit --help)");
+  if (!helpOf(cmd)) return userError("unknown command '" + cmd + "' (expected run, check, fmt, compile, plan, lower, import-triton or import-inductor; see hostjit --help)");
   for (const std::string &a : args)
     if (a == "--help" || a == "-h") {
       std::fputs(helpOf(cmd), stdout);
@@ -314,9 +326,10 @@ int realMain(int argc, char **argv) {
     return cmdCheck(files);
   }
   if (files.size() != 1)
-    return userError(cmd + (cmd == "lower" ? " needs exactly one FUSION.json" : cmd == "import-triton" ? " needs exactly one PATH" : " needs exactly one FILE.hir"));
+    return userError(cmd + (cmd == "lower" ? " needs exactly one FUSION.json" : cmd == "import-triton" ? " needs exactly one PATH" : cmd == "import-inductor" ? " needs exactly one FILE.inductor.json" : " needs exactly one FILE.hir"));
   if (cmd == "lower") return cmdLower(files[0], outFile);
   if (cmd == "import-triton") return cmdImportTriton(files[0], fusionJson);
+  if (cmd == "import-inductor") return cmdImportInductor(files[0]);
   if (cmd == "run") {
     o.file = files[0];
     o.executor |= allModes && isFusionFile(o.file);
@@ -341,7 +354,7 @@ int realMain(int argc, char **argv) {
     if (emitLlvm == emitAsm) return userError("compile needs one of --emit-llvm or --emit-asm");
     return cmdCompile(files[0], emitLlvm, emitAsm, optimized, o.opt);
   }
-  return userError("unknown command '" + cmd + "' (expected run, check, fmt, compile, plan, lower or import-triton)");
+  return userError("unknown command '" + cmd + "' (expected run, check, fmt, compile, plan, lower, import-triton or import-inductor)");
 }
 
 }  // namespace

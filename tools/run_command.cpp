@@ -125,8 +125,10 @@ struct Timing {
 };
 
 // Runs one mode: the first call (recorded if asked), then repeat-1 timed calls.
-template <class Fn>
-int runMode(const char *mode, Runtime &rt, const RunOptions &o, Fn &&call, std::vector<Tensor> *first,
+// `before` runs before each call, outside the timing (inputs a program
+// writes are given their first values again).
+template <class Fn, class Before>
+int runMode(const char *mode, Runtime &rt, const RunOptions &o, Fn &&call, Before &&before, std::vector<Tensor> *first,
             std::vector<std::string> *record, Timing *timing) {
   // Each call is timed as issued (kernels may still run), then the stream
   // is drained outside the timing, so a kernel that faults fails its own
@@ -137,6 +139,7 @@ int runMode(const char *mode, Runtime &rt, const RunOptions &o, Fn &&call, std::
       return fromError(runtimeError(st), std::string(mode) + (call > 1 ? ", call " + std::to_string(call) : "") + ": ");
     return kOk;
   };
+  if (int rc = before()) return rc;
   if (o.parity || o.printRecord) hj_record_enable(rt.context(), 1);
   auto t0 = std::chrono::steady_clock::now();
   auto r = call();
@@ -152,6 +155,7 @@ int runMode(const char *mode, Runtime &rt, const RunOptions &o, Fn &&call, std::
   timing->us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   timing->end.push_back(std::chrono::duration<double, std::micro>(t2 - t0).count());
   for (int i = 1; i < o.repeat; ++i) {
+    if (int rc = before()) return rc;
     auto a = std::chrono::steady_clock::now();
     auto rr = call();
     auto b = std::chrono::steady_clock::now();
@@ -234,7 +238,11 @@ int cmdRun(const RunOptions &o) {
   auto mode = [&](const char *name, std::shared_ptr<Runtime> rt, auto &&call) {
     ModeResult r{name, rt, {}, {}};
     Timing t;
-    int rc = runMode(name, *rt, o, call, &r.out, &r.record, &t);
+    auto restore = [&]() -> int {
+      auto ok = inputs->restoreWritten(*plan);
+      return ok ? kOk : fromError(ok.error(), std::string(name) + ": restoring written inputs: ");
+    };
+    int rc = runMode(name, *rt, o, call, restore, &r.out, &r.record, &t);
     if (rc) return rc;
     if (int rc = printOutputs(name, r.out)) return rc;
     t.print(name, hj_context_backend(rt->context()) == HJ_BACKEND_CUDA);

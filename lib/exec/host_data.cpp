@@ -108,6 +108,14 @@ bool parseShapeSpec(const std::string &spec, DType *dtype, std::vector<int64_t> 
   return true;
 }
 
+Expected<void> InputSet::restoreWritten(const Plan &plan) const {
+  for (size_t i = 0; i < plan.inputs.size() && i < buffers_.size(); ++i)
+    if (plan.inputs[i].written && !host_[i].empty())
+      if (int32_t st = hj_copy_from_host(rt_->context(), buffers_[i], host_[i].data(), host_[i].size()))
+        return runtimeError(st);
+  return {};
+}
+
 Expected<InputSet> InputSet::fromHost(const std::shared_ptr<Runtime> &rt, const Plan &plan,
                                       const std::vector<std::vector<int64_t>> &shapes,
                                       const std::vector<std::vector<unsigned char>> &data) {

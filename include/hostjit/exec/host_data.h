@@ -39,6 +39,11 @@ class InputSet {
                                      const std::vector<std::vector<int64_t>> &shapes,
                                      const std::vector<std::vector<unsigned char>> &data);
 
+  // Copies the inputs the plan writes (PlanInput::written) back to their
+  // first values, so that every call of a program that updates inputs in
+  // place starts from the same data (hostjit run's modes and repeats).
+  Expected<void> restoreWritten(const Plan &plan) const;
+
   const std::vector<const DLTensor *> &pointers() const { return ptrs_; }
   std::span<const DLTensor *const> span() const { return {ptrs_.data(), ptrs_.size()}; }
   const std::vector<unsigned char> &hostData(size_t i) const { return host_[i]; }

@@ -1,0 +1,180 @@
+// test_inductor.cpp - the Inductor import (docs/inductor.md) on the host
+// backend: a recorded linear layer with a Triton kernel run through its
+// host stand-in, against a reference computed here, on the evaluator, the
+// JIT and graph mode over changing sizes; extern matmul layouts; and every
+// refusal naming where it stands.
+#include <random>
+
+#include "helpers.h"
+#include "hostjit/fusion/inductor.h"
+
+using namespace hostjit;
+using namespace hostjit::test;
+
+namespace {
+
+const std::string kDir = std::string(HOSTJIT_SOURCE_DIR) + "/test/lit/inputs/inductor/";
+
+// Random non-zero multiples of 1/8: products and short sums exact in f32.
+std::vector<float> dyadic(size_t n, std::mt19937 &g) {
+  std::uniform_int_distribution<int> u(1, 16);
+  std::vector<float> v(n);
+  for (float &x : v) x = static_cast<float>(u(g)) / 8.0f * (u(g) % 2 ? 1.0f : -1.0f);
+  return v;
+}
+
+Tensor hostTensor(const std::shared_ptr<Runtime> &rt, std::vector<int64_t> shape, const std::vector<float> &v) {
+  auto t = Tensor::fromHost(rt, shape, v);
+  REQUIRE(t);
+  return std::move(*t);
+}
+
+// A description with the boilerplate around `body` and `outputs`.
+std::string description(const std::string &inputs, const std::string &body, const std::string &outputs,
+                        const std::string &extra = "") {
+  return R"({"format": "hostjit.inductor/1", "name": "t", "inputs": [)" + inputs + "], " + extra + R"("body": [)" +
+         body + R"(], "outputs": [)" + outputs + "]}";
+}
+
+std::string importError(const std::string &text) {
+  auto r = importInductor(text, kDir + "t.inductor.json");
+  REQUIRE(!r);
+  return r.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("inductor: a linear layer, in-place kernels and a written input, on every path", "[inductor]") {
+  auto imported = loadInductor(kDir + "linear_add.inductor.json");
+  INFO((imported ? "" : imported.error().message));
+  REQUIRE(imported);
+  const Program &p = imported->program;
+  REQUIRE(imported->outputs.size() == 3);
+  CHECK(!imported->outputs[0].fromInput);
+  CHECK(imported->outputs[1].offset.str() == "2");
+  CHECK(imported->outputs[2].fromInput);
+  CHECK(imported->outputs[2].index == 3);
+  CHECK(p.value(p.tensorInputs[3]).written);
+  CHECK(p.kernels.at(0).block == std::array<int64_t, 3>{128, 1, 1});
+  for (bool jit : {false, true})
+    for (bool graph : {false, true}) {
+      INFO((jit ? "jit" : "eval") << (graph ? ", graph" : ""));
+      auto rt = makeRuntime();
+      Runner r(p, rt, jit, OptLevel::O2, graph);
+      unsigned seed = 1;
+      for (int64_t rows : {5, 3, 5, 7}) {
+        std::mt19937 g(seed++);
+        std::vector<float> w = dyadic(32, g), b = dyadic(4, g), x = dyadic(rows * 8, g), res = dyadic(rows * 4, g);
+        Tensor tw = hostTensor(rt, {4, 8}, w), tb = hostTensor(rt, {4}, b), tx = hostTensor(rt, {rows, 8}, x),
+               tr = hostTensor(rt, {rows, 4}, res);
+        DLTensor d[] = {tw.dl(), tb.dl(), tx.dl(), tr.dl()};
+        const DLTensor *inputs[] = {&d[0], &d[1], &d[2], &d[3]};
+        auto out = r.run(inputs);
+        INFO((out ? "" : out.error().message));
+        REQUIRE(out);
+        // buf1 = 2 (x w^T + b + res); res' = buf1 + res.
+        std::vector<float> buf1(rows * 4), res2(rows * 4);
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < 4; ++j) {
+            float s = 0;
+            for (int64_t k = 0; k < 8; ++k) s += x[i * 8 + k] * w[j * 8 + k];
+            float y = (s + b[j]) + res[i * 4 + j];
+            buf1[i * 4 + j] = y + y;
+            res2[i * 4 + j] = buf1[i * 4 + j] + res[i * 4 + j];
+          }
+        CHECK(floats((*out)[0]) == buf1);
+        CHECK(floats(tr) == res2);
+      }
+      if (graph) CHECK(rt->stats().graph_fallbacks == 0);
+    }
+}
+
+TEST_CASE("inductor: extern matmuls in every layout Inductor passes", "[inductor]") {
+  // A column-major C (computed as its transpose), bmm, baddbmm without a
+  // bias (beta 0) and accumulating onto its output, addmm's expanded bias.
+  std::string inputs = R"({"name": "a", "dtype": "f32", "sizes": [2, 3, 4]},
+                          {"name": "b", "dtype": "f32", "sizes": [2, 4, 5]},
+                          {"name": "bias", "dtype": "f32", "sizes": [5]})";
+  std::string body = R"(
+    {"op": "alloc", "name": "c", "dtype": "f32", "sizes": [3, 5], "strides": [1, 3]},
+    {"op": "view", "name": "a0", "of": "a", "sizes": [3, 4], "strides": [4, 1]},
+    {"op": "view", "name": "b0", "of": "b", "sizes": [4, 5], "strides": [5, 1]},
+    {"op": "extern", "kernel": "mm", "inputs": ["a0", "b0"], "out": "c"},
+    {"op": "alloc", "name": "d", "dtype": "f32", "sizes": [2, 3, 5]},
+    {"op": "extern", "kernel": "bmm", "inputs": ["a", "b"], "out": "d"},
+    {"op": "extern", "kernel": "baddbmm", "inputs": ["d", "a", "b"], "out": "d", "alpha": 0.5, "beta": 2},
+    {"op": "alloc", "name": "e", "dtype": "f32", "sizes": [2, 3, 5]},
+    {"op": "extern", "kernel": "baddbmm", "inputs": ["d", "a", "b"], "out": "e", "beta": 0},
+    {"op": "view", "name": "rows", "of": "bias", "sizes": [3, 5], "strides": [0, 1]},
+    {"op": "alloc", "name": "f", "dtype": "f32", "sizes": [3, 5]},
+    {"op": "extern", "kernel": "addmm", "inputs": ["rows", "a0", "b0"], "out": "f"})";
+  auto imported = importInductor(description(inputs, body, R"("c", "d", "e", "f")"), kDir + "t.inductor.json");
+  INFO((imported ? "" : imported.error().message));
+  REQUIRE(imported);
+  auto rt = makeRuntime();
+  std::mt19937 g(5);
+  std::vector<float> a = dyadic(24, g), b = dyadic(40, g), bias = dyadic(5, g);
+  Tensor ta = hostTensor(rt, {2, 3, 4}, a), tb = hostTensor(rt, {2, 4, 5}, b), tbias = hostTensor(rt, {5}, bias);
+  DLTensor d[] = {ta.dl(), tb.dl(), tbias.dl()};
+  const DLTensor *ins[] = {&d[0], &d[1], &d[2]};
+  auto ab = [&](int64_t t, int64_t i, int64_t j) {
+    float s = 0;
+    for (int64_t k = 0; k < 4; ++k) s += a[(t * 3 + i) * 4 + k] * b[(t * 4 + k) * 5 + j];
+    return s;
+  };
+  for (bool jit : {false, true}) {
+    INFO((jit ? "jit" : "eval"));
+    Runner r(imported->program, rt, jit);
+    auto out = r.run(ins);
+    INFO((out ? "" : out.error().message));
+    REQUIRE(out);
+    std::vector<float> c = floats((*out)[0]), dd = floats((*out)[1]), e = floats((*out)[2]), f = floats((*out)[3]);
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 5; ++j) {
+        CHECK(c[j * 3 + i] == ab(0, i, j));  // column-major
+        CHECK(f[i * 5 + j] == ab(0, i, j) + bias[j]);
+        for (int64_t t = 0; t < 2; ++t) {
+          float once = ab(t, i, j), twice = 0.5f * once + 2.0f * once;
+          CHECK(dd[(t * 3 + i) * 5 + j] == twice);
+          CHECK(e[(t * 3 + i) * 5 + j] == once);
+        }
+      }
+  }
+}
+
+TEST_CASE("inductor: what cannot be imported is refused, naming where it stands", "[inductor]") {
+  std::string x = R"({"name": "x", "dtype": "f32", "sizes": ["s0", 4]})";
+  std::string sym = R"J("symbols": {"s0": "size(x, 0)"}, )J";
+  CHECK(importError(description(x, R"({"op": "alloc", "name": "y", "dtype": "f32", "sizes": ["s0", 4]},
+      {"op": "extern", "kernel": "convolution", "inputs": ["x", "y"], "out": "y"})", R"("y")", sym)) ==
+        kDir + "t.inductor.json: body[1].kernel: extern kernel 'convolution' is not one hostjit maps (mm, addmm, "
+               "bmm, baddbmm): the program cannot be imported whole");
+  CHECK(importError(description(x, R"({"op": "alloc", "name": "y", "dtype": "f32", "sizes": ["s1", 4]})", R"("y")",
+                                sym)) ==
+        kDir + "t.inductor.json: body[0].sizes[0]: 's1' is no scalar input and no size symbol: no input determines it");
+  CHECK(importError(description(x, R"({"op": "view", "name": "v", "of": "z", "sizes": [4]})", R"("x")", sym)) ==
+        kDir + "t.inductor.json: body[0].of: 'z' is no tensor made before this point (an input, or an alloc or view "
+               "earlier in the body)");
+  CHECK(importError(R"({"format": "hostjit.inductor/9", "inputs": [], "body": [], "outputs": []})") ==
+        kDir + "t.inductor.json: format: 'hostjit.inductor/9' is not a format this hostjit reads (hostjit.inductor/1)");
+  std::string missing = importError(description(x, "", R"("x")",
+                                                R"("kernels": [{"name": "k", "triton": "kernels/none/k.json"}], )"));
+  CHECK(missing.rfind(kDir + "t.inductor.json: kernels[0].triton: ", 0) == 0);
+  CHECK(missing.find("kernels/none/k.json") != std::string::npos);
+  std::string past = importError(description(
+      R"({"name": "x", "dtype": "f32", "sizes": [4, 4]})",
+      R"({"op": "alloc", "name": "y", "dtype": "f32", "sizes": [4, 4]},
+         {"op": "view", "name": "v", "of": "y", "sizes": [8], "offset": 10}, {"op": "extern", "kernel": "mm",
+          "inputs": ["x", "x"], "out": "y"})", R"("y")"));
+  INFO(past);
+  CHECK(past.find("error: view %v takes elements 10 to 17 of its root %y, which holds 16") != std::string::npos);
+  CHECK(importError(description(R"({"name": "x", "dtype": "f32", "sizes": [4, 4]}, {"name": "b", "dtype": "f32", "sizes": [4]})",
+                                R"({"op": "alloc", "name": "y", "dtype": "f32", "sizes": [4, 4]},
+      {"op": "extern", "kernel": "addmm", "inputs": ["b", "x", "x"], "out": "y", "beta": 0.5})", R"("y")")) ==
+        kDir + "t.inductor.json: body[1].beta: addmm with beta 0.500000 and a bias that is not its output: hostjit's "
+               "matmul adds a bias unscaled (beta 1) or scales C itself");
+  std::string launch = importError(description(x, R"({"op": "launch", "kernel": "add", "grid": [1, 1, 1], "args": ["x"]})",
+                                               R"("x")", sym + R"("kernels": [{"name": "add", "triton": "kernels/add_kernel/add_kernel.json"}], )"));
+  CHECK(launch == kDir + "t.inductor.json: body[0].args: @add takes 4 arguments (its scratch pointers come on their "
+                         "own), got 1");
+}
