@@ -160,6 +160,7 @@ void Analyzer::shape(size_t seg, const TensorSpec &t, const std::string &path, c
                                  " extents");
   for (size_t d = 0; d < t.strides.size(); ++d)
     if (auto c = sizeExpr(seg, t.strides[d], path + idx(".strides", d), visible, 0, "a stride")) strides.push_back(*c);
+  sizeExpr(seg, t.offset, path + ".offset", visible, 0, "an offset");
   // All constant: the size is known now, and must fit.
   uint64_t bytes = 0;
   if (t.aliasOf.empty() && rankOk && stridesOk && sizes.size() == t.extents.size() &&

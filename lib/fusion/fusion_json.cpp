@@ -122,7 +122,7 @@ class Reader : public JsonFields {
   TensorSpec tensor(const json &j, const std::string &path, bool summary, const std::vector<TensorSpec> *outputs = nullptr) const {
     if (summary && !outputs) object(j, path, {"name", "dtype", "extents", "strides", "zero_init", "resets_to_zero"});
     else if (summary) object(j, path, {"name", "dtype", "extents", "strides", "zero_init", "resets_to_zero", "alias_of"});
-    else object(j, path, {"name", "dtype", "extents", "strides", "alias_of"});
+    else object(j, path, {"name", "dtype", "extents", "strides", "alias_of", "offset"});
     TensorSpec t;
     t.name = string(field(j, "name", path, "a string"), join(path, "name"));
     bool alias = j.contains("alias_of");
@@ -138,6 +138,10 @@ class Reader : public JsonFields {
     if (!optional || j.contains("extents")) t.extents = exprs(j, "extents", path);
     else if (out) t.extents = out->extents;
     if (j.contains("strides")) t.strides = exprs(j, "strides", path);
+    if (j.contains("offset")) {
+      if (!alias) fail(join(path, "offset"), "only a view (an output with alias_of) has an offset");
+      t.offset = expr(j["offset"], join(path, "offset"));
+    }
     t.zeroInit = boolean(j, "zero_init", path);
     t.resetsToZero = boolean(j, "resets_to_zero", path);
     return t;

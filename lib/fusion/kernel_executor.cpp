@@ -89,6 +89,7 @@ Expected<KernelExecutor::Runner> KernelExecutor::makeRunner(const Fusion &f, con
     for (const SegmentProgram::Shape &sh : *shapes) {
       keep.insert(keep.end(), sh.extentExprs.begin(), sh.extentExprs.end());
       keep.insert(keep.end(), sh.strideExprs.begin(), sh.strideExprs.end());
+      keep.insert(keep.end(), sh.offsetExprs.begin(), sh.offsetExprs.end());
     }
   if (a.segments[segment].kernel >= 0) {
     keep.insert(keep.end(), r.lowered.dims.begin(), r.lowered.dims.end());
@@ -172,6 +173,7 @@ Expected<SegmentCall> KernelExecutor::prepare(std::span<const DLTensor *const> i
     BufferSpec b{std::move(name), dtype, {}, {}, flags};
     for (size_t d = 0; d < sh.extentExprs.size(); ++d) b.sizes.push_back(next().i);
     for (size_t d = 0; d < sh.strideExprs.size(); ++d) b.strides.push_back(next().i);
+    if (!sh.offsetExprs.empty()) b.offset = next().i;
     return b;
   };
   SegmentCall call;
@@ -328,7 +330,7 @@ Expected<std::vector<Tensor>> FusionExecutor::run(std::span<const DLTensor *cons
       if (t.kind == TensorKind::View) {
         const DLTensor &base = tensors.at(t.base).t;
         h.t.data = base.data;
-        h.t.byte_offset = base.byte_offset;
+        h.t.byte_offset = base.byte_offset + static_cast<uint64_t>(b.offset) * dtypeBytes(b.dtype);
         continue;
       }
       void *p = nullptr;

@@ -153,6 +153,7 @@ class Lowerer {
     SegmentProgram::Shape out;
     for (const Operand &o : s.extents) out.extentExprs.push_back(exprOf(o));
     for (const Operand &o : s.strides) out.strideExprs.push_back(exprOf(o));
+    for (const Operand &o : s.offset) out.offsetExprs.push_back(exprOf(o));
     return out;
   }
 
@@ -189,6 +190,8 @@ class Lowerer {
     SegmentProgram::Shape s;
     s.extents = exprs(seg, t.extents, name, "d", path, "extents");
     s.strides = exprs(seg, t.strides, name, "s", path, "strides");
+    if (auto c = fusion::foldLiterals(t.offset); !c || c->kind != Operand::Kind::Int || c->i != 0)
+      s.offset.push_back(expr(seg, t.offset, name + "_offset", path + ".offset"));
     return s;
   }
 
@@ -276,7 +279,8 @@ class Lowerer {
       if (t.segment != static_cast<int>(i)) continue;  // a fusion output allocated before
       SegmentProgram::Shape shape = this->shape(i, o, path + at(".outputs", k), o.name);
       if (t.kind == TensorKind::View) {
-        values_[o.name] = b_.view(o.name, Operand::of(values_.at(t.base)), shape.extents, shape.strides);
+        values_[o.name] = b_.view(o.name, Operand::of(values_.at(t.base)), shape.extents, shape.strides, {},
+                                  shape.offset.empty() ? Operand::integer(0) : shape.offset[0]);
       } else {
         values_[o.name] = b_.alloc(o.name, o.dtype, shape.extents, shape.strides, (t.flags & HJ_ALLOC_ZERO_INIT) != 0,
                                    (t.flags & HJ_ALLOC_RESETS_TO_ZERO) != 0);

@@ -1,9 +1,11 @@
 // test_views.cpp - views at an element offset: what they read and write on
 // the evaluator, the JIT and graph mode (moving inputs, changing shapes, a
 // recorded replay), as launch pointers, tensor structs and matmul operands;
-// the verifier's and the run-time checks of a view past its root; text.
+// the verifier's and the run-time checks of a view past its root; text; a
+// fusion's alias output with an offset on every path, executors too.
 #include <random>
 
+#include "common/fusion_cases.h"
 #include "helpers.h"
 #include "hostjit/text/text.h"
 
@@ -232,4 +234,46 @@ TEST_CASE("views at an offset: a matmul may write one slice of a buffer while it
                         "8:18: matmul's C %w is in the memory of B, %k; a matmul reads B while it writes C, so C must "
                         "be a buffer of its own",
                     });
+}
+
+TEST_CASE("views at an offset: a fusion's alias output with an offset, on every path", "[views][fusion]") {
+  auto f = parseFusionJson(R"J({
+    "name": "tail",
+    "inputs": [{"name": "x", "dtype": "f32", "dims": ["?"]}],
+    "outputs": ["out"],
+    "kernels": [{"name": "copy", "params": ["ptr<f32>", "ptr<f32>", "i64"], "host": "copy_f32"}],
+    "segments": [
+      {"name": "slice", "inputs": ["x"],
+       "outputs": [{"name": "tail", "dtype": "f32", "extents": ["size(x, 0) - 3"], "alias_of": "x", "offset": 3}]},
+      {"name": "copy", "kernel": "copy", "inputs": ["tail"],
+       "outputs": [{"name": "out", "dtype": "f32", "extents": ["size(tail, 0)"]}],
+       "scalars": ["size(tail, 0)"], "launch": {"grid": [1, 1, 1], "block": [1, 1, 1]}}
+    ]})J",
+                          "tail.json");
+  INFO((f ? "" : f.error().message));
+  REQUIRE(f);
+  auto lowered = lowerFusion(*f);
+  REQUIRE(lowered);
+  auto plan = makePlan(*lowered);
+  REQUIRE(plan);
+  std::mt19937 g(21);
+  std::vector<float> x = dyadic(11, g);
+  std::vector<unsigned char> bytes(x.size() * 4);
+  std::memcpy(bytes.data(), x.data(), bytes.size());
+  auto rt = makeRuntime();
+  auto in = InputSet::fromHost(rt, *plan, {{11}}, {bytes});
+  REQUIRE(in);
+  for (Path path : kPaths) {
+    INFO(pathName(path));
+    PathRunner r(*f, path, makeRuntime(), sharedJit());
+    auto out = r.run(*in, {});
+    INFO((out ? "" : out.error().message));
+    REQUIRE(out);
+    CHECK(floats((*out)[0]) == std::vector<float>(x.begin() + 3, x.end()));
+  }
+  auto bad = parseFusionJson(R"({"inputs": [{"name": "x", "dtype": "f32", "dims": [4]}], "outputs": ["x"],
+    "segments": [{"inputs": ["x"], "outputs": [{"name": "y", "dtype": "f32", "extents": [4], "offset": 1}]}]})",
+                             "bad.json");
+  REQUIRE(!bad);
+  CHECK(bad.error().message == "bad.json: segments[0].outputs[0].offset: only a view (an output with alias_of) has an offset");
 }

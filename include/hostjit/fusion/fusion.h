@@ -110,6 +110,9 @@ struct TensorSpec {
   // input, an output or another entry) whose memory the kernel reuses: it
   // is then not a kernel parameter either.
   std::string aliasOf;
+  // An output's view starts this many elements past the start of the
+  // tensor it views (a slice, as reinterpret_tensor makes); 0 otherwise.
+  SizeExpr offset = SizeExpr::integer(0);
 };
 
 // A fusion's kernels are Host IR kernel declarations (hostjit::Kernel).

@@ -30,6 +30,7 @@ struct BufferSpec {
   std::vector<int64_t> sizes;
   std::vector<int64_t> strides;  // empty: contiguous; 0 marks an expanded dim
   uint32_t flags = 0;            // HJ_ALLOC_*
+  int64_t offset = 0;            // a view's elements past the start of the tensor it views
 };
 
 // The numbers of one call of a segment, computed from its arguments.

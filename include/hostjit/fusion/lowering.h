@@ -41,8 +41,8 @@ Expected<Program> lowerFusion(const Fusion &f, ProgramComments *comments = nullp
 // type), for makePlan's `keep`.
 struct SegmentProgram {
   struct Shape {
-    std::vector<Operand> extents, strides;
-    std::vector<ExprId> extentExprs, strideExprs;
+    std::vector<Operand> extents, strides, offset;  // offset: a view's, when not 0 (one entry)
+    std::vector<ExprId> extentExprs, strideExprs, offsetExprs;
   };
   Program program;
   std::vector<Shape> outputs, intermediates;
