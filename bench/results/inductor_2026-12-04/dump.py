@@ -1,4 +1,5 @@
-"""dump.py OUT - what Inductor makes of six small programs on this machine
+"""dump.py OUT - (run 2: also each launcher's cache_hash, inductor and triton
+meta and GridExpr) what Inductor makes of six small programs on this machine
 (PyTorch 2.11, Triton 3.6): each wrapper's source, the Triton cache entries,
 and, for each launch of one call, the launcher object that ran (its
 CompiledKernel's metadata, config and grid). Material for the recorder."""
@@ -72,6 +73,16 @@ def one(name, spec):
                     "nargs": len(args)}
             l = ls[0]
             info["launcher_attrs"] = [a for a in dir(l) if not a.startswith("__")][:80]
+            info["cache_hash"] = str(getattr(l, "cache_hash", None))
+            info["inductor_meta"] = {k: (v if isinstance(v, (int, str, float, bool, type(None), list)) else str(v))
+                                     for k, v in self.inductor_meta.items()}
+            info["triton_meta"] = {k: str(v) for k, v in self.triton_meta.items()}
+            try:
+                g = th.GridExpr.from_meta(self.inductor_meta, l.config, mode="python")
+                info["grid"] = {"prefix": list(g.prefix), "x": str(g.x_grid), "y": str(g.y_grid), "z": str(g.z_grid)}
+            except Exception as e:
+                info["grid"] = {"error": repr(e)}
+            info["sig_params"] = list(getattr(self.fn, "arg_names", []))
             b = getattr(l, "bin", None)
             if b is not None:
                 md = b.metadata
