@@ -1,0 +1,348 @@
+#!/usr/bin/env python3
+"""inductor_record.py - records what Inductor compiled for one call as a
+hostjit Inductor description (docs/inductor.md).
+
+Where PyTorch and Triton are installed (not part of the C++ build). For a
+function and its inputs, in a process with fresh Triton and Inductor caches
+(TRITON_CACHE_DIR and TORCHINDUCTOR_CACHE_DIR set before the call):
+
+  desc = record(fn, inputs, out_dir, name, dynamic=False)
+
+compiles fn with torch.compile, calls it, and writes out_dir/NAME.inductor.json
+with the kernels it launched (each the Triton cache entry of the variant the
+launch used, found by its launcher's cache_hash, copied under
+out_dir/kernels/) and returns the description. The wrapper Inductor wrote
+(its Runner.call) is read statement by statement: its inputs and size
+symbols, assert_size_stride, empty_strided_cuda, reinterpret_tensor,
+buffer reuse, extern_kernels calls and kernel launches; a grid is Inductor's
+own grid expression for the launcher's config (GridExpr), over the launch's
+numel arguments. A statement it does not know raises Unsupported naming it.
+"""
+import ast
+import glob
+import json
+import os
+import shutil
+
+DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int32": "i32",
+          "int64": "i64", "uint8": "u8", "uint32": "u32", "int8": "i8", "int16": "i16", "bool": "bool",
+          "uint64": "u64"}
+
+
+class Unsupported(Exception):
+    pass
+
+
+def hj_dtype(torch_dtype):
+    name = str(torch_dtype).replace("torch.", "")
+    if name not in DTYPES:
+        raise Unsupported("dtype %s has no hostjit dtype" % name)
+    return DTYPES[name]
+
+
+def expr(node, env=None):
+    """A Python size expression of the wrapper (or of a GridExpr) as hostjit's
+    expression text; env maps names to their text."""
+    env = env or {}
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        raise Unsupported("a bool where a size is expected")
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return str(node.value)
+    if isinstance(node, ast.Name):
+        return env.get(node.id, node.id)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        # -((a) // -(b)): Inductor's ceiling division.
+        inner = node.operand
+        if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.FloorDiv) and \
+                isinstance(inner.right, ast.UnaryOp) and isinstance(inner.right.op, ast.USub):
+            return "ceildiv(%s, %s)" % (expr(inner.left, env), expr(inner.right.operand, env))
+        return "(-%s)" % expr(inner, env)
+    if isinstance(node, ast.BinOp):
+        ops = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "/", ast.Mod: "%"}
+        op = ops.get(type(node.op))
+        if op is None:
+            raise Unsupported("operator %s in a size" % type(node.op).__name__)
+        # Sizes are not negative: floor division and modulo are hostjit's.
+        return "(%s %s %s)" % (expr(node.left, env), op, expr(node.right, env))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max") \
+            and len(node.args) == 2:
+        return "%s(%s, %s)" % (node.func.id, expr(node.args[0], env), expr(node.args[1], env))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("size", "stride") \
+            and isinstance(node.func.value, ast.Name) and len(node.args) == 1:
+        return "%s(%s, %s)" % (node.func.attr, node.func.value.id, expr(node.args[0], env))
+    raise Unsupported("size expression %s" % ast.unparse(node))
+
+
+class Recorder:
+    def __init__(self, source, kernels, inputs, out_dir, name):
+        self.tree = ast.parse(source)
+        self.kernels = kernels  # name -> what the launch hook saw
+        self.inputs = inputs
+        self.out_dir = out_dir
+        self.desc = {"format": "hostjit.inductor/1", "name": name, "inputs": [], "symbols": {}, "kernels": [],
+                     "body": [], "outputs": []}
+        self.shapes = {}  # tensor name -> (sizes, strides) as expression texts
+        self.roots = {}  # tensor name -> the input or buffer whose memory it is
+        self.arg_names = []
+        self.tensor_inputs = {}
+        self.views = 0
+        self.declared = set()
+
+    def call_body(self):
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.ClassDef) and node.name == "Runner":
+                for f in node.body:
+                    if isinstance(f, ast.FunctionDef) and f.name == "call":
+                        return f.body
+        for node in self.tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name == "call":
+                return node.body
+        raise Unsupported("the wrapper has no call()")
+
+    def run(self):
+        for st in self.call_body():
+            self.statement(st)
+        self.desc["inputs"] = [i for i in self.desc["inputs"] if i is not None]
+        if not self.desc["symbols"]:
+            del self.desc["symbols"]
+        return self.desc
+
+    def statement(self, st):
+        where = "wrapper line %d: %s" % (st.lineno, ast.unparse(st).splitlines()[0])
+        try:
+            self._statement(st)
+        except Unsupported as e:
+            raise Unsupported("%s (%s)" % (e, where)) from None
+
+    def _statement(self, st):
+        if isinstance(st, ast.With):
+            for s in st.body:
+                self.statement(s)
+            return
+        if isinstance(st, ast.Delete) or isinstance(st, ast.Pass):
+            return
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+            return
+        if isinstance(st, ast.Return):
+            vals = st.value.elts if isinstance(st.value, ast.Tuple) else [st.value]
+            for v in vals:
+                self.desc["outputs"].append(self.tensor_arg(v))
+            return
+        if isinstance(st, ast.Assign) and len(st.targets) == 1:
+            t, v = st.targets[0], st.value
+            if isinstance(t, ast.Tuple) and isinstance(v, ast.Name) and v.id == "args":
+                self.arg_names = [e.id for e in t.elts]
+                self.desc["inputs"] = [None] * len(self.arg_names)
+                if len(self.arg_names) != len(self.inputs):
+                    raise Unsupported("call() takes %d arguments, the recorded call gave %d" %
+                                      (len(self.arg_names), len(self.inputs)))
+                for i, n in enumerate(self.arg_names):
+                    if not hasattr(self.inputs[i], "shape"):
+                        self.desc["inputs"][i] = {"name": n, "dtype": "i64"}
+                return
+            if not isinstance(t, ast.Name):
+                raise Unsupported("an assignment to %s" % ast.unparse(t))
+            name = t.id
+            if isinstance(v, ast.Name) and v.id in self.arg_names and self.desc["inputs"][self.arg_names.index(v.id)] \
+                    and self.desc["inputs"][self.arg_names.index(v.id)]["dtype"] == "i64":
+                self.desc["symbols"][name] = v.id  # a size Dynamo passes
+                return
+            if isinstance(v, ast.Name) and v.id in self.shapes:  # buf4 = buf3  # reuse
+                sizes, strides = self.shapes[v.id]
+                self.view(name, v.id, sizes, strides, "0")
+                return
+            if isinstance(v, ast.Call):
+                fn = ast.unparse(v.func)
+                if fn == "get_raw_stream":
+                    return
+                if fn == "empty_strided_cuda":
+                    sizes = [expr(e) for e in v.args[0].elts]
+                    strides = [expr(e) for e in v.args[1].elts]
+                    dt = hj_dtype(ast.unparse(v.args[2]))
+                    self.desc["body"].append({"op": "alloc", "name": name, "dtype": dt, "sizes": self.ints(sizes),
+                                              "strides": self.ints(strides)})
+                    self.shapes[name] = (sizes, strides)
+                    self.roots[name] = name
+                    return
+                if fn == "reinterpret_tensor":
+                    self.reinterpret(v, name)
+                    return
+                if isinstance(v.func, ast.Attribute) and v.func.attr in ("size", "stride"):
+                    self.desc["symbols"][name] = expr(v)
+                    return
+            raise Unsupported("statement")
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+            c = st.value
+            fn = ast.unparse(c.func)
+            if fn == "args.clear" or fn == "torch.cuda.set_device":
+                return
+            if fn == "assert_size_stride" or fn == "assert_alignment":
+                if fn == "assert_size_stride":
+                    x = c.args[0].id
+                    i = self.arg_names.index(x)
+                    self.desc["inputs"][i] = {"name": x, "dtype": hj_dtype(self.inputs[i].dtype),
+                                              "sizes": self.ints([expr(e) for e in c.args[1].elts]),
+                                              "strides": self.ints([expr(e) for e in c.args[2].elts])}
+                    self.roots[x] = x
+                    self.shapes[x] = ([str(s) for s in self.desc["inputs"][i]["sizes"]],
+                                      [str(s) for s in self.desc["inputs"][i]["strides"]])
+                return
+            if fn.startswith("extern_kernels."):
+                self.extern(fn.split(".", 1)[1], c)
+                return
+            if isinstance(c.func, ast.Attribute) and c.func.attr == "run" and isinstance(c.func.value, ast.Name):
+                self.launch(c.func.value.id, c)
+                return
+        raise Unsupported("statement")
+
+    @staticmethod
+    def ints(exprs):
+        return [int(e) if e.lstrip("-").isdigit() else e for e in exprs]
+
+    def view(self, name, of, sizes, strides, offset):
+        self.desc["body"].append({"op": "view", "name": name, "of": of, "sizes": self.ints(sizes),
+                                  "strides": self.ints(strides), "offset": self.ints([offset])[0]})
+        self.shapes[name] = (sizes, strides)
+        self.roots[name] = self.roots[of]
+
+    def writes(self, tensor):
+        """The program writes `tensor`: an input it is in is declared written."""
+        root = self.roots.get(tensor)
+        for i in self.desc["inputs"]:
+            if i is not None and i["name"] == root:
+                i["written"] = True
+
+    def reinterpret(self, call, name=None):
+        of = call.args[0].id
+        sizes = [expr(e) for e in call.args[1].elts]
+        strides = [expr(e) for e in call.args[2].elts]
+        offset = expr(call.args[3])
+        if name is None:
+            self.views += 1
+            name = "hj_view%d" % self.views
+        self.view(name, of, sizes, strides, offset)
+        return name
+
+    def tensor_arg(self, node):
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "reinterpret_tensor":
+            return self.reinterpret(node)
+        raise Unsupported("tensor argument %s" % ast.unparse(node))
+
+    def extern(self, kernel, c):
+        kw = {k.arg: k.value for k in c.keywords}
+        if "out" not in kw:
+            raise Unsupported("extern_kernels.%s without out=" % kernel)
+        step = {"op": "extern", "kernel": kernel, "inputs": [self.tensor_arg(a) for a in c.args],
+                "out": self.tensor_arg(kw["out"])}
+        self.writes(step["out"])
+        for k in ("alpha", "beta"):
+            if k in kw:
+                step[k] = ast.literal_eval(kw[k])
+        self.desc["body"].append(step)
+
+    def launch(self, kname, c):
+        if kname not in self.kernels:
+            raise Unsupported("kernel %s did not run in the recorded call" % kname)
+        k = self.kernels[kname]
+        params = [p for p in k["arg_names"] if p not in k["constexprs"]]
+        args = [a for a in c.args]
+        if len(args) != len(params):
+            raise Unsupported("%s: %d arguments for %d parameters" % (kname, len(args), len(params)))
+        texts, numels = [], {}
+        for p, a in zip(params, args):
+            if p in k["specialized"]:  # compiled in (a numel of 1): the grid's only
+                numels[p] = expr(a)
+                continue
+            if isinstance(a, ast.Name) and a.id in self.shapes:
+                texts.append(a.id)
+            elif isinstance(a, ast.Call):
+                texts.append(self.tensor_arg(a))
+            else:
+                e = expr(a)
+                texts.append(self.ints([e])[0])
+                numels[p] = e
+        for p, t in zip([p for p in params if p not in k["specialized"]], texts):
+            if p.startswith("out_ptr") or p.startswith("in_out_ptr"):
+                self.writes(t)
+        grid = []
+        for g in k["grid"]:
+            grid.append(self.ints([expr(ast.parse(str(g), mode="eval").body, numels)])[0])
+        if kname not in self.declared:
+            self.declared.add(kname)
+            self.desc["kernels"].append({"name": kname, "triton": self.copy_entry(kname, k)})
+        self.desc["body"].append({"op": "launch", "kernel": kname, "grid": grid, "args": texts})
+
+    def copy_entry(self, kname, k):
+        src = os.path.join(k["cache_dir"], k["cache_hash"])
+        dst = os.path.join(self.out_dir, "kernels", kname)
+        os.makedirs(dst, exist_ok=True)
+        for f in glob.glob(os.path.join(src, kname + ".*")):
+            if os.path.splitext(f)[1] in (".json", ".ttir", ".source", ".cubin", ".ptx"):
+                shutil.copy(f, dst)
+        if not os.path.exists(os.path.join(dst, kname + ".json")):
+            raise Unsupported("no cache entry %s/%s.json for the variant that ran" % (src, kname))
+        return "kernels/%s/%s.json" % (kname, kname)
+
+
+def record(fn, inputs, out_dir, name, dynamic=False, calls=2):
+    """Compiles fn, calls it, and writes OUT_DIR/NAME.inductor.json; returns
+    (description, the arguments Inductor's call took, as they were before
+    it, the outputs of the recorded call)."""
+    import torch
+    import torch._inductor.config as ic
+    from torch._inductor.runtime import triton_heuristics as th
+    if hasattr(ic, "use_static_cuda_launcher"):
+        ic.use_static_cuda_launcher = False
+    os.makedirs(out_dir, exist_ok=True)
+    seen = {}
+    orig = th.CachingAutotuner.run
+
+    def run(self, *args, **kw):
+        r = orig(self, *args, **kw)
+        l = self.launchers[0]
+        g = th.GridExpr.from_meta(self.inductor_meta, l.config, mode="python")
+        if g.prefix:
+            raise Unsupported("%s: a grid with temporaries %s" % (self.fn.__name__, g.prefix))
+        cdir = os.environ.get("TRITON_CACHE_DIR") or os.path.expanduser("~/.triton/cache")
+        seen[self.fn.__name__] = {"cache_hash": l.cache_hash, "grid": [g.x_grid, g.y_grid, g.z_grid],
+                                  "arg_names": list(self.fn.arg_names),
+                                  "constexprs": [self.fn.arg_names[i] for i in self.fn.constexprs]
+                                  if hasattr(self.fn, "constexprs") else [],
+                                  "specialized": [n for n, t in self.triton_meta["signature"].items()
+                                                  if t == "constexpr"],
+                                  "cache_dir": cdir}
+        return r
+
+    # The arguments of Inductor's call (parameters lifted, sizes Dynamo
+    # passes), copied before the call writes any of them.
+    from torch._inductor import output_code
+    graph_args = []
+    orig_call = output_code.CompiledFxGraph.__call__
+
+    def call(self, args):
+        graph_args[:] = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
+        return orig_call(self, args)
+
+    compiled = torch.compile(fn, dynamic=dynamic)
+    for _ in range(calls):
+        compiled(*inputs)
+    torch.cuda.synchronize()
+    th.CachingAutotuner.run = run
+    output_code.CompiledFxGraph.__call__ = call
+    try:
+        out = compiled(*inputs)
+        torch.cuda.synchronize()
+    finally:
+        th.CachingAutotuner.run = orig
+        output_code.CompiledFxGraph.__call__ = orig_call
+    if not graph_args:
+        raise Unsupported("the call did not go through one CompiledFxGraph")
+    wrappers = [p for p in glob.glob(os.path.join(os.environ["TORCHINDUCTOR_CACHE_DIR"], "**", "*.py"), recursive=True)
+                if "def call(" in open(p).read()]
+    if len(wrappers) != 1:
+        raise Unsupported("%d wrappers in the Inductor cache; expected the one of this graph" % len(wrappers))
+    desc = Recorder(open(wrappers[0]).read(), seen, graph_args, out_dir, name).run()
+    json.dump(desc, open(os.path.join(out_dir, name + ".inductor.json"), "w"), indent=1)
+    return desc, graph_args, out

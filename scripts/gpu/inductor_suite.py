@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""inductor_suite.py HOSTJIT OUTDIR [PROGRAM...] - torch programs through
+Inductor, recorded (inductor_record.py) and run by hostjit on the GPU.
+
+Where PyTorch and Triton are installed. For each program, in a process of
+its own with fresh caches: record one call, save the arguments Inductor's
+call took (.npy, before the call) and its outputs, then `hostjit import`,
+`check` and `run` the description on CUDA in eval and JIT mode with those
+arguments, and compare each result the program returns with the output
+Inductor returned in it (bit for bit). Prints one line per program,
+"RESULT {...}", and exits 1 if any program fails or differs.
+"""
+import json
+import os
+import subprocess
+import sys
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+
+def programs():
+    import torch
+    import torch.nn.functional as F
+    torch.manual_seed(0)
+
+    def r(*s):
+        return torch.randn(*s, device="cuda")
+
+    mlp = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 32)).cuda()
+
+    class Attn(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = torch.nn.Linear(64, 192)
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = self.qkv(x).split(64, dim=2)
+            q = q.view(b, t, 4, 16).transpose(1, 2)
+            k = k.view(b, t, 4, 16).transpose(1, 2)
+            v = v.view(b, t, 4, 16).transpose(1, 2)
+            a = ((q @ k.transpose(-2, -1)) * 0.25).softmax(dim=-1)
+            return (a @ v).transpose(1, 2).reshape(b, t, c)
+
+    attn = Attn().cuda()
+
+    def sgd(p, g, m):
+        m.mul_(0.9).add_(g)
+        p.add_(m, alpha=-0.01)
+        return p.sum()
+
+    return {
+        "mlp": (lambda x: mlp(x), lambda: [r(16, 64)], False),
+        "attention": (lambda x: attn(x), lambda: [r(2, 8, 64)], False),
+        "cross_entropy": (lambda x, t: F.cross_entropy(x, t),
+                          lambda: [r(32, 100), torch.randint(0, 100, (32,), device="cuda")], False),
+        "sgd": (sgd, lambda: [r(1000), r(1000), r(1000)], False),
+        "dynamic_ln_gelu": (lambda x, w, b: F.gelu(F.layer_norm(x, (64,), w, b)),
+                            lambda: [r(24, 64), r(64), r(64)], True),
+    }
+
+
+def results_of(desc):
+    """The program's results, as the import makes them: the distinct roots of
+    the outputs that are not inputs, in order; and each output's root."""
+    roots = {i["name"]: i["name"] for i in desc["inputs"]}
+    for s in desc["body"]:
+        if s["op"] == "alloc":
+            roots[s["name"]] = s["name"]
+        elif s["op"] == "view":
+            roots[s["name"]] = roots[s["of"]]
+    inputs = {i["name"] for i in desc["inputs"]}
+    res = []
+    for o in desc["outputs"]:
+        if roots[o] not in inputs and roots[o] not in res:
+            res.append(roots[o])
+    return res, [roots[o] for o in desc["outputs"]]
+
+
+def one(hostjit, out, name):
+    import numpy as np
+    import torch
+    import inductor_record
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(d, "triton_cache")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(d, "inductor_cache")
+    fn, make, dynamic = programs()[name]
+    with torch.no_grad():
+        desc, args, outs = inductor_record.record(fn, make(), d, name, dynamic=dynamic)
+    outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+    cmd = [hostjit, "run", os.path.join(d, name + ".inductor.json"), "--backend", "cuda", "--mode", "both",
+           "--no-tier", "--save-outputs", os.path.join(d, "hostjit")]
+    for spec, a in zip(desc["inputs"], args):
+        if "sizes" in spec:
+            np.save(os.path.join(d, spec["name"] + ".npy"), a.cpu().numpy())
+            cmd += ["--input", "%s=@%s" % (spec["name"], os.path.join(d, spec["name"] + ".npy"))]
+        else:
+            cmd += ["--scalar", "%s=%d" % (spec["name"], int(a))]
+    res = {"program": name, "kernels": len(desc["kernels"]), "steps": len(desc["body"])}
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ, NCCL_NVLS_ENABLE="0"))
+    open(os.path.join(d, "run.txt"), "w").write(run.stdout + run.stderr)
+    if run.returncode != 0:
+        res["error"] = (run.stdout + run.stderr).strip().splitlines()[-1][:300]
+        return res
+    # Each output Inductor returned in a result: the same bytes where it lies.
+    results, roots = results_of(desc)
+    same = []
+    for k, (o, root) in enumerate(zip(outs, roots)):
+        if root not in results:
+            continue  # an input the program writes: not saved by `hostjit run`
+        for mode in ("eval", "jit"):
+            got = np.load(os.path.join(d, "hostjit", mode, root + ".npy"))
+            flat = got.reshape(-1)
+            view = np.lib.stride_tricks.as_strided(
+                flat[o.storage_offset():], shape=tuple(o.shape),
+                strides=tuple(s * flat.itemsize for s in o.stride())) if o.dim() else flat[:1].reshape(())
+            same.append(bool(np.array_equal(view, o.cpu().numpy())))
+    res["outputs_compared"] = len(same)
+    res["bit_identical"] = all(same) and bool(same)
+    return res
+
+
+def main():
+    hostjit, out = sys.argv[1], sys.argv[2]
+    names = sys.argv[3:] or list(programs().keys())
+    if len(names) > 1:  # each program in a process of its own: fresh caches
+        bad = 0
+        for n in names:
+            r = subprocess.run([sys.executable, __file__, hostjit, out, n], timeout=600)
+            bad |= r.returncode != 0
+        sys.exit(1 if bad else 0)
+    try:
+        res = one(hostjit, out, names[0])
+    except Exception as e:
+        traceback.print_exc()
+        res = {"program": names[0], "error": "%s: %s" % (type(e).__name__, str(e)[:300])}
+    print("RESULT " + json.dumps(res))
+    sys.exit(0 if res.get("bit_identical") else 1)
+
+
+if __name__ == "__main__":
+    main()
