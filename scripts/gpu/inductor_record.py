@@ -184,6 +184,12 @@ class Recorder:
                                               "sizes": self.ints([expr(e) for e in c.args[1].elts]),
                                               "strides": self.ints([expr(e) for e in c.args[2].elts])}
                     self.roots[x] = x
+                    # A size symbol Dynamo passes as an argument is the size
+                    # of the first input asserted to have it: defined so, a
+                    # call whose argument disagrees cannot reach past a tensor.
+                    for d, e in enumerate(c.args[1].elts):
+                        if isinstance(e, ast.Name) and self.desc["symbols"].get(e.id) in self.arg_names:
+                            self.desc["symbols"][e.id] = "size(%s, %d)" % (x, d)
                     self.shapes[x] = ([str(s) for s in self.desc["inputs"][i]["sizes"]],
                                       [str(s) for s in self.desc["inputs"][i]["strides"]])
                 return
