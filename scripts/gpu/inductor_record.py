@@ -351,4 +351,5 @@ def record(fn, inputs, out_dir, name, dynamic=False, calls=2):
         raise Unsupported("%d wrappers in the Inductor cache; expected the one of this graph" % len(wrappers))
     desc = Recorder(open(wrappers[0]).read(), seen, graph_args, out_dir, name).run()
     json.dump(desc, open(os.path.join(out_dir, name + ".inductor.json"), "w"), indent=1)
+    record.compiled = compiled  # the compiled function, for timing it beside hostjit
     return desc, graph_args, out

@@ -120,6 +120,30 @@ def one(hostjit, out, name):
             same.append(bool(np.array_equal(view, o.cpu().numpy())))
     res["outputs_compared"] = len(same)
     res["bit_identical"] = all(same) and bool(same)
+    # Host microseconds per call.
+    import re
+    import statistics
+    import time
+    for label, extra in (("hostjit_jit_us", []), ("hostjit_graph_us", ["--graph"])):
+        t = subprocess.run([c for c in cmd if c not in ("--save-outputs", os.path.join(d, "hostjit"))] +
+                           ["--repeat", "300"] + extra, capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, NCCL_NVLS_ENABLE="0"))
+        m = re.search(r"^jit: \d+ calls, median ([0-9.]+) us", t.stdout, re.M)
+        res[label] = float(m.group(1)) if m else "failed"
+    fn_inputs = make()
+    compiled = inductor_record.record.compiled
+    with torch.no_grad():
+        for _ in range(20):
+            compiled(*fn_inputs)
+        torch.cuda.synchronize()
+        us = []
+        for _ in range(300):
+            t0 = time.perf_counter()
+            compiled(*fn_inputs)
+            t1 = time.perf_counter()
+            torch.cuda.synchronize()
+            us.append((t1 - t0) * 1e6)
+    res["inductor_python_us"] = round(statistics.median(us[30:]), 2)
     return res
 
 
