@@ -225,4 +225,18 @@ void pdl_consume(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
   for (int64_t i = 0, n = arg<int64_t>(p, 2); i < n; ++i) z[i] = y[i] + 1.0f;
 }
 
+// inductor_mlp_relu(ptr<f32> in_out, ptr<f32> bias, i32 n, ptr<u8>, ptr<u8>):
+// the host stand-in for the recorded MLP's Triton kernel
+// (test/lit/inputs/inductor/recorded/mlp, triton_poi_fused_addmm_relu_0):
+// in_out[i] = max(0, bias[i % 128] + in_out[i]) for i < n, as its source says.
+void inductor_mlp_relu(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  float *io = arg<float *>(p, 0);
+  const float *bias = arg<const float *>(p, 1);
+  int32_t n = arg<int32_t>(p, 2);
+  for (int32_t i = 0; i < n; ++i) {
+    float v = bias[i % 128] + io[i];
+    io[i] = v > 0.0f ? v : 0.0f;
+  }
+}
+
 }  // extern "C"

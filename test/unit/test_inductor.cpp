@@ -3,9 +3,12 @@
 // host stand-in, against a reference computed here, on the evaluator, the
 // JIT and graph mode over changing sizes; extern matmul layouts; and every
 // refusal naming where it stands.
+#include <cmath>
+#include <cstring>
 #include <random>
 
 #include "helpers.h"
+#include "hostjit/exec/npy.h"
 #include "hostjit/fusion/inductor.h"
 
 using namespace hostjit;
@@ -177,4 +180,48 @@ TEST_CASE("inductor: what cannot be imported is refused, naming where it stands"
                                                R"("x")", sym + R"("kernels": [{"name": "add", "triton": "kernels/add_kernel/add_kernel.json"}], )"));
   CHECK(launch == kDir + "t.inductor.json: body[0].args: @add takes 4 arguments (its scratch pointers come on their "
                          "own), got 1");
+}
+
+TEST_CASE("inductor: the recorded MLP runs on the host backend to the H200's outputs", "[inductor]") {
+  // Recorded on the H200 (bench/RESULTS.md): the arguments Inductor's call
+  // took and the result it returned; the Triton kernel runs through its
+  // host stand-in, the matmuls through the host's, which sum in another
+  // order than cuBLASLt: equal to a few ulps of the largest value.
+  std::string dir = kDir + "recorded/mlp/";
+  auto imported = loadInductor(dir + "mlp.inductor.json");
+  INFO((imported ? "" : imported.error().message));
+  REQUIRE(imported);
+  auto rt = makeRuntime();
+  std::vector<Tensor> args;
+  for (int i = 0; i < 5; ++i) {
+    auto a = readNpy(dir + "arg" + std::to_string(i) + "_1.npy");
+    REQUIRE(a);
+    auto t = Tensor::fromHost(rt, a->dtype, a->shape, a->data.data(), a->data.size());
+    REQUIRE(t);
+    args.push_back(std::move(*t));
+  }
+  std::vector<DLTensor> dl;
+  for (Tensor &t : args) dl.push_back(t.dl());
+  std::vector<const DLTensor *> ptrs;
+  for (const DLTensor &d : dl) ptrs.push_back(&d);
+  auto want = readNpy(dir + "expected/buf2.npy");
+  REQUIRE(want);
+  std::vector<float> expected(want->data.size() / 4);
+  std::memcpy(expected.data(), want->data.data(), want->data.size());
+  float scale = 0;
+  for (float v : expected) scale = std::max(scale, std::fabs(v));
+  for (bool jit : {false, true})
+    for (bool graph : {false, true}) {
+      INFO((jit ? "jit" : "eval") << (graph ? ", graph" : ""));
+      Runner r(imported->program, rt, jit, OptLevel::O2, graph);
+      auto out = r.run(ptrs);
+      INFO((out ? "" : out.error().message));
+      REQUIRE(out);
+      std::vector<float> got = floats((*out)[0]);
+      REQUIRE(got.size() == expected.size());
+      size_t bad = 0;
+      for (size_t i = 0; i < got.size(); ++i) bad += std::fabs(got[i] - expected[i]) > 1e-5f * scale;
+      CHECK(bad == 0);
+      CHECK(got != std::vector<float>(got.size(), 0.0f));
+    }
 }
