@@ -76,7 +76,6 @@ class Importer : public JsonFields {
     std::string name = string(field(j, "name", path, "a string"), join(path, "name"));
     DType dt = dtype(field(j, "dtype", path, "a dtype such as \"f32\""), join(path, "dtype"));
     newName(name, join(path, "name"));
-    ops_.reserve(name);
     if (!j.contains("sizes")) {
       if (j.contains("strides") || j.contains("written")) fail(path, "a scalar input (no 'sizes') has no strides");
       if (dt != DType::i64 && dt != DType::i32 && dt != DType::f32 && dt != DType::f64 && dt != DType::Bool)
@@ -102,7 +101,6 @@ class Importer : public JsonFields {
     if (!j.is_object()) fail("symbols", "expected an object of size symbols, got " + kindOf(j));
     for (const auto &[name, e] : j.items()) {
       newName(name, join("symbols", name));
-      ops_.reserve(name);
       symbols_[name] = expr(e, join("symbols", name));
     }
   }
@@ -443,6 +441,7 @@ class Importer : public JsonFields {
     for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
     if (!ok) fail(path, "'" + name + "' is not a name (letters, digits and _, not starting with a digit)");
     if (!names_.insert(name).second) fail(path, "'" + name + "' is defined twice");
+    ops_.reserve(name);  // no operation the import builds takes it
   }
 
   uint32_t tensorInputIndex(const std::string &name) {
