@@ -239,4 +239,25 @@ void inductor_mlp_relu(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
   }
 }
 
+// inductor_sgd_step(ptr<f32> p, ptr<f32> m, ptr<f32> g, ptr<f32> sum,
+// ptr<f32> p_out, ptr<f32> m_out, i32 n, ptr<u8>, ptr<u8>): the host
+// stand-in for the recorded SGD step's Triton kernel
+// (test/lit/inputs/inductor/recorded/sgd, triton_per_fused_add_copy__mul_sum_0):
+// m' = 0.9 m + g, p' = p - 0.01 m', sum = the sum of p', as its source says;
+// p_out and m_out may be p and m (the step updates them in place).
+void inductor_sgd_step(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  const float *pin = arg<const float *>(p, 0), *m = arg<const float *>(p, 1), *g = arg<const float *>(p, 2);
+  float *sum = arg<float *>(p, 3), *pout = arg<float *>(p, 4), *mout = arg<float *>(p, 5);
+  int32_t n = arg<int32_t>(p, 6);
+  float total = 0.0f;
+  for (int32_t i = 0; i < n; ++i) {
+    float mm = m[i] * 0.9f + g[i];
+    float pp = pin[i] + mm * -0.01f;
+    pout[i] = pp;
+    mout[i] = mm;
+    total += pp;
+  }
+  *sum = total;
+}
+
 }  // extern "C"

@@ -39,6 +39,32 @@ std::string description(const std::string &inputs, const std::string &body, cons
          body + R"(], "outputs": [)" + outputs + "]}";
 }
 
+// The arguments a recorded call took (DIR/argI_1.npy), as host tensors.
+struct RecordedArgs {
+  std::vector<Tensor> t;
+  std::vector<DLTensor> dl;
+  std::vector<const DLTensor *> ptrs;
+  RecordedArgs(const std::shared_ptr<Runtime> &rt, const std::string &dir, int n) {
+    for (int i = 0; i < n; ++i) {
+      auto a = readNpy(dir + "arg" + std::to_string(i) + "_1.npy");
+      REQUIRE(a);
+      auto x = Tensor::fromHost(rt, a->dtype, a->shape, a->data.data(), a->data.size());
+      REQUIRE(x);
+      t.push_back(std::move(*x));
+    }
+    for (Tensor &x : t) dl.push_back(x.dl());
+    for (const DLTensor &d : dl) ptrs.push_back(&d);
+  }
+};
+
+std::vector<float> npyFloats(const std::string &path) {
+  auto a = readNpy(path);
+  REQUIRE(a);
+  std::vector<float> v(a->data.size() / 4);
+  std::memcpy(v.data(), a->data.data(), a->data.size());
+  return v;
+}
+
 std::string importError(const std::string &text) {
   auto r = importInductor(text, kDir + "t.inductor.json");
   REQUIRE(!r);
@@ -192,29 +218,15 @@ TEST_CASE("inductor: the recorded MLP runs on the host backend to the H200's out
   INFO((imported ? "" : imported.error().message));
   REQUIRE(imported);
   auto rt = makeRuntime();
-  std::vector<Tensor> args;
-  for (int i = 0; i < 5; ++i) {
-    auto a = readNpy(dir + "arg" + std::to_string(i) + "_1.npy");
-    REQUIRE(a);
-    auto t = Tensor::fromHost(rt, a->dtype, a->shape, a->data.data(), a->data.size());
-    REQUIRE(t);
-    args.push_back(std::move(*t));
-  }
-  std::vector<DLTensor> dl;
-  for (Tensor &t : args) dl.push_back(t.dl());
-  std::vector<const DLTensor *> ptrs;
-  for (const DLTensor &d : dl) ptrs.push_back(&d);
-  auto want = readNpy(dir + "expected/buf2.npy");
-  REQUIRE(want);
-  std::vector<float> expected(want->data.size() / 4);
-  std::memcpy(expected.data(), want->data.data(), want->data.size());
+  RecordedArgs args(rt, dir, 5);
+  std::vector<float> expected = npyFloats(dir + "expected/buf2.npy");
   float scale = 0;
   for (float v : expected) scale = std::max(scale, std::fabs(v));
   for (bool jit : {false, true})
     for (bool graph : {false, true}) {
       INFO((jit ? "jit" : "eval") << (graph ? ", graph" : ""));
       Runner r(imported->program, rt, jit, OptLevel::O2, graph);
-      auto out = r.run(ptrs);
+      auto out = r.run(args.ptrs);
       INFO((out ? "" : out.error().message));
       REQUIRE(out);
       std::vector<float> got = floats((*out)[0]);
@@ -223,5 +235,42 @@ TEST_CASE("inductor: the recorded MLP runs on the host backend to the H200's out
       for (size_t i = 0; i < got.size(); ++i) bad += std::fabs(got[i] - expected[i]) > 1e-5f * scale;
       CHECK(bad == 0);
       CHECK(got != std::vector<float>(got.size(), 0.0f));
+    }
+}
+
+TEST_CASE("inductor: the recorded SGD step updates its inputs in place on the host backend", "[inductor]") {
+  // m' = 0.9 m + g and p' = p - 0.01 m' written into the caller's p and m;
+  // the sum of p' returned, as the H200 summed it to 1e-5 of its scale.
+  std::string dir = kDir + "recorded/sgd/";
+  auto imported = loadInductor(dir + "sgd.inductor.json");
+  INFO((imported ? "" : imported.error().message));
+  REQUIRE(imported);
+  const Program &p = imported->program;
+  CHECK(p.value(p.tensorInputs[0]).written);
+  CHECK(!p.value(p.tensorInputs[1]).written);
+  CHECK(p.value(p.tensorInputs[2]).written);
+  float recorded = npyFloats(dir + "expected/buf0.npy").at(0);
+  for (bool jit : {false, true})
+    for (bool graph : {false, true}) {
+      INFO((jit ? "jit" : "eval") << (graph ? ", graph" : ""));
+      auto rt = makeRuntime();
+      Runner r(p, rt, jit, OptLevel::O2, graph);
+      RecordedArgs args(rt, dir, 3);  // arg0_1 m, arg1_1 g, arg2_1 p
+      std::vector<float> m = floats(args.t[0]), g = floats(args.t[1]), w = floats(args.t[2]);
+      for (int step = 0; step < 2; ++step) {
+        float scale = 0;
+        for (size_t i = 0; i < w.size(); ++i) {
+          m[i] = m[i] * 0.9f + g[i];
+          w[i] = w[i] + m[i] * -0.01f;
+          scale += std::fabs(w[i]);
+        }
+        auto out = r.run(args.ptrs);
+        INFO((out ? "" : out.error().message));
+        REQUIRE(out);
+        CHECK(floats(args.t[0]) == m);
+        CHECK(floats(args.t[2]) == w);
+        float sum = floats((*out)[0]).at(0);
+        if (step == 0) CHECK(std::fabs(sum - recorded) <= 1e-5f * scale);
+      }
     }
 }
