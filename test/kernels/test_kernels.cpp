@@ -1,5 +1,6 @@
 // test_kernels.cpp - host kernels for the tests, loaded as a shared library
 // (hj_load_host_library / --host-kernels), each an extern "C" symbol.
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -258,6 +259,29 @@ void inductor_sgd_step(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
     total += pp;
   }
   *sum = total;
+}
+
+// inductor_layer_norm_gelu(ptr<f32> out, ptr<f32> x, ptr<f32> w, ptr<f32> b,
+// i32 rows, i32 cols, ptr<u8>, ptr<u8>): the host stand-in for the recorded
+// dynamic-shape program's Triton kernel (test/lit/inputs/inductor/recorded/
+// dynamic_ln_gelu, triton_per_fused_gelu_native_layer_norm_0): each row of
+// x layer-normed (eps 1e-5) with w and b, then GELU (erf), as its source says.
+void inductor_layer_norm_gelu(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  float *out = arg<float *>(p, 0);
+  const float *x = arg<const float *>(p, 1), *w = arg<const float *>(p, 2), *b = arg<const float *>(p, 3);
+  int32_t rows = arg<int32_t>(p, 4), cols = arg<int32_t>(p, 5);
+  for (int32_t r = 0; r < rows; ++r) {
+    const float *row = x + int64_t(r) * cols;
+    float sum = 0.0f, sq = 0.0f;
+    for (int32_t c = 0; c < cols; ++c) sum += row[c];
+    float mean = sum / float(cols);
+    for (int32_t c = 0; c < cols; ++c) sq += (row[c] - mean) * (row[c] - mean);
+    float inv = 1.0f / std::sqrt(sq / float(cols) + 1e-5f);
+    for (int32_t c = 0; c < cols; ++c) {
+      float y = (row[c] - mean) * inv * w[c] + b[c];
+      out[int64_t(r) * cols + c] = 0.5f * y * (1.0f + std::erf(y * 0.7071067811865476f));
+    }
+  }
 }
 
 }  // extern "C"
