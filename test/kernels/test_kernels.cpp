@@ -1,5 +1,6 @@
 // test_kernels.cpp - host kernels for the tests, loaded as a shared library
 // (hj_load_host_library / --host-kernels), each an extern "C" symbol.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -282,6 +283,43 @@ void inductor_layer_norm_gelu(const hj_dim3 *, const hj_dim3 *, uint32_t, void *
       out[int64_t(r) * cols + c] = 0.5f * y * (1.0f + std::erf(y * 0.7071067811865476f));
     }
   }
+}
+
+// The host stand-ins for the recorded cross-entropy's two Triton kernels
+// (test/lit/inputs/inductor/recorded/cross_entropy), as their sources say.
+// inductor_xent_stats(ptr<f32> x, ptr<f32> max, ptr<f32> sum, i32 rows,
+// i32 cols, ptr<u8>, ptr<u8>): each row's max and the sum of exp(x - max).
+void inductor_xent_stats(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  const float *x = arg<const float *>(p, 0);
+  float *mx = arg<float *>(p, 1), *sm = arg<float *>(p, 2);
+  int32_t rows = arg<int32_t>(p, 3), cols = arg<int32_t>(p, 4);
+  for (int32_t r = 0; r < rows; ++r) {
+    const float *row = x + int64_t(r) * cols;
+    float m = -INFINITY, s = 0.0f;
+    for (int32_t c = 0; c < cols; ++c) m = std::max(m, row[c]);
+    for (int32_t c = 0; c < cols; ++c) s += std::exp(row[c] - m);
+    mx[r] = m;
+    sm[r] = s;
+  }
+}
+
+// inductor_xent_nll(ptr<f32> loss, ptr<i64> target, ptr<f32> x, ptr<f32> max,
+// ptr<f32> sum, i32 rows, ptr<u8>, ptr<u8>): the mean over rows whose target
+// is not -100 of -(x[target] - max - log(sum)); rows of 100 classes.
+void inductor_xent_nll(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  float *loss = arg<float *>(p, 0);
+  const int64_t *target = arg<const int64_t *>(p, 1);
+  const float *x = arg<const float *>(p, 2), *mx = arg<const float *>(p, 3), *sm = arg<const float *>(p, 4);
+  int32_t rows = arg<int32_t>(p, 5);
+  float total = 0.0f;
+  int64_t count = 0;
+  for (int32_t r = 0; r < rows; ++r) {
+    if (target[r] == -100) continue;
+    int64_t t = target[r] < 0 ? target[r] + 100 : target[r];
+    total += -((x[t + 100 * int64_t(r)] - mx[r]) - std::log(sm[r]));
+    ++count;
+  }
+  *loss = total / float(count);
 }
 
 }  // extern "C"

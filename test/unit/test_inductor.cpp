@@ -315,3 +315,29 @@ TEST_CASE("inductor: the recorded dynamic-shape program serves other shapes on t
       if (graph) CHECK(rt->stats().graph_fallbacks == 0);
     }
 }
+
+TEST_CASE("inductor: the recorded cross-entropy runs on the host backend to the H200's loss", "[inductor]") {
+  // Two kernels: each row's softmax statistics into two [32, 1] buffers
+  // stored column-major, then the mean NLL written in place into a reused
+  // buffer (in_out_ptr). Within 1e-5 of the loss (exp and log round
+  // differently on the host).
+  std::string dir = kDir + "recorded/cross_entropy/";
+  auto imported = loadInductor(dir + "cross_entropy.inductor.json");
+  INFO((imported ? "" : imported.error().message));
+  REQUIRE(imported);
+  float recorded = npyFloats(dir + "expected/buf2.npy").at(0);
+  for (bool jit : {false, true})
+    for (bool graph : {false, true}) {
+      INFO((jit ? "jit" : "eval") << (graph ? ", graph" : ""));
+      auto rt = makeRuntime();
+      Runner r(imported->program, rt, jit, OptLevel::O2, graph);
+      RecordedArgs args(rt, dir, {0, 1});
+      for (int call = 0; call < 2; ++call) {
+        auto out = r.run(args.ptrs);
+        INFO((out ? "" : out.error().message));
+        REQUIRE(out);
+        float loss = floats((*out)[0]).at(0);
+        CHECK(std::fabs(loss - recorded) <= 1e-5f * std::max(1.0f, std::fabs(recorded)));
+      }
+    }
+}
