@@ -322,4 +322,53 @@ void inductor_xent_nll(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
   *loss = total / float(count);
 }
 
+// The host stand-ins for the recorded attention's five Triton kernels
+// (test/lit/inputs/inductor/recorded/attention), with their sources' index
+// arithmetic: batch 2, 8 tokens, 4 heads of 16; qkv is [16, 192].
+// inductor_attn_q / _v(ptr<f32> bias, ptr<f32> qkv, ptr<f32> out, i32 n, ...):
+// q (columns 0 to 63) or v (128 to 191) plus its bias, as [2, 4, 8, 16].
+static void attnHeads(void **p, int64_t first) {
+  const float *bias = arg<const float *>(p, 0), *qkv = arg<const float *>(p, 1);
+  float *out = arg<float *>(p, 2);
+  for (int64_t x = 0, n = arg<int32_t>(p, 3); x < n; ++x) {
+    int64_t x0 = x % 16, x2 = (x / 128) % 4, x1 = (x / 16) % 8, x3 = x / 512;
+    out[x] = bias[first + x0 + 16 * x2] + qkv[first + x0 + 16 * x2 + 192 * x1 + 1536 * x3];
+  }
+}
+void inductor_attn_q(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) { attnHeads(p, 0); }
+void inductor_attn_v(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) { attnHeads(p, 128); }
+
+// inductor_attn_k(ptr<f32> bias, ptr<f32> qkv, ptr<f32> out, i32 ynumel,
+// i32 xnumel, ...): k (columns 64 to 127) plus its bias, transposed, as
+// [2, 4, 16, 8].
+void inductor_attn_k(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  const float *bias = arg<const float *>(p, 0), *qkv = arg<const float *>(p, 1);
+  float *out = arg<float *>(p, 2);
+  int64_t ny = arg<int32_t>(p, 3), nx = arg<int32_t>(p, 4);
+  for (int64_t y = 0; y < ny; ++y)
+    for (int64_t x = 0; x < nx; ++x) out[x + 8 * y] = bias[64 + y % 64] + qkv[64 + y % 64 + 192 * x + 1536 * (y / 64)];
+}
+
+// inductor_attn_softmax(ptr<f32> scores, i32 rows, i32 cols, ...): each
+// row's softmax of 0.25 x, in place.
+void inductor_attn_softmax(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  float *io = arg<float *>(p, 0);
+  int32_t rows = arg<int32_t>(p, 1), cols = arg<int32_t>(p, 2);
+  for (int32_t r = 0; r < rows; ++r) {
+    float *row = io + int64_t(r) * cols, m = -INFINITY, s = 0.0f;
+    for (int32_t c = 0; c < cols; ++c) m = std::max(m, row[c]);
+    for (int32_t c = 0; c < cols; ++c) s += std::exp((row[c] - m) * 0.25f);
+    for (int32_t c = 0; c < cols; ++c) row[c] = std::exp((row[c] - m) * 0.25f) / s;
+  }
+}
+
+// inductor_attn_merge(ptr<f32> in, ptr<f32> out, i32 n, ...): [2, 4, 8, 16]
+// heads back to [2, 8, 4, 16].
+void inductor_attn_merge(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  const float *in = arg<const float *>(p, 0);
+  float *out = arg<float *>(p, 1);
+  for (int64_t x = 0, n = arg<int32_t>(p, 2); x < n; ++x)
+    out[x] = in[x % 16 + 16 * ((x / 64) % 8) + 128 * ((x / 16) % 4) + 512 * (x / 512)];
+}
+
 }  // extern "C"
