@@ -133,7 +133,12 @@ def one(hostjit, out, name):
             view = np.lib.stride_tricks.as_strided(
                 flat[o.storage_offset():], shape=tuple(o.shape),
                 strides=tuple(s * flat.itemsize for s in o.stride())) if o.dim() else flat[:1].reshape(())
-            same.append(bool(np.array_equal(view, o.cpu().numpy())))
+            want = o.cpu().numpy()
+            same.append(bool(np.array_equal(view, want)))
+            if not same[-1]:
+                diff = float(np.max(np.abs(view.astype(np.float64) - want.astype(np.float64))))
+                res["max_abs_diff"] = max(res.get("max_abs_diff", 0.0), diff)
+                res["max_abs_output"] = float(np.max(np.abs(want)))
     res["outputs_compared"] = len(same)
     res["bit_identical"] = all(same) and bool(same)
     # Host microseconds per call.
