@@ -11,6 +11,7 @@
 #include "hostjit/ir/files.h"
 #include "hostjit/text/text.h"
 #include "hostjit/verify/verifier.h"
+#include "inductor_rewrite.h"
 #include "json_fields.h"
 #include "size_expr_ops.h"
 
@@ -53,12 +54,13 @@ class Importer : public JsonFields {
     if (j.contains("symbols")) symbols(j["symbols"]);
     if (j.contains("kernels"))
       for (size_t i = 0; const json &x : array(j, "kernels", "")) kernel(x, at("kernels", i++));
-    const json &body = array(j, "body", "");
-    const json &outs = array(j, "outputs", "");
-    lastUse(body, outs);
-    for (size_t i = 0; const json &x : body) {
-      step(x, at("body", i));
-      freeAfter(i++);
+    json body = array(j, "body", "");
+    json outs = array(j, "outputs", "");
+    std::set<size_t> dropped = accumulateBiasInPlace(body, outs);
+    lastUse(body, outs, dropped);
+    for (size_t i = 0; i < body.size(); ++i) {
+      if (!dropped.count(i)) step(body[i], at("body", i));
+      freeAfter(i);
     }
     outputs(outs);
     InductorImport out;
@@ -294,8 +296,8 @@ class Importer : public JsonFields {
         m.bias = Operand::of(biasRow(t, at(ip, 0), kname));
       } else {
         fail(join(path, "beta"), kname + " with beta " + std::to_string(beta) +
-                                     " and a bias that is not its output: hostjit's matmul adds a bias unscaled "
-                                     "(beta 1) or scales C itself");
+                                     " and a bias that is neither its output nor a buffer of its shape that dies "
+                                     "at this call: hostjit's matmul adds a bias unscaled (beta 1) or scales C itself");
       }
     }
     Operand ops[3];
@@ -326,8 +328,9 @@ class Importer : public JsonFields {
     bool expanded = r >= 2 && r <= 3 && !t.strides.empty() && isLiteral(t.strides[r - 1], 1);
     for (size_t d = 0; expanded && d + 1 < r; ++d) expanded = isLiteral(t.strides[d], 0);
     if (!expanded)
-      fail(path, "the bias of " + kname + " is not one row (a vector, or a row expanded with stride 0): " +
-                     "hostjit's matmul adds one row to every row");
+      fail(path, "the bias of " + kname + " is not one row (a vector, or a row expanded with stride 0), nor a buffer " +
+                     "of the output's shape that dies at this call (the matmul would accumulate onto it): hostjit's " +
+                     "matmul adds one row to every row");
     std::string name = ops_.fresh(b_.program().value(t.value).name + "_row");
     ValueId v = b_.view(name, Operand::of(t.value), {build(t.sizes[r - 1], name + "_n", path)});
     origin(path);
@@ -390,7 +393,7 @@ class Importer : public JsonFields {
 
   // Each buffer is freed after the last step that uses it or a view of it,
   // unless an output is in it.
-  void lastUse(const json &body, const json &outs) {
+  void lastUse(const json &body, const json &outs, const std::set<size_t> &dropped) {
     std::map<std::string, std::string> rootOf;
     std::map<std::string, size_t> last;
     auto use = [&](const json &name, size_t i) {
@@ -400,7 +403,7 @@ class Importer : public JsonFields {
     };
     for (size_t i = 0; i < body.size(); ++i) {
       const json &s = body[i];
-      if (!s.is_object() || !s.contains("op") || !s["op"].is_string()) continue;
+      if (dropped.count(i) || !s.is_object() || !s.contains("op") || !s["op"].is_string()) continue;
       std::string op = s["op"].get<std::string>();
       if (op == "alloc" && s.contains("name") && s["name"].is_string()) {
         rootOf[s["name"].get<std::string>()] = s["name"].get<std::string>();

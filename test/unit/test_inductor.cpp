@@ -180,6 +180,65 @@ TEST_CASE("inductor: extern matmuls in every layout Inductor passes", "[inductor
   }
 }
 
+TEST_CASE("inductor: addmm's whole-matrix bias is accumulated onto where it dies", "[inductor]") {
+  // x @ w1 + x @ w2 as Inductor writes it: mm into p, addmm(p, x, w2) into
+  // q, scaled (alpha 0.5, beta 2); q read through a view of an offset row.
+  std::string inputs = R"({"name": "x", "dtype": "f32", "sizes": [3, 4]},
+                          {"name": "w1", "dtype": "f32", "sizes": [4, 5]},
+                          {"name": "w2", "dtype": "f32", "sizes": [4, 5]})";
+  std::string body = R"(
+    {"op": "alloc", "name": "p", "dtype": "f32", "sizes": [3, 5]},
+    {"op": "extern", "kernel": "mm", "inputs": ["x", "w1"], "out": "p"},
+    {"op": "alloc", "name": "q", "dtype": "f32", "sizes": [3, 5]},
+    {"op": "extern", "kernel": "addmm", "inputs": ["p", "x", "w2"], "out": "q", "alpha": 0.5, "beta": 2},
+    {"op": "view", "name": "last", "of": "q", "sizes": [5], "offset": 10})";
+  auto imported = importInductor(description(inputs, body, R"("q", "last")"), kDir + "t.inductor.json");
+  INFO((imported ? "" : imported.error().message));
+  REQUIRE(imported);
+  // One buffer: q's alloc is gone, the addmm accumulates onto p.
+  std::string text = print(imported->program);
+  INFO(text);
+  CHECK(text.find("alloc") == text.rfind("alloc"));
+  CHECK(text.find("matmul %x, %w2, %p alpha 0.5 beta 2") != std::string::npos);
+  REQUIRE(imported->outputs.size() == 2);
+  CHECK(imported->outputs[1].index == 0);
+  CHECK(imported->outputs[1].offset.str() == "10");
+  auto rt = makeRuntime();
+  std::mt19937 g(8);
+  std::vector<float> x = dyadic(12, g), w1 = dyadic(20, g), w2 = dyadic(20, g);
+  Tensor tx = hostTensor(rt, {3, 4}, x), t1 = hostTensor(rt, {4, 5}, w1), t2 = hostTensor(rt, {4, 5}, w2);
+  DLTensor d[] = {tx.dl(), t1.dl(), t2.dl()};
+  const DLTensor *ins[] = {&d[0], &d[1], &d[2]};
+  for (bool jit : {false, true}) {
+    INFO((jit ? "jit" : "eval"));
+    Runner r(imported->program, rt, jit);
+    auto out = r.run(ins);
+    INFO((out ? "" : out.error().message));
+    REQUIRE(out);
+    std::vector<float> q = floats((*out)[0]);
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 5; ++j) {
+        float a = 0, b = 0;
+        for (int64_t k = 0; k < 4; ++k) a += x[i * 4 + k] * w1[k * 5 + j], b += x[i * 4 + k] * w2[k * 5 + j];
+        CHECK(q[i * 5 + j] == 0.5f * b + 2.0f * a);
+      }
+  }
+  // A bias read again later, or an input, stays refused.
+  std::string later = body + R"(, {"op": "alloc", "name": "r", "dtype": "f32", "sizes": [3, 5]},
+    {"op": "extern", "kernel": "mm", "inputs": ["p", "w1"], "out": "r"})";
+  CHECK(importError(description(inputs, later, R"("q", "r")")) ==
+        kDir + "t.inductor.json: body[3].beta: addmm with beta 2.000000 and a bias that is neither its output nor a "
+               "buffer of its shape that dies at this call: hostjit's matmul adds a bias unscaled (beta 1) or scales "
+               "C itself");
+  std::string fromInput = R"({"op": "alloc", "name": "q", "dtype": "f32", "sizes": [3, 4]},
+    {"op": "extern", "kernel": "addmm", "inputs": ["x", "x", "y"], "out": "q"})";
+  CHECK(importError(description(R"({"name": "x", "dtype": "f32", "sizes": [3, 4]},
+                                   {"name": "y", "dtype": "f32", "sizes": [4, 4]})", fromInput, R"("q")")) ==
+        kDir + "t.inductor.json: body[1].inputs[0]: the bias of addmm is not one row (a vector, or a row expanded "
+               "with stride 0), nor a buffer of the output's shape that dies at this call (the matmul would "
+               "accumulate onto it): hostjit's matmul adds one row to every row");
+}
+
 TEST_CASE("inductor: what cannot be imported is refused, naming where it stands", "[inductor]") {
   std::string x = R"({"name": "x", "dtype": "f32", "sizes": ["s0", 4]})";
   std::string sym = R"J("symbols": {"s0": "size(x, 0)"}, )J";
@@ -209,8 +268,9 @@ TEST_CASE("inductor: what cannot be imported is refused, naming where it stands"
   CHECK(importError(description(R"({"name": "x", "dtype": "f32", "sizes": [4, 4]}, {"name": "b", "dtype": "f32", "sizes": [4]})",
                                 R"({"op": "alloc", "name": "y", "dtype": "f32", "sizes": [4, 4]},
       {"op": "extern", "kernel": "addmm", "inputs": ["b", "x", "x"], "out": "y", "beta": 0.5})", R"("y")")) ==
-        kDir + "t.inductor.json: body[1].beta: addmm with beta 0.500000 and a bias that is not its output: hostjit's "
-               "matmul adds a bias unscaled (beta 1) or scales C itself");
+        kDir + "t.inductor.json: body[1].beta: addmm with beta 0.500000 and a bias that is neither its output nor "
+               "a buffer of its shape that dies at this call: hostjit's matmul adds a bias unscaled (beta 1) or "
+               "scales C itself");
   std::string launch = importError(description(x, R"({"op": "launch", "kernel": "add", "grid": [1, 1, 1], "args": ["x"]})",
                                                R"("x")", sym + R"("kernels": [{"name": "add", "triton": "kernels/add_kernel/add_kernel.json"}], )"));
   CHECK(launch == kDir + "t.inductor.json: body[0].args: @add takes 4 arguments (its scratch pointers come on their "
