@@ -261,7 +261,7 @@ class Importer : public JsonFields {
 
   // extern_kernels.mm / addmm / bmm / baddbmm as a matmul statement.
   void externCall(const json &j, const std::string &path) {
-    object(j, path, {"op", "kernel", "inputs", "out", "alpha", "beta"});
+    object(j, path, {"op", "kernel", "inputs", "out", "alpha", "beta", "workspace"});
     std::string kname = string(field(j, "kernel", path, "the extern kernel's name"), join(path, "kernel"));
     bool bias = kname == "addmm" || kname == "baddbmm";
     if (kname != "mm" && kname != "bmm" && !bias)
@@ -288,6 +288,15 @@ class Importer : public JsonFields {
     Matmul m;
     m.alpha = alpha;
     m.bias = m.workspace = Operand::integer(0);
+    if (j.contains("workspace")) {  // the library's scratch, as PyTorch gives cuBLAS one
+      const json &w = j["workspace"];
+      if (!w.is_number_integer() || w.get<int64_t>() < 0)
+        fail(join(path, "workspace"), "expected the workspace's bytes, an integer >= 0, got " + w.dump());
+      if (w.get<int64_t>() > 0) {
+        m.workspace = Operand::of(b_.alloc(ops_.fresh(kname + "_workspace"), DType::u8, {Operand::integer(w.get<int64_t>())}));
+        origin(path);
+      }
+    }
     if (bias && beta != 0.0) {
       const Tensor &t = in(0);
       if (string(ins[0], at(ip, 0)) == outName) {
@@ -318,6 +327,7 @@ class Importer : public JsonFields {
     m.transposeB = transposed[1];
     b_.matmul(m);
     origin(path);
+    if (m.workspace.isValue()) b_.free(m.workspace);
   }
 
   // A bias added to every row: a vector, or a matrix (batch) whose row and

@@ -145,10 +145,15 @@ TEST_CASE("inductor: extern matmuls in every layout Inductor passes", "[inductor
     {"op": "extern", "kernel": "baddbmm", "inputs": ["d", "a", "b"], "out": "e", "beta": 0},
     {"op": "view", "name": "rows", "of": "bias", "sizes": [3, 5], "strides": [0, 1]},
     {"op": "alloc", "name": "f", "dtype": "f32", "sizes": [3, 5]},
-    {"op": "extern", "kernel": "addmm", "inputs": ["rows", "a0", "b0"], "out": "f"})";
+    {"op": "extern", "kernel": "addmm", "inputs": ["rows", "a0", "b0"], "out": "f", "workspace": 4096})";
   auto imported = importInductor(description(inputs, body, R"("c", "d", "e", "f")"), kDir + "t.inductor.json");
   INFO((imported ? "" : imported.error().message));
   REQUIRE(imported);
+  std::string text = print(imported->program);
+  INFO(text);
+  CHECK(text.find("matmul %a0, %b0, %f bias %rows_row workspace %addmm_workspace") != std::string::npos);
+  CHECK(text.find("%addmm_workspace = alloc u8[4096]") != std::string::npos);
+  CHECK(text.find("free %addmm_workspace") != std::string::npos);
   auto rt = makeRuntime();
   std::mt19937 g(5);
   std::vector<float> a = dyadic(24, g), b = dyadic(40, g), bias = dyadic(5, g);
@@ -271,6 +276,10 @@ TEST_CASE("inductor: what cannot be imported is refused, naming where it stands"
         kDir + "t.inductor.json: body[1].beta: addmm with beta 0.500000 and a bias that is neither its output nor "
                "a buffer of its shape that dies at this call: hostjit's matmul adds a bias unscaled (beta 1) or "
                "scales C itself");
+  CHECK(importError(description(R"({"name": "x", "dtype": "f32", "sizes": [4, 4]})",
+                                R"({"op": "alloc", "name": "y", "dtype": "f32", "sizes": [4, 4]},
+      {"op": "extern", "kernel": "mm", "inputs": ["x", "x"], "out": "y", "workspace": -1})", R"("y")")) ==
+        kDir + "t.inductor.json: body[1].workspace: expected the workspace's bytes, an integer >= 0, got -1");
   std::string launch = importError(description(x, R"({"op": "launch", "kernel": "add", "grid": [1, 1, 1], "args": ["x"]})",
                                                R"("x")", sym + R"("kernels": [{"name": "add", "triton": "kernels/add_kernel/add_kernel.json"}], )"));
   CHECK(launch == kDir + "t.inductor.json: body[0].args: @add takes 4 arguments (its scratch pointers come on their "
