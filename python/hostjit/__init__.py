@@ -53,12 +53,24 @@ def _source(source, what):
     raise TypeError(f"{what}: expected Host IR text, a path or a fusion dict, got {type(source).__name__}")
 
 
-def _is_fusion(source, text, filename, is_path):
+_INDUCTOR_FORMAT = "hostjit.inductor/"
+
+
+def _kind(source, text, filename, is_path):
+    """The kind of source: "hir", "fusion" or "inductor" (a recorded Inductor program)."""
     if isinstance(source, dict):
-        return True
+        return "inductor" if str(source.get("format", "")).startswith(_INDUCTOR_FORMAT) else "fusion"
     if is_path:
-        return filename.endswith(".json")
-    return text.lstrip().startswith("{")
+        if filename.endswith(".inductor.json"):
+            return "inductor"
+        return "fusion" if filename.endswith(".json") else "hir"
+    if not text.lstrip().startswith("{"):
+        return "hir"
+    try:
+        fmt = json.loads(text).get("format", "")
+    except (ValueError, AttributeError):
+        return "fusion"  # the fusion reader names what is wrong
+    return "inductor" if str(fmt).startswith(_INDUCTOR_FORMAT) else "fusion"
 
 
 def compile(source, backend="auto", graph=False, opt="O2", *, mode="jit", runtime=None, tiered=True,
@@ -66,7 +78,10 @@ def compile(source, backend="auto", graph=False, opt="O2", *, mode="jit", runtim
     """Compiles a program for calling from Python.
 
     source: Host IR text, a path to a .hir program or a fusion .json, or a
-    fusion as a dict (docs/fusion-json.md), which is lowered first.
+    fusion as a dict (docs/fusion-json.md), which is lowered first; or a
+    recorded Inductor program (a .inductor.json path, or its text or dict
+    with "format": "hostjit.inductor/1"; docs/inductor.md), imported whole:
+    its outputs are the buffers the description's outputs lie in.
     backend: "auto" (CUDA when a driver and device exist, else the host),
     "host" or "cuda"; ignored when `runtime` is given.
     graph: graph mode (one CUDA graph per input signature, replayed).
@@ -80,13 +95,13 @@ def compile(source, backend="auto", graph=False, opt="O2", *, mode="jit", runtim
     text, name, is_path = _source(source, "source")
     if filename is not None and not is_path:
         name = os.fspath(filename)
-    fusion = _is_fusion(source, text, name, is_path)
+    kind = _kind(source, text, name, is_path)
     rt = runtime if runtime is not None else default_runtime(backend)
     for lib in host_kernels:
         rt.load_host_kernels(os.fspath(lib))
     for lib in custom_calls:
         rt.load_custom_calls(os.fspath(lib))
-    return _hostjit._compile(text, name, is_path, fusion, rt, mode, opt, graph, tiered, cache)
+    return _hostjit._compile(text, name, is_path, kind, rt, mode, opt, graph, tiered, cache)
 
 
 def lower(fusion):

@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include "hostjit/fusion/fusion.h"
+#include "hostjit/fusion/inductor.h"
 #include "hostjit/fusion/lowering.h"
 #include "hostjit/text/text.h"
 #include "py_program.h"
@@ -42,6 +43,13 @@ Fusion fusionOf(const std::string &jsonText, const std::string &filename, bool i
   auto f = isPath ? loadFusionJson(filename) : parseFusionJson(jsonText, filename);
   if (!f) raise(f.error());
   return std::move(*f);
+}
+
+// A recorded Inductor program (docs/inductor.md) imported whole.
+Program inductorOf(const std::string &jsonText, const std::string &filename, bool isPath) {
+  auto i = isPath ? loadInductor(filename) : importInductor(jsonText, filename);
+  if (!i) raise(i.error());
+  return std::move(i->program);
 }
 
 // hostjit.HostjitError. Never destroyed: a static Python object would be
@@ -170,14 +178,15 @@ PYBIND11_MODULE(_hostjit, m) {
 
   m.def(
       "_compile",
-      [](const std::string &source, const std::string &filename, bool isPath, bool isFusion,
+      [](const std::string &source, const std::string &filename, bool isPath, const std::string &kind,
          std::shared_ptr<PyRuntime> rt, const std::string &mode, const std::string &opt, bool graph, bool tiered,
          bool cache) {
-        Program p = isFusion ? lowered(fusionOf(source, filename, isPath))
-                             : (isPath ? parsePath(filename) : parseText(source, filename));
+        Program p = kind == "fusion"     ? lowered(fusionOf(source, filename, isPath))
+                    : kind == "inductor" ? inductorOf(source, filename, isPath)
+                                         : (isPath ? parsePath(filename) : parseText(source, filename));
         return PyProgram::make(std::move(p), CompileArgs{std::move(rt), mode, opt, graph, tiered, cache});
       },
-      pyb::arg("source"), pyb::arg("filename"), pyb::arg("is_path"), pyb::arg("is_fusion"), pyb::arg("runtime"),
+      pyb::arg("source"), pyb::arg("filename"), pyb::arg("is_path"), pyb::arg("kind"), pyb::arg("runtime"),
       pyb::arg("mode"), pyb::arg("opt"), pyb::arg("graph"), pyb::arg("tiered"), pyb::arg("cache"));
   m.def(
       "_lower",

@@ -7,7 +7,7 @@ import threading
 import numpy as np
 import pytest
 
-from conftest import AXPB, AXPB_FILE, REPO
+from conftest import AXPB, AXPB_FILE, REPO, TEST_KERNELS
 
 
 def inputs(rng, n=1000):
@@ -375,6 +375,30 @@ def test_lower_and_compile_a_fusion(hostjit, host_rt, rng):
     np.testing.assert_allclose(np.from_dlpack(y), tr - tr.mean(axis=0), rtol=1e-4, atol=1e-5)
     e = error_of(lambda: hostjit.lower({"name": "f"}))
     assert e.status == hostjit.Status.INVALID_ARGUMENT and "<dict>" in str(e)
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_compile_a_recorded_inductor_program(hostjit, graph):
+    # The MLP recorded on the H200 (addmm, a Triton ReLU through its host
+    # stand-in, addmm), by path, as text and as a dict, to the H200's output.
+    import json
+    d = REPO / "test" / "lit" / "inputs" / "inductor" / "recorded" / "mlp"
+    path = d / "mlp.inductor.json"
+    rt = hostjit.Runtime(backend="host", host_kernels=[str(TEST_KERNELS)])
+    args = [np.load(d / f"arg{i}_1.npy") for i in range(5)]
+    want = np.load(d / "expected" / "buf2.npy")
+    progs = [hostjit.compile(path, runtime=rt, graph=graph),
+             hostjit.compile(path.read_text(), runtime=rt, graph=graph, filename=path),
+             hostjit.compile(json.loads(path.read_text()), runtime=rt, graph=graph, filename=path)]
+    for prog in progs:
+        assert [p["name"] for p in prog.params] == [f"arg{i}_1" for i in range(5)]
+        for _ in range(2):
+            y = prog(*args)  # one output: the tensor itself
+            np.testing.assert_allclose(np.from_dlpack(y), want, rtol=0, atol=1e-5 * np.abs(want).max())
+    bad = json.loads(path.read_text())
+    bad["body"][0]["op"] = "copy"
+    e = error_of(lambda: hostjit.compile(bad, runtime=rt, filename=path))
+    assert "mlp.inductor.json: body[0].op: unknown op 'copy'" in str(e)
 
 
 def test_profile_record_and_trace(hostjit, rng, tmp_path):
