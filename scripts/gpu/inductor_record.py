@@ -295,7 +295,9 @@ class Recorder:
 def record(fn, inputs, out_dir, name, dynamic=False, calls=2):
     """Compiles fn, calls it, and writes OUT_DIR/NAME.inductor.json; returns
     (description, the arguments Inductor's call took, as they were before
-    it, the outputs of the recorded call)."""
+    it, what fn returned). record.graph_outputs is what the compiled
+    graph's call returned (one per description output); record.compiled the
+    compiled fn."""
     import torch
     import torch._inductor.config as ic
     from torch._inductor.runtime import triton_heuristics as th
@@ -327,9 +329,13 @@ def record(fn, inputs, out_dir, name, dynamic=False, calls=2):
     graph_args = []
     orig_call = output_code.CompiledFxGraph.__call__
 
+    graph_outs = []
+
     def call(self, args):
         graph_args[:] = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
-        return orig_call(self, args)
+        r = orig_call(self, args)
+        graph_outs[:] = list(r) if isinstance(r, (tuple, list)) else [r]
+        return r
 
     compiled = torch.compile(fn, dynamic=dynamic)
     for _ in range(calls):
@@ -352,4 +358,5 @@ def record(fn, inputs, out_dir, name, dynamic=False, calls=2):
     desc = Recorder(open(wrappers[0]).read(), seen, graph_args, out_dir, name).run()
     json.dump(desc, open(os.path.join(out_dir, name + ".inductor.json"), "w"), indent=1)
     record.compiled = compiled  # the compiled function, for timing it beside hostjit
+    record.graph_outputs = graph_outs  # what the graph's call returned, in the description's output order
     return desc, graph_args, out

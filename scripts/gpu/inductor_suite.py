@@ -1,81 +1,40 @@
 #!/usr/bin/env python3
-"""inductor_suite.py HOSTJIT OUTDIR [PROGRAM...] - torch programs through
-Inductor, recorded (inductor_record.py) and run by hostjit on the GPU.
+"""inductor_suite.py HOSTJIT OUTDIR [--jobs N] [PROGRAM...] - torch programs
+through Inductor, recorded (inductor_record.py) and run by hostjit on the GPU.
 
-Where PyTorch and Triton are installed. For each program, in a process of
-its own with fresh caches: record one call, save the arguments Inductor's
-call took (.npy, before the call) and its outputs, then `hostjit import`,
-`check` and `run` the description on CUDA in eval and JIT mode with those
-arguments, and compare each result the program returns with the output
-Inductor returned in it (bit for bit). Prints one line per program,
-"RESULT {...}", and exits 1 if any program fails or differs.
+Where PyTorch and Triton are installed. Each program (inductor_programs_suite.py)
+runs in a process of its own, with fresh caches, N at a time (default 3);
+timings are taken under a lock, one process at a time. Per program:
+  - record one call of the default torch.compile, save the arguments
+    Inductor's call took (.npy, before the call) and what its graph returned;
+  - `hostjit run` the description on CUDA in eval and JIT mode with those
+    arguments and compare each graph output, where it lies, bit for bit;
+    if one differs and the program has extern matmuls, again with a 32 MiB
+    workspace given to each (as PyTorch gives cuBLAS one);
+  - host µs per call (median of 300, after 20): hostjit JIT eager and graph
+    mode (`hostjit run --repeat`), Inductor's Python wrapper, cpp_wrapper
+    and mode="reduce-overhead", each compiled after torch._dynamo.reset();
+  - peak device bytes of one call: hostjit's peak_bytes, and
+    torch.cuda.max_memory_allocated() over one call of the default compile
+    less what was allocated before it (outputs counted in both).
+Prints "RESULT {...}" per program and a table; writes OUTDIR/summary.json.
+Exits 1 if any program fails to import or differs.
 """
+import concurrent.futures
+import contextlib
+import fcntl
 import json
 import os
+import re
+import statistics
 import subprocess
 import sys
+import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-
-
-def programs():
-    import torch
-    import torch.nn.functional as F
-    torch.manual_seed(0)
-
-    def r(*s):
-        return torch.randn(*s, device="cuda")
-
-    mlp = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 32)).cuda()
-
-    class Attn(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.qkv = torch.nn.Linear(64, 192)
-
-        def forward(self, x):
-            b, t, c = x.shape
-            q, k, v = self.qkv(x).split(64, dim=2)
-            q = q.view(b, t, 4, 16).transpose(1, 2)
-            k = k.view(b, t, 4, 16).transpose(1, 2)
-            v = v.view(b, t, 4, 16).transpose(1, 2)
-            a = ((q @ k.transpose(-2, -1)) * 0.25).softmax(dim=-1)
-            return (a @ v).transpose(1, 2).reshape(b, t, c)
-
-    attn = Attn().cuda()
-
-    def sgd(p, g, m):
-        m.mul_(0.9).add_(g)
-        p.add_(m, alpha=-0.01)
-        return p.sum()
-
-    w1, w2 = r(64, 32), r(64, 32)
-    lin = torch.nn.Linear(64, 128).cuda()
-
-    def chunk_mm(x):  # slices of one buffer, at element offsets, into matmuls
-        a, b = lin(x).chunk(2, dim=-1)
-        return a @ w1 + b @ w2
-
-    def gpt2_block():
-        from transformers import GPT2Config
-        from transformers.models.gpt2.modeling_gpt2 import GPT2Block
-        cfg = GPT2Config(n_embd=64, n_head=4, n_layer=1, n_positions=64, attn_implementation="eager")
-        block = GPT2Block(cfg).cuda().eval()
-        return lambda x: block(x)[0]
-
-    return {
-        "chunk_mm": (chunk_mm, lambda: [r(16, 64)], False),
-        "gpt2_block": (gpt2_block(), lambda: [r(2, 16, 64)], False),
-        "mlp": (lambda x: mlp(x), lambda: [r(16, 64)], False),
-        "attention": (lambda x: attn(x), lambda: [r(2, 8, 64)], False),
-        "cross_entropy": (lambda x, t: F.cross_entropy(x, t),
-                          lambda: [r(32, 100), torch.randint(0, 100, (32,), device="cuda")], False),
-        "sgd": (sgd, lambda: [r(1000), r(1000), r(1000)], False),
-        "dynamic_ln_gelu": (lambda x, w, b: F.gelu(F.layer_norm(x, (64,), w, b)),
-                            lambda: [r(24, 64), r(64), r(64)], True),
-    }
+WORKSPACE = 32 << 20
 
 
 def results_of(desc):
@@ -95,95 +54,204 @@ def results_of(desc):
     return res, [roots[o] for o in desc["outputs"]]
 
 
+def compare(cmd, desc, outs, saved):
+    """Runs cmd (hostjit run ... --save-outputs SAVED) and compares every
+    output the graph returned with hostjit's, in eval and JIT mode."""
+    import numpy as np
+    res = {}
+    run = subprocess.run(cmd + ["--save-outputs", saved], capture_output=True, text=True, timeout=600)
+    if run.returncode != 0:
+        res["error"] = (run.stdout + run.stderr).strip().splitlines()[-1][:400]
+        return res
+    results, roots = results_of(desc)
+    same = []
+    for o, root in zip(outs, roots):
+        if root not in results:
+            continue  # an input the program writes: not saved by `hostjit run`
+        for mode in ("eval", "jit"):
+            flat = np.load(os.path.join(saved, mode, root + ".npy")).reshape(-1)
+            view = np.lib.stride_tricks.as_strided(
+                flat[o.storage_offset():], shape=tuple(o.shape),
+                strides=tuple(s * flat.itemsize for s in o.stride())) if o.dim() else flat[o.storage_offset()]
+            want = o.cpu().numpy()
+            same.append(bool(np.array_equal(view, want, equal_nan=want.dtype.kind == "f")))
+            if not same[-1]:
+                diff = np.abs(view.astype(np.float64) - want.astype(np.float64))
+                res["max_abs_diff"] = max(res.get("max_abs_diff", 0.0), float(np.nanmax(diff)))
+                res["max_abs_output"] = float(np.nanmax(np.abs(want.astype(np.float64))))
+    res["outputs_compared"] = len(same)
+    res["bit_identical"] = all(same) and bool(same)
+    return res
+
+
+@contextlib.contextmanager
+def timing_lock(out):
+    with open(os.path.join(out, ".timing.lock"), "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def host_us(f, n=300, warm=20):
+    """Median host µs of f() (the call, not the device work it queues)."""
+    import torch
+    for _ in range(warm):
+        f()
+    torch.cuda.synchronize()
+    us = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        f()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        us.append((t1 - t0) * 1e6)
+    return round(statistics.median(us), 2)
+
+
+def hostjit_timing(cmd, graph):
+    t = subprocess.run(["jit" if c == "both" else c for c in cmd] + ["--repeat", "300", "--stats", "json"] +
+                       (["--graph"] if graph else []), capture_output=True, text=True, timeout=600)
+    m = re.search(r"^jit: \d+ calls, median ([0-9.]+) us", t.stdout, re.M)
+    stats = {}
+    if "\n{" in t.stdout:
+        with contextlib.suppress(ValueError):
+            stats = json.loads(t.stdout[t.stdout.index("\n{") + 1:]).get("jit", {})
+    return (float(m.group(1)) if m else "failed: " + (t.stdout + t.stderr).strip()[-200:]), stats
+
+
 def one(hostjit, out, name):
     import numpy as np
     import torch
     import inductor_record
+    from inductor_programs_suite import programs
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
     os.environ["TRITON_CACHE_DIR"] = os.path.join(d, "triton_cache")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(d, "inductor_cache")
-    fn, make, dynamic = programs()[name]
+    fn, make, dynamic = programs()[name]()
+    res = {"program": name}
     with torch.no_grad():
-        desc, args, outs = inductor_record.record(fn, make(), d, name, dynamic=dynamic)
-    outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
-    cmd = [hostjit, "run", os.path.join(d, name + ".inductor.json"), "--backend", "cuda", "--mode", "both",
-           "--no-tier", "--save-outputs", os.path.join(d, "hostjit")]
-    for spec, a in zip(desc["inputs"], args):
-        if "sizes" in spec:
-            np.save(os.path.join(d, spec["name"] + ".npy"), a.cpu().numpy())
-            cmd += ["--input", "%s=@%s" % (spec["name"], os.path.join(d, spec["name"] + ".npy"))]
-        else:
-            cmd += ["--scalar", "%s=%d" % (spec["name"], int(a))]
-    res = {"program": name, "kernels": len(desc["kernels"]), "steps": len(desc["body"])}
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ, NCCL_NVLS_ENABLE="0"))
-    open(os.path.join(d, "run.txt"), "w").write(run.stdout + run.stderr)
-    if run.returncode != 0:
-        res["error"] = (run.stdout + run.stderr).strip().splitlines()[-1][:300]
-        return res
-    # Each output Inductor returned in a result: the same bytes where it lies.
-    results, roots = results_of(desc)
-    same = []
-    for k, (o, root) in enumerate(zip(outs, roots)):
-        if root not in results:
-            continue  # an input the program writes: not saved by `hostjit run`
-        for mode in ("eval", "jit"):
-            got = np.load(os.path.join(d, "hostjit", mode, root + ".npy"))
-            flat = got.reshape(-1)
-            view = np.lib.stride_tricks.as_strided(
-                flat[o.storage_offset():], shape=tuple(o.shape),
-                strides=tuple(s * flat.itemsize for s in o.stride())) if o.dim() else flat[:1].reshape(())
-            want = o.cpu().numpy()
-            same.append(bool(np.array_equal(view, want)))
-            if not same[-1]:
-                diff = float(np.max(np.abs(view.astype(np.float64) - want.astype(np.float64))))
-                res["max_abs_diff"] = max(res.get("max_abs_diff", 0.0), diff)
-                res["max_abs_output"] = float(np.max(np.abs(want)))
-    res["outputs_compared"] = len(same)
-    res["bit_identical"] = all(same) and bool(same)
-    # Host microseconds per call.
-    import re
-    import statistics
-    import time
-    for label, extra in (("hostjit_jit_us", []), ("hostjit_graph_us", ["--graph"])):
-        t = subprocess.run([c for c in cmd if c not in ("--save-outputs", os.path.join(d, "hostjit"))] +
-                           ["--repeat", "300"] + extra, capture_output=True, text=True, timeout=300,
-                           env=dict(os.environ, NCCL_NVLS_ENABLE="0"))
-        m = re.search(r"^jit: \d+ calls, median ([0-9.]+) us", t.stdout, re.M)
-        res[label] = float(m.group(1)) if m else "failed"
-    fn_inputs = make()
-    compiled = inductor_record.record.compiled
-    with torch.no_grad():
-        for _ in range(20):
-            compiled(*fn_inputs)
-        torch.cuda.synchronize()
-        us = []
-        for _ in range(300):
-            t0 = time.perf_counter()
-            compiled(*fn_inputs)
-            t1 = time.perf_counter()
+        inputs = make()
+        try:
+            desc, args, _ = inductor_record.record(fn, inputs, d, name, dynamic=dynamic)
+        except inductor_record.Unsupported as e:
+            res["error"] = "recorder: " + str(e)[:400]
+            return res
+        outs = inductor_record.record.graph_outputs
+        compiled = inductor_record.record.compiled
+        res.update(kernels=len(desc["kernels"]), steps=len(desc["body"]),
+                   externs=sum(s["op"] == "extern" for s in desc["body"]))
+        cmd = [hostjit, "run", os.path.join(d, name + ".inductor.json"), "--backend", "cuda", "--mode", "both",
+               "--no-tier"]
+        for spec, a in zip(desc["inputs"], args):
+            if "sizes" in spec:
+                np.save(os.path.join(d, spec["name"] + ".npy"), a.cpu().numpy())
+                cmd += ["--input", "%s=@%s" % (spec["name"], os.path.join(d, spec["name"] + ".npy"))]
+            else:
+                cmd += ["--scalar", "%s=%d" % (spec["name"], int(a))]
+        res.update(compare(cmd, desc, outs, os.path.join(d, "hostjit")))
+        if "error" in res:
+            return res
+        if not res["bit_identical"] and res["externs"]:
+            ws = json.loads(json.dumps(desc))
+            for s in ws["body"]:
+                if s["op"] == "extern":
+                    s["workspace"] = WORKSPACE
+            wpath = os.path.join(d, name + "_ws.inductor.json")
+            json.dump(ws, open(wpath, "w"), indent=1)
+            wcmd = [wpath if c.endswith(name + ".inductor.json") else c for c in cmd]
+            w = compare(wcmd, desc, outs, os.path.join(d, "hostjit_ws"))
+            res["bit_identical_workspace"] = w.get("bit_identical", w.get("error"))
+            if "max_abs_diff" in w:
+                res["max_abs_diff_workspace"] = w["max_abs_diff"]
+
+        def peak(f):
             torch.cuda.synchronize()
-            us.append((t1 - t0) * 1e6)
-    res["inductor_python_us"] = round(statistics.median(us[30:]), 2)
+            base = torch.cuda.memory_allocated()
+            torch.cuda.reset_peak_memory_stats()
+            o = f()
+            torch.cuda.synchronize()
+            p = torch.cuda.max_memory_allocated() - base
+            del o
+            return p
+
+        with timing_lock(out):
+            res["hostjit_jit_us"], stats = hostjit_timing(cmd, False)
+            res["hostjit_graph_us"], gstats = hostjit_timing(cmd, True)
+            res["hostjit_peak_bytes"] = stats.get("peak_bytes")
+            res["graph_builds"] = gstats.get("graph_builds")
+            res["inductor_python_us"] = host_us(lambda: compiled(*inputs))
+            res["inductor_peak_bytes"] = peak(lambda: compiled(*inputs))
+        for label, kw in (("inductor_cpp_wrapper_us", {"options": {"cpp_wrapper": True}}),
+                          ("reduce_overhead_us", {"mode": "reduce-overhead"})):
+            torch._dynamo.reset()
+            try:
+                c = torch.compile(fn, dynamic=dynamic, **kw)
+                for _ in range(3):
+                    c(*inputs)
+                with timing_lock(out):
+                    res[label] = host_us(lambda: c(*inputs))
+            except Exception as e:  # reported, not fatal: the import is what is tested
+                res[label] = "failed: %s: %s" % (type(e).__name__, str(e)[:200])
     return res
 
 
+def table(results):
+    cols = ["program", "kernels", "externs", "bit_identical", "hostjit_jit_us", "hostjit_graph_us",
+            "inductor_python_us", "inductor_cpp_wrapper_us", "reduce_overhead_us", "hostjit_peak_bytes",
+            "inductor_peak_bytes"]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in results:
+        lines.append("| " + " | ".join(str(r.get(c, r.get("error", "")) if c != "program" else r[c])[:60]
+                                       for c in cols) + " |")
+    return "\n".join(lines)
+
+
 def main():
-    hostjit, out = sys.argv[1], sys.argv[2]
-    names = sys.argv[3:] or [n for n in programs().keys() if n not in ("chunk_mm", "gpt2_block")]
-    if len(names) > 1:  # each program in a process of its own: fresh caches
-        bad = 0
-        for n in names:
-            r = subprocess.run([sys.executable, __file__, hostjit, out, n], timeout=600)
-            bad |= r.returncode != 0
-        sys.exit(1 if bad else 0)
-    try:
-        res = one(hostjit, out, names[0])
-    except Exception as e:
-        traceback.print_exc()
-        res = {"program": names[0], "error": "%s: %s" % (type(e).__name__, str(e)[:300])}
-    print("RESULT " + json.dumps(res))
-    sys.exit(0 if res.get("bit_identical") else 1)
+    argv = sys.argv[1:]
+    if argv and argv[0] == "--one":
+        hostjit, out, name = argv[1:4]
+        try:
+            res = one(hostjit, out, name)
+        except Exception as e:
+            traceback.print_exc()
+            res = {"program": name, "error": "%s: %s" % (type(e).__name__, str(e)[:400])}
+        print("RESULT " + json.dumps(res), flush=True)
+        sys.exit(0 if res.get("bit_identical") else 1)
+    jobs = 3
+    if "--jobs" in argv:
+        i = argv.index("--jobs")
+        jobs = int(argv[i + 1])
+        del argv[i:i + 2]
+    hostjit, out = os.path.abspath(argv[0]), os.path.abspath(argv[1])
+    os.makedirs(out, exist_ok=True)
+    from inductor_programs_suite import programs
+    names = argv[2:] or list(programs().keys())
+    env = dict(os.environ, NCCL_NVLS_ENABLE="0", TORCHINDUCTOR_COMPILE_THREADS=str(max(1, 12 // jobs)))
+
+    def run(name):
+        log = os.path.join(out, name + ".log")
+        with open(log, "w") as f:
+            try:
+                subprocess.run([sys.executable, __file__, "--one", hostjit, out, name], stdout=f, stderr=subprocess.STDOUT,
+                               env=env, timeout=900)
+            except subprocess.TimeoutExpired:
+                return {"program": name, "error": "timed out after 900 s"}
+        lines = [l for l in open(log) if l.startswith("RESULT ")]
+        return json.loads(lines[-1][7:]) if lines else {"program": name, "error": "no result (see %s)" % log}
+
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        results = list(pool.map(run, names))
+    for r in results:
+        print("RESULT " + json.dumps(r))
+    imported = sum("error" not in r for r in results)
+    identical = sum(r.get("bit_identical") is True for r in results)
+    print("imported %d of %d, bit-identical %d" % (imported, len(results), identical))
+    print(table(results))
+    json.dump(results, open(os.path.join(out, "summary.json"), "w"), indent=1)
+    sys.exit(0 if identical == len(results) else 1)
 
 
 if __name__ == "__main__":

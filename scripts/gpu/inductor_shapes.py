@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""inductor_shapes.py OUTDIR [PROGRAM...] - a dynamic-shape program recorded
+once, called over 200 distinct shapes through the hostjit Python module with
+torch tensors.
+
+Where PyTorch, Triton and the hostjit module (PYTHONPATH) are installed.
+For each program (dynamic ones of inductor_programs_suite.py; default
+dynamic_mlp and dynamic_ln_gelu): torch.compile(dynamic=True), record one
+call (inductor_record.py), compile the description once with hostjit (JIT,
+no tiering) eagerly and in graph mode, each on a runtime of its own. Then for
+200 row counts (17 to 216), each once: Inductor's call (its arguments and
+the graph's outputs taken at its CompiledFxGraph), and both hostjit programs
+on those arguments, every output compared bit for bit where it lies. Then
+three rounds over the 200 shapes, each call timed on the host (median µs):
+hostjit eager, hostjit graph mode, Inductor's compiled function. Prints
+"SHAPES {...}" per program; exits 1 if any output differs.
+"""
+import json
+import os
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+
+def run(out, name):
+    import torch
+    import hostjit
+    import inductor_record
+    from torch._inductor import output_code
+    from inductor_programs_suite import programs
+    from inductor_suite import results_of
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(d, "triton_cache")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(d, "inductor_cache")
+    fn, make, dynamic = programs()[name]()
+    assert dynamic, name + " is not a dynamic program"
+    res = {"program": name}
+    with torch.no_grad():
+        first = make()
+        desc, _, _ = inductor_record.record(fn, first, d, name, dynamic=True)
+        path = os.path.join(d, name + ".inductor.json")
+        rt_eager = hostjit.Runtime(backend="cuda", stream=0)
+        rt_graph = hostjit.Runtime(backend="cuda", stream=0)
+        eager = hostjit.compile(path, runtime=rt_eager, tiered=False)
+        graph = hostjit.compile(path, runtime=rt_graph, graph=True, tiered=False)
+        results, roots = results_of(desc)
+
+        seen = {}
+        orig = output_code.CompiledFxGraph.__call__
+
+        def call(self, args):
+            seen["args"] = list(args)  # before the call clears the list
+            r = orig(self, args)
+            seen["outs"] = list(r) if isinstance(r, (tuple, list)) else [r]
+            return r
+
+        output_code.CompiledFxGraph.__call__ = call
+        compiled = inductor_record.record.compiled
+        shapes = []
+        torch.manual_seed(1)
+        for rows in range(17, 217):
+            ins = [torch.randn(rows, *first[0].shape[1:], device="cuda", dtype=first[0].dtype)] + first[1:]
+            compiled(*ins)
+            shapes.append((ins, seen["args"], seen["outs"]))
+        output_code.CompiledFxGraph.__call__ = orig
+
+        def outputs(prog, args):
+            r = prog(*args)
+            r = r if isinstance(r, tuple) else (r,)
+            return [torch.from_dlpack(t) for t in r]
+
+        bad = 0
+        for ins, args, outs in shapes:
+            for prog in (eager, graph):
+                got = outputs(prog, args)
+                for o, root in zip(outs, roots):
+                    if root not in results:
+                        continue
+                    g = got[results.index(root)].reshape(-1)
+                    view = torch.as_strided(g, o.shape, o.stride(), o.storage_offset())
+                    bad += not torch.equal(view, o)
+        res["shapes"] = len(shapes)
+        res["outputs_differing"] = bad
+
+        def timed(f):
+            us = []
+            for _ in range(3):
+                for s in shapes:
+                    torch.cuda.synchronize()
+                    t0 = time.perf_counter()
+                    f(s)
+                    us.append((time.perf_counter() - t0) * 1e6)
+            torch.cuda.synchronize()
+            return round(statistics.median(us), 2)
+
+        rt_graph.reset_stats()
+        res["hostjit_eager_us"] = timed(lambda s: eager(*s[1]))
+        res["hostjit_graph_us"] = timed(lambda s: graph(*s[1]))
+        res["inductor_python_us"] = timed(lambda s: compiled(*s[0]))
+        res["graph_mode_speedup"] = round(res["hostjit_eager_us"] / res["hostjit_graph_us"], 2)
+        st = rt_graph.stats()
+        res["graph_stats_timed"] = {k: st[k] for k in ("graph_builds", "graph_replays", "graph_updates",
+                                                       "graph_device_updates", "graph_fallbacks", "graph_fast")
+                                    if k in st}
+    return res
+
+
+def main():
+    out = os.path.abspath(sys.argv[1])
+    names = sys.argv[2:] or ["dynamic_mlp", "dynamic_ln_gelu"]
+    bad = 0
+    for n in names:
+        try:
+            r = run(out, n)
+        except Exception as e:
+            import traceback
+            traceback.print_exc()
+            r = {"program": n, "error": "%s: %s" % (type(e).__name__, str(e)[:300])}
+        print("SHAPES " + json.dumps(r), flush=True)
+        bad |= r.get("outputs_differing", 1) != 0
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
