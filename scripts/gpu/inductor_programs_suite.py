@@ -116,6 +116,7 @@ def programs():
         "swiglu_f16": lambda: (lambda x: down(F.silu(gate(x)) * up(x)), lambda: [r(32, 256, dtype=torch.float16)], False),
         "dynamic_mlp": lambda: (lambda x: dyn_mlp(x), lambda: [r(24, 64)], True),
         "gpt2_block": lambda: (gpt2(True), lambda: [r(1, 64, 768)], False),
+        "dynamic_gpt2_block": lambda: (gpt2(True), lambda: [r(1, 64, 768)], True),
         "gpt2_model": lambda: (gpt2(False), ids, False),
         "conv_bn_relu": lambda: (lambda x: conv(x), lambda: [r(4, 8, 16, 16)], False),
     }

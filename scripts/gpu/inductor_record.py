@@ -87,6 +87,7 @@ class Recorder:
         self.tensor_inputs = {}
         self.views = 0
         self.declared = set()
+        self.env = {}  # a size the wrapper names (xnumel = 256 * s77) -> its expression text
 
     def call_body(self):
         for node in ast.walk(self.tree):
@@ -156,8 +157,8 @@ class Recorder:
                 if fn == "get_raw_stream":
                     return
                 if fn == "empty_strided_cuda":
-                    sizes = [expr(e) for e in v.args[0].elts]
-                    strides = [expr(e) for e in v.args[1].elts]
+                    sizes = [expr(e, self.env) for e in v.args[0].elts]
+                    strides = [expr(e, self.env) for e in v.args[1].elts]
                     dt = hj_dtype(ast.unparse(v.args[2]))
                     self.desc["body"].append({"op": "alloc", "name": name, "dtype": dt, "sizes": self.ints(sizes),
                                               "strides": self.ints(strides)})
@@ -168,8 +169,14 @@ class Recorder:
                     self.reinterpret(v, name)
                     return
                 if isinstance(v.func, ast.Attribute) and v.func.attr in ("size", "stride"):
-                    self.desc["symbols"][name] = expr(v)
+                    self.desc["symbols"][name] = expr(v, self.env)
                     return
+            if isinstance(v, (ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Call)):
+                try:  # a size the wrapper computes before a launch: used where it is named
+                    self.env[name] = expr(v, self.env)
+                    return
+                except Unsupported:
+                    pass
             raise Unsupported("statement")
         if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
             c = st.value
@@ -181,8 +188,8 @@ class Recorder:
                     x = c.args[0].id
                     i = self.arg_names.index(x)
                     self.desc["inputs"][i] = {"name": x, "dtype": hj_dtype(self.inputs[i].dtype),
-                                              "sizes": self.ints([expr(e) for e in c.args[1].elts]),
-                                              "strides": self.ints([expr(e) for e in c.args[2].elts])}
+                                              "sizes": self.ints([expr(e, self.env) for e in c.args[1].elts]),
+                                              "strides": self.ints([expr(e, self.env) for e in c.args[2].elts])}
                     self.roots[x] = x
                     # A size symbol Dynamo passes as an argument is the size
                     # of the first input asserted to have it: defined so, a
@@ -220,9 +227,9 @@ class Recorder:
 
     def reinterpret(self, call, name=None):
         of = call.args[0].id
-        sizes = [expr(e) for e in call.args[1].elts]
-        strides = [expr(e) for e in call.args[2].elts]
-        offset = expr(call.args[3])
+        sizes = [expr(e, self.env) for e in call.args[1].elts]
+        strides = [expr(e, self.env) for e in call.args[2].elts]
+        offset = expr(call.args[3], self.env)
         if name is None:
             self.views += 1
             name = "hj_view%d" % self.views
@@ -259,14 +266,14 @@ class Recorder:
         texts, numels = [], {}
         for p, a in zip(params, args):
             if p in k["specialized"]:  # compiled in (a numel of 1): the grid's only
-                numels[p] = expr(a)
+                numels[p] = expr(a, self.env)
                 continue
             if isinstance(a, ast.Name) and a.id in self.shapes:
                 texts.append(a.id)
             elif isinstance(a, ast.Call):
                 texts.append(self.tensor_arg(a))
             else:
-                e = expr(a)
+                e = expr(a, self.env)
                 texts.append(self.ints([e])[0])
                 numels[p] = e
         for p, t in zip([p for p in params if p not in k["specialized"]], texts):
@@ -274,7 +281,7 @@ class Recorder:
                 self.writes(t)
         grid = []
         for g in k["grid"]:
-            grid.append(self.ints([expr(ast.parse(str(g), mode="eval").body, numels)])[0])
+            grid.append(self.ints([expr(ast.parse(str(g), mode="eval").body, dict(self.env, **numels))])[0])
         if kname not in self.declared:
             self.declared.add(kname)
             self.desc["kernels"].append({"name": kname, "triton": self.copy_entry(kname, k)})

@@ -5,10 +5,11 @@ torch tensors.
 
 Where PyTorch, Triton and the hostjit module (PYTHONPATH) are installed.
 For each program (dynamic ones of inductor_programs_suite.py; default
-dynamic_mlp and dynamic_ln_gelu): torch.compile(dynamic=True), record one
+dynamic_mlp, dynamic_ln_gelu and dynamic_gpt2_block): torch.compile(dynamic=True), record one
 call (inductor_record.py), compile the description once with hostjit (JIT,
 no tiering) eagerly and in graph mode, each on a runtime of its own. Then for
-200 row counts (17 to 216), each once: Inductor's call (its arguments and
+200 sizes (17 to 216) of the first input's first dim that is not 1 (rows,
+or a sequence's length), each once: Inductor's call (its arguments and
 the graph's outputs taken at its CompiledFxGraph), and both hostjit programs
 on those arguments, every output compared bit for bit where it lies. Then
 three rounds over the 200 shapes, each call timed on the host (median µs):
@@ -62,8 +63,12 @@ def run(out, name):
         compiled = inductor_record.record.compiled
         shapes = []
         torch.manual_seed(1)
-        for rows in range(17, 217):
-            ins = [torch.randn(rows, *first[0].shape[1:], device="cuda", dtype=first[0].dtype)] + first[1:]
+        x = first[0]
+        dim = next(i for i, n in enumerate(x.shape) if n != 1)  # the dim that varies: rows, or a sequence
+        for n in range(17, 217):
+            shape = list(x.shape)
+            shape[dim] = n
+            ins = [torch.randn(shape, device="cuda", dtype=x.dtype)] + first[1:]
             compiled(*ins)
             shapes.append((ins, seen["args"], seen["outs"]))
         output_code.CompiledFxGraph.__call__ = orig
@@ -80,8 +85,7 @@ def run(out, name):
                 for o, root in zip(outs, roots):
                     if root not in results:
                         continue
-                    g = got[results.index(root)].reshape(-1)
-                    view = torch.as_strided(g, o.shape, o.stride(), o.storage_offset())
+                    view = torch.as_strided(got[results.index(root)], o.shape, o.stride(), o.storage_offset())
                     bad += not torch.equal(view, o)
         res["shapes"] = len(shapes)
         res["outputs_differing"] = bad
@@ -111,7 +115,7 @@ def run(out, name):
 
 def main():
     out = os.path.abspath(sys.argv[1])
-    names = sys.argv[2:] or ["dynamic_mlp", "dynamic_ln_gelu"]
+    names = sys.argv[2:] or ["dynamic_mlp", "dynamic_ln_gelu", "dynamic_gpt2_block"]
     bad = 0
     for n in names:
         try:

@@ -7,8 +7,9 @@ runs in a process of its own, with fresh caches, N at a time (default 3);
 timings are taken under a lock, one process at a time. Per program:
   - record one call of the default torch.compile, save the arguments
     Inductor's call took (.npy, before the call) and what its graph returned;
-  - `hostjit run` the description on CUDA in eval and JIT mode with those
-    arguments and compare each graph output, where it lies, bit for bit;
+  - run the description through the hostjit module (PYTHONPATH) on CUDA in
+    eval and JIT mode on those arguments, torch tensors, and compare each
+    graph output, where it lies, bit for bit;
     if one differs and the program has extern matmuls, again with a 32 MiB
     workspace given to each (as PyTorch gives cuBLAS one);
   - host µs per call (median of 300, after 20): hostjit JIT eager and graph
@@ -54,31 +55,35 @@ def results_of(desc):
     return res, [roots[o] for o in desc["outputs"]]
 
 
-def compare(cmd, desc, outs, saved):
-    """Runs cmd (hostjit run ... --save-outputs SAVED) and compares every
-    output the graph returned with hostjit's, in eval and JIT mode."""
-    import numpy as np
+def compare(path, desc, args, outs):
+    """Runs the description through the hostjit module in eval and JIT mode
+    on copies of the arguments Inductor's call took, and compares every
+    output its graph returned with hostjit's, where it lies, bit for bit."""
+    import torch
+    import hostjit
     res = {}
-    run = subprocess.run(cmd + ["--save-outputs", saved], capture_output=True, text=True, timeout=600)
-    if run.returncode != 0:
-        res["error"] = (run.stdout + run.stderr).strip().splitlines()[-1][:400]
-        return res
     results, roots = results_of(desc)
+    rt = hostjit.Runtime(backend="cuda", stream=0)
     same = []
-    for o, root in zip(outs, roots):
-        if root not in results:
-            continue  # an input the program writes: not saved by `hostjit run`
-        for mode in ("eval", "jit"):
-            flat = np.load(os.path.join(saved, mode, root + ".npy")).reshape(-1)
-            view = np.lib.stride_tricks.as_strided(
-                flat[o.storage_offset():], shape=tuple(o.shape),
-                strides=tuple(s * flat.itemsize for s in o.stride())) if o.dim() else flat[o.storage_offset()]
-            want = o.cpu().numpy()
-            same.append(bool(np.array_equal(view, want, equal_nan=want.dtype.kind == "f")))
+    for mode in ("eval", "jit"):
+        try:
+            prog = hostjit.compile(path, runtime=rt, mode=mode, tiered=False)
+            got = prog(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+        except hostjit.HostjitError as e:
+            res["error"] = str(e).strip().splitlines()[-1][:400]
+            return res
+        got = [torch.from_dlpack(t) for t in (got if isinstance(got, tuple) else (got,))]
+        torch.cuda.synchronize()
+        for o, root in zip(outs, roots):
+            if root not in results:
+                continue  # an input the program writes
+            view = torch.as_strided(got[results.index(root)], o.shape, o.stride(), o.storage_offset())
+            same.append(bool(torch.equal(view, o)) or bool(torch.equal(view.isnan(), o.isnan()) and
+                                                            torch.equal(view.nan_to_num(), o.nan_to_num())))
             if not same[-1]:
-                diff = np.abs(view.astype(np.float64) - want.astype(np.float64))
-                res["max_abs_diff"] = max(res.get("max_abs_diff", 0.0), float(np.nanmax(diff)))
-                res["max_abs_output"] = float(np.nanmax(np.abs(want.astype(np.float64))))
+                diff = (view.double() - o.double()).abs().nan_to_num()
+                res["max_abs_diff"] = max(res.get("max_abs_diff", 0.0), float(diff.max()))
+                res["max_abs_output"] = float(o.double().abs().nan_to_num().max())
     res["outputs_compared"] = len(same)
     res["bit_identical"] = all(same) and bool(same)
     return res
@@ -111,7 +116,7 @@ def host_us(f, n=300, warm=20):
 
 
 def hostjit_timing(cmd, graph):
-    t = subprocess.run(["jit" if c == "both" else c for c in cmd] + ["--repeat", "300", "--stats", "json"] +
+    t = subprocess.run(cmd + ["--repeat", "300", "--stats", "json"] +
                        (["--graph"] if graph else []), capture_output=True, text=True, timeout=600)
     m = re.search(r"^jit: \d+ calls, median ([0-9.]+) us", t.stdout, re.M)
     stats = {}
@@ -143,15 +148,19 @@ def one(hostjit, out, name):
         compiled = inductor_record.record.compiled
         res.update(kernels=len(desc["kernels"]), steps=len(desc["body"]),
                    externs=sum(s["op"] == "extern" for s in desc["body"]))
-        cmd = [hostjit, "run", os.path.join(d, name + ".inductor.json"), "--backend", "cuda", "--mode", "both",
-               "--no-tier"]
+        path = os.path.join(d, name + ".inductor.json")
+        # The CLI times the program on the same arguments (.npy; random
+        # values of the same shape where NumPy has no such dtype, bf16).
+        cmd = [hostjit, "run", path, "--backend", "cuda", "--mode", "jit", "--no-tier"]
         for spec, a in zip(desc["inputs"], args):
-            if "sizes" in spec:
+            if "sizes" not in spec:
+                cmd += ["--scalar", "%s=%d" % (spec["name"], int(a))]
+            elif a.dtype == torch.bfloat16:
+                cmd += ["--input", "%s=bf16[%s]" % (spec["name"], ",".join(str(x) for x in a.shape))]
+            else:
                 np.save(os.path.join(d, spec["name"] + ".npy"), a.cpu().numpy())
                 cmd += ["--input", "%s=@%s" % (spec["name"], os.path.join(d, spec["name"] + ".npy"))]
-            else:
-                cmd += ["--scalar", "%s=%d" % (spec["name"], int(a))]
-        res.update(compare(cmd, desc, outs, os.path.join(d, "hostjit")))
+        res.update(compare(path, desc, args, outs))
         if "error" in res:
             return res
         if not res["bit_identical"] and res["externs"]:
@@ -161,8 +170,7 @@ def one(hostjit, out, name):
                     s["workspace"] = WORKSPACE
             wpath = os.path.join(d, name + "_ws.inductor.json")
             json.dump(ws, open(wpath, "w"), indent=1)
-            wcmd = [wpath if c.endswith(name + ".inductor.json") else c for c in cmd]
-            w = compare(wcmd, desc, outs, os.path.join(d, "hostjit_ws"))
+            w = compare(wpath, desc, args, outs)
             res["bit_identical_workspace"] = w.get("bit_identical", w.get("error"))
             if "max_abs_diff" in w:
                 res["max_abs_diff_workspace"] = w["max_abs_diff"]
