@@ -115,6 +115,7 @@ def programs():
         "bf16_linear_gelu": lambda: (lambda x: F.gelu(lin_bf16(x)), lambda: [r(32, 256, dtype=torch.bfloat16)], False),
         "swiglu_f16": lambda: (lambda x: down(F.silu(gate(x)) * up(x)), lambda: [r(32, 256, dtype=torch.float16)], False),
         "dynamic_mlp": lambda: (lambda x: dyn_mlp(x), lambda: [r(24, 64)], True),
+        "dynamic_attention": lambda: (lambda x: attn(x), lambda: [r(1, 64, 64)], True),
         "gpt2_block": lambda: (gpt2(True), lambda: [r(1, 64, 768)], False),
         "dynamic_gpt2_block": lambda: (gpt2(True), lambda: [r(1, 64, 768)], True),
         "gpt2_model": lambda: (gpt2(False), ids, False),

@@ -291,15 +291,31 @@ class Recorder:
         src = os.path.join(k["cache_dir"], k["cache_hash"])
         dst = os.path.join(self.out_dir, "kernels", kname)
         os.makedirs(dst, exist_ok=True)
-        for f in glob.glob(os.path.join(src, kname + ".*")):
+        # The entry's files are named after the compiled function, which
+        # Triton may name other than the wrapper's variable (a long name is
+        # shortened): its __grp__ file says which they are.
+        base = kname
+        groups = glob.glob(os.path.join(src, "__grp__*.json"))
+        if not os.path.exists(os.path.join(src, kname + ".json")) and len(groups) == 1:
+            base = os.path.basename(groups[0])[len("__grp__"):-len(".json")]
+        for f in glob.glob(os.path.join(src, glob.escape(base) + ".*")):
             if os.path.splitext(f)[1] in (".json", ".ttir", ".source", ".cubin", ".ptx"):
                 shutil.copy(f, dst)
-        if not os.path.exists(os.path.join(dst, kname + ".json")):
-            raise Unsupported("no cache entry %s/%s.json for the variant that ran" % (src, kname))
-        return "kernels/%s/%s.json" % (kname, kname)
+        if not os.path.exists(os.path.join(dst, base + ".json")):
+            raise Unsupported("no cache entry %s/%s.json for the variant that ran (%s)" %
+                              (src, base, ", ".join(sorted(os.listdir(src))) if os.path.isdir(src) else "no such dir"))
+        return "kernels/%s/%s.json" % (kname, base)
 
 
-def record(fn, inputs, out_dir, name, dynamic=False, calls=2):
+def pytorch_workspace():
+    """The workspace PyTorch gives cuBLAS and cuBLASLt by default (one,
+    unified): 32 MiB on Hopper, else 4096 KiB x 2 + 16 KiB x 8. An extern
+    matmul given the same lets cuBLASLt choose among the same algorithms."""
+    import torch
+    return 32 << 20 if torch.cuda.get_device_capability()[0] == 9 else (4096 * 2 + 16 * 8) << 10
+
+
+def record(fn, inputs, out_dir, name, dynamic=False, calls=2, workspace=None):
     """Compiles fn, calls it, and writes OUT_DIR/NAME.inductor.json; returns
     (description, the arguments Inductor's call took, as they were before
     it, what fn returned). record.graph_outputs is what the compiled
@@ -363,6 +379,10 @@ def record(fn, inputs, out_dir, name, dynamic=False, calls=2):
     if len(wrappers) != 1:
         raise Unsupported("%d wrappers in the Inductor cache; expected the one of this graph" % len(wrappers))
     desc = Recorder(open(wrappers[0]).read(), seen, graph_args, out_dir, name).run()
+    ws = pytorch_workspace() if workspace is None else workspace
+    for st in desc["body"]:
+        if st["op"] == "extern" and ws:
+            st["workspace"] = ws
     json.dump(desc, open(os.path.join(out_dir, name + ".inductor.json"), "w"), indent=1)
     record.compiled = compiled  # the compiled function, for timing it beside hostjit
     record.graph_outputs = graph_outs  # what the graph's call returned, in the description's output order

@@ -5,7 +5,7 @@ torch tensors.
 
 Where PyTorch, Triton and the hostjit module (PYTHONPATH) are installed.
 For each program (dynamic ones of inductor_programs_suite.py; default
-dynamic_mlp, dynamic_ln_gelu and dynamic_gpt2_block): torch.compile(dynamic=True), record one
+dynamic_mlp, dynamic_ln_gelu and dynamic_attention): torch.compile(dynamic=True), record one
 call (inductor_record.py), compile the description once with hostjit (JIT,
 no tiering) eagerly and in graph mode, each on a runtime of its own. Then for
 200 sizes (17 to 216) of the first input's first dim that is not 1 (rows,
@@ -115,7 +115,7 @@ def run(out, name):
 
 def main():
     out = os.path.abspath(sys.argv[1])
-    names = sys.argv[2:] or ["dynamic_mlp", "dynamic_ln_gelu", "dynamic_gpt2_block"]
+    names = sys.argv[2:] or ["dynamic_mlp", "dynamic_ln_gelu", "dynamic_attention"]
     bad = 0
     for n in names:
         try:
