@@ -17,10 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-// The longest kernel name whose files (NAME.source the longest) fit the
-// 255 bytes of a file name.
-constexpr size_t kMaxTritonName = 255 - 7;
-
 Error bad(const std::string &file, const std::string &what) { return Error{HJ_ERR_INVALID_ARGUMENT, file + ": " + what}; }
 
 // Scans, not regexes: libstdc++'s regex recurses per character, and these
@@ -207,10 +203,6 @@ Expected<TritonKernel> readTritonKernel(const std::string &path) {
   if (!j.contains("name") || !j["name"].is_string()) return bad(*file, "name: missing or not a string");
   k.name = j["name"].get<std::string>();
   if (!isName(k.name)) return bad(*file, "name: '" + k.name.substr(0, 64) + "' is not a kernel name");
-  // The files beside the metadata are named after the kernel.
-  if (k.name.size() > kMaxTritonName)
-    return bad(*file, "name: " + std::to_string(k.name.size()) + " characters; a kernel name whose files can exist has at most " +
-                          std::to_string(kMaxTritonName));
   if (j.contains("triton_version") && j["triton_version"].is_string()) k.version = j["triton_version"].get<std::string>();
   // It goes into a comment line of the declaration.
   if (std::any_of(k.version.begin(), k.version.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
@@ -269,9 +261,12 @@ Expected<TritonKernel> readTritonKernel(const std::string &path) {
   } else if (k.numCtas != 1) {
     k.cluster = {k.numCtas, 1, 1};
   }
+  // The files beside the metadata share its stem: the kernel's name, or
+  // its first 150 characters where Triton shortened a long one.
   fs::path dir = fs::path(*file).parent_path();
-  fs::path ttir = dir / (k.name + ".ttir");
-  if (!fs::exists(ttir)) ttir = dir / (k.name + ".source");
+  std::string stem = fs::path(*file).stem().string();
+  fs::path ttir = dir / (stem + ".ttir");
+  if (!fs::exists(ttir)) ttir = dir / (stem + ".source");
   if (auto ok = readParams(k, ttir.string()); !ok) return ok.error();
   for (const char *key : {"global_scratch_size", "profile_scratch_size"})
     if (j.contains(key)) {
@@ -282,7 +277,7 @@ Expected<TritonKernel> readTritonKernel(const std::string &path) {
       k.paramNames.push_back(std::string(key).substr(0, std::string(key).size() - 5));
       ++k.hidden;
     }
-  fs::path cubin = dir / (k.name + ".cubin"), ptx = dir / (k.name + ".ptx");
+  fs::path cubin = dir / (stem + ".cubin"), ptx = dir / (stem + ".ptx");
   std::error_code ec;
   for (const fs::path &image : {cubin, ptx}) {
     if (!fs::exists(fs::symlink_status(image, ec)) && !fs::exists(image, ec)) continue;
