@@ -315,7 +315,7 @@ def pytorch_workspace():
     return 32 << 20 if torch.cuda.get_device_capability()[0] == 9 else (4096 * 2 + 16 * 8) << 10
 
 
-def record(fn, inputs, out_dir, name, dynamic=False, calls=2, workspace=None):
+def record(fn, inputs, out_dir, name, dynamic=False, calls=2, workspace=0):
     """Compiles fn, calls it, and writes OUT_DIR/NAME.inductor.json; returns
     (description, the arguments Inductor's call took, as they were before
     it, what fn returned). record.graph_outputs is what the compiled

@@ -54,6 +54,7 @@ def run(out, name):
         orig = output_code.CompiledFxGraph.__call__
 
         def call(self, args):
+            seen.setdefault("graphs", set()).add(id(self))
             seen["args"] = list(args)  # before the call clears the list
             r = orig(self, args)
             seen["outs"] = list(r) if isinstance(r, (tuple, list)) else [r]
@@ -72,6 +73,10 @@ def run(out, name):
             compiled(*ins)
             shapes.append((ins, seen["args"], seen["outs"]))
         output_code.CompiledFxGraph.__call__ = orig
+        if len(seen["graphs"]) != 1:  # the recorded program is one graph's
+            res["error"] = "Dynamo compiled %d graphs over the shapes; one hostjit program is one graph" % \
+                len(seen["graphs"])
+            return res
 
         def outputs(prog, args):
             r = prog(*args)

@@ -9,8 +9,7 @@ timings are taken under a lock, one process at a time. Per program:
     Inductor's call took (.npy, before the call) and what its graph returned;
   - run the description through the hostjit module (PYTHONPATH) on CUDA in
     eval and JIT mode on those arguments, torch tensors, and compare each
-    graph output, where it lies, bit for bit (extern matmuls get PyTorch's
-    cuBLAS workspace, 32 MiB on an H200: inductor_record.pytorch_workspace);
+    graph output, where it lies, bit for bit;
   - host µs per call (median of 300, after 20): hostjit JIT eager and graph
     mode (`hostjit run --repeat`), Inductor's Python wrapper, cpp_wrapper
     and mode="reduce-overhead", each compiled after torch._dynamo.reset();
