@@ -13,7 +13,8 @@ timings are taken under a lock, one process at a time. Per program:
   - host µs per call (median of 300, after 20): hostjit JIT eager and graph
     mode (`hostjit run --repeat`), Inductor's Python wrapper, cpp_wrapper
     and mode="reduce-overhead", each compiled after torch._dynamo.reset();
-  - peak device bytes of one call: hostjit's peak_bytes, and
+  - peak device bytes of one call: hostjit's peak_bytes (a run of one
+    call), and
     torch.cuda.max_memory_allocated() over one call of the default compile
     less what was allocated before it (outputs counted in both).
 Prints "RESULT {...}" per program and a table; writes OUTDIR/summary.json.
@@ -112,8 +113,8 @@ def host_us(f, n=300, warm=20):
     return round(statistics.median(us), 2)
 
 
-def hostjit_timing(cmd, graph):
-    t = subprocess.run(cmd + ["--repeat", "300", "--stats", "json"] +
+def hostjit_timing(cmd, graph, repeat=300):
+    t = subprocess.run(cmd + ["--repeat", str(repeat), "--stats", "json"] +
                        (["--graph"] if graph else []), capture_output=True, text=True, timeout=600)
     m = re.search(r"^jit: \d+ calls, median ([0-9.]+) us", t.stdout, re.M)
     stats = {}
@@ -174,7 +175,10 @@ def one(hostjit, out, name):
         with timing_lock(out):
             res["hostjit_jit_us"], stats = hostjit_timing(cmd, False)
             res["hostjit_graph_us"], gstats = hostjit_timing(cmd, True)
-            res["hostjit_peak_bytes"] = stats.get("peak_bytes")
+            # One call's peak: with --repeat a call's outputs live on until
+            # the next call has made its own.
+            _, one_call = hostjit_timing([c for c in cmd if c != "--no-tier"], False, repeat=1)
+            res["hostjit_peak_bytes"] = one_call.get("peak_bytes")
             res["graph_builds"] = gstats.get("graph_builds")
             res["inductor_python_us"] = host_us(lambda: compiled(*inputs))
             res["inductor_peak_bytes"] = peak(lambda: compiled(*inputs))
