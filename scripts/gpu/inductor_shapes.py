@@ -6,7 +6,7 @@ torch tensors.
 Where PyTorch, Triton and the hostjit module (PYTHONPATH) are installed.
 For each program (dynamic ones of inductor_programs_suite.py; default
 dynamic_mlp, dynamic_ln_gelu and dynamic_attention): torch.compile(dynamic=True), record one
-call (inductor_record.py), compile the description once with hostjit (JIT,
+call (hostjit.inductor), compile the description once with hostjit (JIT,
 no tiering) eagerly and in graph mode, each on a runtime of its own. Then for
 200 sizes (17 to 216) of the first input's first dim that is not 1 (rows,
 or a sequence's length), each once: Inductor's call (its arguments and
@@ -29,7 +29,7 @@ sys.path.insert(0, HERE)
 def run(out, name):
     import torch
     import hostjit
-    import inductor_record
+    from hostjit import inductor
     from torch._inductor import output_code
     from inductor_programs_suite import programs
     from inductor_suite import results_of
@@ -42,7 +42,8 @@ def run(out, name):
     res = {"program": name}
     with torch.no_grad():
         first = make()
-        desc, _, _ = inductor_record.record(fn, first, d, name, dynamic=True)
+        rec = inductor.record(fn, first, d, name, dynamic=True)
+        desc = rec.desc
         path = os.path.join(d, name + ".inductor.json")
         rt_eager = hostjit.Runtime(backend="cuda", stream=0)
         rt_graph = hostjit.Runtime(backend="cuda", stream=0)
@@ -61,7 +62,7 @@ def run(out, name):
             return r
 
         output_code.CompiledFxGraph.__call__ = call
-        compiled = inductor_record.record.compiled
+        compiled = rec.compiled
         shapes = []
         torch.manual_seed(1)
         x = first[0]

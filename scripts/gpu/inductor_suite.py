@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """inductor_suite.py HOSTJIT OUTDIR [--jobs N] [PROGRAM...] - torch programs
-through Inductor, recorded (inductor_record.py) and run by hostjit on the GPU.
+through Inductor, recorded (hostjit.inductor) and run by hostjit on the GPU.
 
 Where PyTorch and Triton are installed. Each program (inductor_programs_suite.py)
 runs in a process of its own, with fresh caches, N at a time (default 3);
@@ -127,7 +127,7 @@ def hostjit_timing(cmd, graph, repeat=300):
 def one(hostjit, out, name):
     import numpy as np
     import torch
-    import inductor_record
+    from hostjit import inductor
     from inductor_programs_suite import programs
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
@@ -138,12 +138,11 @@ def one(hostjit, out, name):
     with torch.no_grad():
         inputs = make()
         try:
-            desc, args, _ = inductor_record.record(fn, inputs, d, name, dynamic=dynamic)
-        except inductor_record.Unsupported as e:
+            rec = inductor.record(fn, inputs, d, name, dynamic=dynamic)
+        except inductor.Unsupported as e:
             res["error"] = "recorder: " + str(e)[:400]
             return res
-        outs = inductor_record.record.graph_outputs
-        compiled = inductor_record.record.compiled
+        desc, args, outs, compiled = rec.desc, rec.args, rec.outputs, rec.compiled
         res.update(kernels=len(desc["kernels"]), steps=len(desc["body"]),
                    externs=sum(s["op"] == "extern" for s in desc["body"]))
         path = os.path.join(d, name + ".inductor.json")

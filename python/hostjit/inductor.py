@@ -1,22 +1,25 @@
-#!/usr/bin/env python3
-"""inductor_record.py - records what Inductor compiled for one call as a
-hostjit Inductor description (docs/inductor.md).
+"""hostjit.inductor - records what Inductor compiled for one call of a
+function as a hostjit Inductor description (docs/inductor.md), which
+hostjit.compile() imports whole.
 
-Where PyTorch and Triton are installed (not part of the C++ build). For a
-function and its inputs, in a process with fresh Triton and Inductor caches
-(TRITON_CACHE_DIR and TORCHINDUCTOR_CACHE_DIR set before the call):
+    from hostjit import inductor
+    rec = inductor.record(fn, inputs, out_dir, "name", dynamic=False)
+    prog = hostjit.compile(rec.path)          # the description, imported
+    prog(*rec.args)                           # Inductor's graph arguments
 
-  desc = record(fn, inputs, out_dir, name, dynamic=False)
-
-compiles fn with torch.compile, calls it, and writes out_dir/NAME.inductor.json
-with the kernels it launched (each the Triton cache entry of the variant the
-launch used, found by its launcher's cache_hash, copied under
-out_dir/kernels/) and returns the description. The wrapper Inductor wrote
-(its Runner.call) is read statement by statement: its inputs and size
-symbols, assert_size_stride, empty_strided_cuda, reinterpret_tensor,
-buffer reuse, extern_kernels calls and kernel launches; a grid is Inductor's
-own grid expression for the launcher's config (GridExpr), over the launch's
-numel arguments. A statement it does not know raises Unsupported naming it.
+record() needs PyTorch and Triton (imported when it is called; the rest of
+this module does not). In a process with fresh Triton and Inductor caches
+(TRITON_CACHE_DIR and TORCHINDUCTOR_CACHE_DIR set before the call), it
+compiles fn with torch.compile, calls it, and writes
+out_dir/NAME.inductor.json with the kernels it launched, each the Triton
+cache entry of the variant the launch used (found by its launcher's
+cache_hash), copied under out_dir/kernels/. Recorder reads the wrapper
+Inductor wrote (its Runner.call) statement by statement: the arguments and
+size symbols, assert_size_stride, empty_strided_cuda, reinterpret_tensor,
+buffer reuse, sizes the wrapper names, extern_kernels calls and kernel
+launches; a grid is Inductor's own grid expression for the launcher's
+config (GridExpr), over the launch's numel arguments. A statement it does
+not know raises Unsupported naming the wrapper's line.
 """
 import ast
 import glob
@@ -30,7 +33,8 @@ DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f6
 
 
 class Unsupported(Exception):
-    pass
+    """What Inductor wrote that the description cannot hold, with the
+    wrapper's line."""
 
 
 def hj_dtype(torch_dtype):
@@ -74,6 +78,15 @@ def expr(node, env=None):
 
 
 class Recorder:
+    """The description of one wrapper. source: the wrapper's Python text;
+    kernels: name -> what its launch showed ({"cache_dir", "cache_hash":
+    the variant's Triton cache entry, "grid": three expressions over the
+    kernel's parameters, "arg_names", "constexprs", "specialized": the
+    parameters compiled in}); inputs: the graph's arguments (anything with
+    .shape and .dtype for a tensor, an int for a size); out_dir, name:
+    where the kernels are copied and what the program is called. run()
+    returns the description (a dict)."""
+
     def __init__(self, source, kernels, inputs, out_dir, name):
         self.tree = ast.parse(source)
         self.kernels = kernels  # name -> what the launch hook saw
@@ -307,6 +320,18 @@ class Recorder:
         return "kernels/%s/%s.json" % (kname, base)
 
 
+class Recording:
+    """What record() made: desc (the description, a dict) and path (its
+    file); args, the arguments Inductor's graph took in the recorded call
+    (tensors copied before it, sizes as ints), in the description's input
+    order; outputs, what the graph returned, one per description output;
+    returned, what fn returned; compiled, the torch.compile'd fn."""
+
+    def __init__(self, desc, path, args, outputs, returned, compiled):
+        self.desc, self.path, self.args = desc, path, args
+        self.outputs, self.returned, self.compiled = outputs, returned, compiled
+
+
 def pytorch_workspace():
     """The workspace PyTorch gives cuBLAS and cuBLASLt by default (one,
     unified): 32 MiB on Hopper, else 4096 KiB x 2 + 16 KiB x 8. An extern
@@ -316,11 +341,12 @@ def pytorch_workspace():
 
 
 def record(fn, inputs, out_dir, name, dynamic=False, calls=2, workspace=0):
-    """Compiles fn, calls it, and writes OUT_DIR/NAME.inductor.json; returns
-    (description, the arguments Inductor's call took, as they were before
-    it, what fn returned). record.graph_outputs is what the compiled
-    graph's call returned (one per description output); record.compiled the
-    compiled fn."""
+    """Compiles fn with torch.compile(dynamic=dynamic), calls it `calls`
+    times and once more, recorded, and writes OUT_DIR/NAME.inductor.json;
+    returns a Recording. workspace: bytes given to each extern matmul
+    (None: pytorch_workspace()); by default none, with which more programs
+    came out bit-identical (bench/RESULTS.md) and no memory is added.
+    Raises Unsupported for what the description cannot hold."""
     import torch
     import torch._inductor.config as ic
     from torch._inductor.runtime import triton_heuristics as th
@@ -378,12 +404,13 @@ def record(fn, inputs, out_dir, name, dynamic=False, calls=2, workspace=0):
                 if "def call(" in open(p).read()]
     if len(wrappers) != 1:
         raise Unsupported("%d wrappers in the Inductor cache; expected the one of this graph" % len(wrappers))
-    desc = Recorder(open(wrappers[0]).read(), seen, graph_args, out_dir, name).run()
+    with open(wrappers[0]) as f:
+        desc = Recorder(f.read(), seen, graph_args, out_dir, name).run()
     ws = pytorch_workspace() if workspace is None else workspace
     for st in desc["body"]:
         if st["op"] == "extern" and ws:
             st["workspace"] = ws
-    json.dump(desc, open(os.path.join(out_dir, name + ".inductor.json"), "w"), indent=1)
-    record.compiled = compiled  # the compiled function, for timing it beside hostjit
-    record.graph_outputs = graph_outs  # what the graph's call returned, in the description's output order
-    return desc, graph_args, out
+    path = os.path.join(out_dir, name + ".inductor.json")
+    with open(path, "w") as f:
+        json.dump(desc, f, indent=1)
+    return Recording(desc, path, graph_args, graph_outs, out, compiled)

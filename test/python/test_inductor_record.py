@@ -1,0 +1,134 @@
+# test_inductor_record.py - hostjit.inductor's Recorder without PyTorch: a
+# wrapper in the form Inductor writes (a linear layer, a kernel launched
+# three times in place, a reused buffer, a named numel, an output view at an
+# offset, a written input), with a Triton cache entry whose files carry a
+# shortened name, recorded, imported by hostjit.compile and run on the host
+# backend against NumPy; and what it refuses, naming the wrapper's line.
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from conftest import REPO, TEST_KERNELS
+
+ENTRY = REPO / "test" / "lit" / "inputs" / "inductor" / "kernels" / "add_kernel"
+
+WRAPPER = '''
+from torch._inductor.runtime.triton_heuristics import start_graph
+empty_strided_cuda = torch._C._dynamo.guards._empty_strided_cuda
+
+
+class Runner:
+    def __init__(self, partitions):
+        self.partitions = partitions
+
+    def call(self, args):
+        arg0_1, primals_1, primals_2, primals_3, primals_4 = args
+        args.clear()
+        s0 = arg0_1
+        assert_size_stride(primals_1, (4, 8), (8, 1))
+        assert_size_stride(primals_2, (4, ), (1, ))
+        assert_size_stride(primals_3, (s0, 8), (8, 1))
+        assert_size_stride(primals_4, (s0, 4), (4, 1))
+        with torch.cuda._DeviceGuard(0):
+            torch.cuda.set_device(0)
+            buf0 = empty_strided_cuda((s0, 4), (4, 1), torch.float32)
+            # Topologically Sorted Source Nodes: [linear], Original ATen: [aten.addmm]
+            extern_kernels.addmm(primals_2, primals_3, reinterpret_tensor(primals_1, (8, 4), (1, 8), 0), alpha=1, beta=1, out=buf0)
+            del primals_1
+            buf1 = empty_strided_cuda((s0, 4), (4, 1), torch.float32)
+            triton_poi_fused_add_0_xnumel = 4*s0
+            stream0 = get_raw_stream(0)
+            triton_poi_fused_add_0.run(buf0, primals_4, buf1, triton_poi_fused_add_0_xnumel, stream=stream0)
+            del buf0
+            buf2 = buf1; del buf1  # reuse
+            triton_poi_fused_add_0.run(buf2, buf2, buf2, triton_poi_fused_add_0_xnumel, stream=stream0)
+            triton_poi_fused_add_0.run(buf2, primals_4, primals_4, triton_poi_fused_add_0_xnumel, stream=stream0)
+        return (buf2, reinterpret_tensor(buf2, (s0, 2), (4, 1), 2), primals_4, )
+'''
+
+
+def cache_entry(tmp_path):
+    """A Triton cache holding add_kernel's entry under a hash, its files
+    named by a shorter name than the wrapper's kernel, as Triton shortens
+    long ones, and the launch the hook would have seen."""
+    d = tmp_path / "triton_cache" / "HASH0"
+    d.mkdir(parents=True)
+    for ext in ("json", "ttir", "ptx"):
+        shutil.copy(ENTRY / f"add_kernel.{ext}", d / f"add_kernel.{ext}")
+    (d / "__grp__add_kernel.json").write_text("{}")
+    return {"triton_poi_fused_add_0": {
+        "cache_dir": str(tmp_path / "triton_cache"), "cache_hash": "HASH0",
+        "grid": ["-((xnumel) // -(256))", "1", "1"],
+        "arg_names": ["in_ptr0", "in_ptr1", "out_ptr0", "xnumel", "XBLOCK"],
+        "constexprs": ["XBLOCK"], "specialized": []}}
+
+
+def record(tmp_path, wrapper, inputs, kernels=None):
+    from hostjit import inductor
+    desc = inductor.Recorder(wrapper, kernels if kernels is not None else cache_entry(tmp_path), inputs,
+                             str(tmp_path), "linear_add").run()
+    return desc
+
+
+def test_a_wrapper_recorded_imports_and_runs(hostjit, tmp_path):
+    rng = np.random.default_rng(3)
+    rows = 5
+    w, b = rng.standard_normal((4, 8)).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    x, res = rng.standard_normal((rows, 8)).astype(np.float32), rng.standard_normal((rows, 4)).astype(np.float32)
+    desc = record(tmp_path, WRAPPER, [rows, w, b, x, res])
+    assert desc["inputs"][0] == {"name": "arg0_1", "dtype": "i64"}
+    assert desc["symbols"] == {"s0": "size(primals_3, 0)"}
+    assert desc["inputs"][4]["written"] and "written" not in desc["inputs"][3]
+    assert desc["kernels"] == [{"name": "triton_poi_fused_add_0",
+                                "triton": "kernels/triton_poi_fused_add_0/add_kernel.json"}]
+    launches = [s for s in desc["body"] if s["op"] == "launch"]
+    assert [s["args"] for s in launches] == [["buf0", "primals_4", "buf1", "(4 * s0)"],
+                                             ["buf2", "buf2", "buf2", "(4 * s0)"],
+                                             ["buf2", "primals_4", "primals_4", "(4 * s0)"]]
+    assert launches[0]["grid"] == ["ceildiv((4 * s0), 256)", 1, 1]
+    assert {"op": "view", "name": "buf2", "of": "buf1", "sizes": ["s0", 4], "strides": [4, 1],
+            "offset": 0} in desc["body"]
+    assert desc["outputs"] == ["buf2", "hj_view2", "primals_4"]
+    # On the host backend the kernel runs through its stand-in.
+    desc["kernels"][0]["host"] = "triton_add"
+    path = tmp_path / "linear_add.inductor.json"
+    path.write_text(json.dumps(desc))
+    rt = hostjit.Runtime(backend="host", host_kernels=[str(TEST_KERNELS)])
+    for graph in (False, True):
+        prog = hostjit.compile(path, runtime=rt, graph=graph)
+        r = res.copy()
+        out = np.from_dlpack(prog(rows, w, b, x, r))
+        y = x @ w.T + b + res
+        np.testing.assert_allclose(out, 2 * y, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(r, 2 * y + res, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("line, why", [
+    ("buf3 = extern_kernels.convolution(buf0, primals_1, stride=(1, 1))", "statement"),
+    ("triton_poi_fused_add_0.run(buf0, primals_4, buf1, primals_2.item(), stream=stream0)",
+     "tensor argument primals_2.item()"),
+    ("torch.ops.aten._scaled_dot_product_efficient_attention.default(buf0, buf0, buf0, None, False)",
+     "statement"),
+])
+def test_what_it_cannot_hold_names_the_line(tmp_path, line, why):
+    from hostjit import inductor
+    lines = WRAPPER.splitlines()
+    at = next(i for i, s in enumerate(lines) if "del buf0" in s)
+    lines.insert(at, " " * 12 + line)
+    rng = np.random.default_rng(4)
+    inputs = [5, rng.standard_normal((4, 8)), rng.standard_normal(4), rng.standard_normal((5, 8)),
+              rng.standard_normal((5, 4))]
+    inputs = [a.astype(np.float32) if hasattr(a, "astype") else a for a in inputs]
+    with pytest.raises(inductor.Unsupported) as e:
+        record(tmp_path, "\n".join(lines), inputs)
+    assert f"{why} (wrapper line {at + 1}: {line.split('(')[0]}" in str(e.value)
+
+
+def test_a_kernel_that_did_not_run_is_refused(tmp_path):
+    from hostjit import inductor
+    with pytest.raises(inductor.Unsupported) as e:
+        record(tmp_path, WRAPPER, [5] + [np.random.default_rng(5).standard_normal(4).astype(np.float32)] * 4,
+               kernels={})
+    assert "kernel triton_poi_fused_add_0 did not run in the recorded call" in str(e.value)
