@@ -1,6 +1,7 @@
 // test_cuda_matmul.cpp - the matmul statement on the GPU through cuBLASLt:
 // a linear layer with bias and a workspace, a batched product with a
-// transpose, f16 and bf16 inputs; evaluator and JIT against references
+// transpose, f16 and bf16 inputs, operands at odd element offsets;
+// evaluator and JIT against references
 // computed here; graph mode; and, in a process of its own, a machine
 // without cuBLASLt.
 #define CATCH_CONFIG_EXTERNAL_INTERFACES
@@ -129,6 +130,46 @@ TEST_CASE("matmul on the GPU: batches with a transposed A, f16 and bf16 inputs, 
       CHECK(bad == 0);
     }
   }
+}
+
+TEST_CASE("matmul on the GPU: operands at odd element offsets, aligned to 4 bytes only", "[cuda][matmul]") {
+  // Slices Inductor takes with reinterpret_tensor can start anywhere: A at
+  // element 1, B at 3, C at 5 of their buffers. cuBLASLt is told each
+  // operand's alignment (else it assumes 256 bytes); the results are
+  // exact (multiples of 1/8, short sums) on every path, graph mode too.
+  Program p = parseText(
+      "func @main(%x: f32[?], %w: f32[?]) -> (f32[?]) {\n  %a = view %x[64, 96] strides[96, 1] offset 1\n"
+      "  %b = view %w[96, 80] strides[80, 1] offset 3\n  %y = alloc f32[5125]\n"
+      "  %c = view %y[64, 80] strides[80, 1] offset 5\n  matmul %a, %b, %c\n  return %y\n}\n");
+  const int64_t m = 64, k = 96, n = 80;
+  std::mt19937 g(23);
+  std::uniform_int_distribution<int> u(1, 16);
+  std::vector<float> xs(m * k + 1), ws(k * n + 3);
+  for (float &v : xs) v = u(g) / 8.0f * (u(g) % 2 ? 1 : -1);
+  for (float &v : ws) v = u(g) / 8.0f * (u(g) % 2 ? 1 : -1);
+  auto rt = cudaRuntime();
+  auto x = Tensor::fromHost(rt, {m * k + 1}, xs);
+  auto w = Tensor::fromHost(rt, {k * n + 3}, ws);
+  REQUIRE((x && w));
+  DLTensor xd = x->dl(), wd = w->dl();
+  const DLTensor *inputs[] = {&xd, &wd};
+  eachPath([&](bool useJit, bool graph) {
+    Runner r(p, rt, useJit, graph);
+    for (int call = 0; call < 2; ++call) {
+      auto out = r.run(inputs);
+      INFO((out ? "" : out.error().message));
+      REQUIRE(out);
+      std::vector<float> y = hostFloats((*out)[0]);
+      int bad = 0;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double want = 0;
+          for (int64_t q = 0; q < k; ++q) want += double(xs[1 + i * k + q]) * ws[3 + q * n + j];
+          bad += y[5 + i * n + j] != float(want);
+        }
+      CHECK(bad == 0);
+    }
+  });
 }
 
 // Hidden: run alone with HOSTJIT_CUBLASLT naming a library that does not

@@ -100,6 +100,22 @@ CublasLt::~CublasLt() {
   if (handle_) library().cublasLtDestroy(static_cast<cublasLtHandle_t>(handle_));
 }
 
+namespace {
+
+// The largest power of two up to 256 that divides the address. cuBLASLt's
+// heuristic assumes 256-byte aligned operands unless told otherwise, and a
+// view at an element offset (a slice Inductor takes of a buffer) can be
+// aligned to its element size only: an algorithm that needs more would
+// read it wrong. The plan is chosen for the alignments the call has.
+uint32_t alignmentOf(const void *p) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  uint32_t align = 256;
+  while (align > 1 && a % align) align /= 2;
+  return align;
+}
+
+}  // namespace
+
 int32_t CublasLt::matmul(const MatmulCall &m, CUstream stream, int32_t ordinal) {
   const Library &l = library();
   if (!l.error.empty()) return fail(HJ_ERR_NOT_FOUND, "%s: %s", m.site, l.error.c_str());
@@ -112,8 +128,10 @@ int32_t CublasLt::matmul(const MatmulCall &m, CUstream stream, int32_t ordinal) 
     if (cublasStatus_t s = l.cublasLtCreate(&h)) return refused("cublasLtCreate", s);
     handle_ = h;
   }
+  uint32_t alignA = alignmentOf(m.a), alignB = alignmentOf(m.b), alignC = alignmentOf(m.c);
   Key key = {m.batch, m.m, m.n, m.k, m.batchStride[0], m.batchStride[1], m.batchStride[2], m.rowStride[0],
-             m.rowStride[1], m.rowStride[2], int64_t(m.workspaceBytes), m.aType, m.cType, m.flags};
+             m.rowStride[1], m.rowStride[2], int64_t(m.workspaceBytes), m.aType, m.cType, m.flags,
+             int64_t(alignA) | int64_t(alignB) << 16 | int64_t(alignC) << 32};
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: a
@@ -156,6 +174,11 @@ int32_t CublasLt::matmul(const MatmulCall &m, CUstream stream, int32_t ordinal) 
     if (cublasStatus_t s = l.cublasLtMatmulPreferenceCreate(&pref)) return refused("cublasLtMatmulPreferenceCreate", s);
     uint64_t ws = m.workspaceBytes;
     l.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    // cuBLASLt's A is our B and its B our A (above); C and D are our C.
+    l.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignB, sizeof alignB);
+    l.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignA, sizeof alignA);
+    l.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignC, sizeof alignC);
+    l.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignC, sizeof alignC);
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
     cublasStatus_t s = l.cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(handle_), p->desc, p->a, p->b,

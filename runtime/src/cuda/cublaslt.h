@@ -33,9 +33,10 @@ class CublasLt {
 
  private:
   struct Plan;
-  // What a plan depends on: the shape, strides, workspace, dtypes and flags.
-  // A fixed array, so that finding the plan of a call allocates nothing.
-  using Key = std::array<int64_t, 14>;
+  // What a plan depends on: the shape, strides, workspace, dtypes, flags
+  // and the operands' alignments. A fixed array, so that finding the plan
+  // of a call allocates nothing.
+  using Key = std::array<int64_t, 15>;
   struct KeyHash {
     size_t operator()(const Key &k) const {
       size_t h = 0;
