@@ -47,7 +47,7 @@ RUNTIME_ROOMS = [
     ("core", ["profile", "graph", "streams", "memory", "record", "backend", "comm", "base"]),
     ("api", ["core", "profile", "graph", "streams", "memory", "record", "image", "backend", "comm", "base"]),
 ]
-# No source file of the runtime or the JIT is much longer than this.
+# No source file of the product is much longer than this.
 MAX_LINES = 650
 
 
@@ -76,11 +76,16 @@ def runtime_problems():
     return problems
 
 
+# Every folder of product code: the library, its headers, the runtime, the
+# JIT, the command line and the Python package.
+PRODUCT_FOLDERS = ("runtime", "jit", "lib", "include", "tools", "python")
+
+
 def long_files():
     problems = []
-    for folder in ("runtime/src", "jit/src"):
+    for folder in PRODUCT_FOLDERS:
         for f in sorted((ROOT / folder).rglob("*")):
-            if f.suffix in {".h", ".cpp"} and f.is_file():
+            if f.suffix in {".h", ".cpp", ".c", ".def", ".py"} and f.is_file():
                 n = len(f.read_text(errors="replace").splitlines())
                 if n > MAX_LINES:
                     problems.append(f"{f.relative_to(ROOT)}: {n} lines; split it by concern (at most {MAX_LINES})")
