@@ -1,9 +1,10 @@
 // host_data.cpp - random non-zero inputs and reading outputs back.
 #include "hostjit/exec/host_data.h"
 
-#include <cmath>
 #include <cstring>
 #include <random>
+
+#include "hostjit/half.h"
 
 namespace hostjit {
 
@@ -14,31 +15,6 @@ InputSet::~InputSet() {
 
 namespace {
 
-uint16_t toHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  int32_t exp = static_cast<int32_t>((x >> 23) & 0xFF) - 127 + 15;
-  uint32_t mant = (x >> 13) & 0x3FFu;
-  if (exp <= 0) return static_cast<uint16_t>(sign);
-  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7C00u);
-  return static_cast<uint16_t>(sign | (static_cast<uint32_t>(exp) << 10) | mant);
-}
-
-float fromHalf(uint16_t h) {
-  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1F, mant = h & 0x3FFu;
-  uint32_t x;
-  if (exp == 0) {
-    float f = std::ldexp(static_cast<float>(mant), -24);
-    return sign ? -f : f;
-  }
-  if (exp == 31) x = sign | 0x7F800000u | (mant << 13);
-  else x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-
 void fillRandom(DType t, unsigned char *out, size_t n, std::mt19937_64 &rng) {
   std::uniform_real_distribution<float> mag(0.25f, 1.25f);
   std::uniform_int_distribution<int> ints(1, 100), sign(0, 1);
@@ -47,8 +23,8 @@ void fillRandom(DType t, unsigned char *out, size_t n, std::mt19937_64 &rng) {
     int64_t k = ints(rng);
     unsigned char *p = out + i * dtypeBytes(t);
     switch (t) {
-      case DType::f16: { uint16_t h = toHalf(f); std::memcpy(p, &h, 2); break; }
-      case DType::bf16: { uint32_t x; std::memcpy(&x, &f, 4); uint16_t h = uint16_t(x >> 16); std::memcpy(p, &h, 2); break; }
+      case DType::f16: { uint16_t h = hj_f32_to_f16(f); std::memcpy(p, &h, 2); break; }
+      case DType::bf16: { uint16_t h = hj_f32_to_bf16(f); std::memcpy(p, &h, 2); break; }
       case DType::f32: std::memcpy(p, &f, 4); break;
       case DType::f64: { double d = f; std::memcpy(p, &d, 8); break; }
       case DType::Bool: *p = 1; break;
@@ -62,8 +38,8 @@ void fillRandom(DType t, unsigned char *out, size_t n, std::mt19937_64 &rng) {
 double elementAsDouble(DType t, const unsigned char *b, size_t i) {
   const unsigned char *p = b + i * dtypeBytes(t);
   switch (t) {
-    case DType::f16: { uint16_t h; std::memcpy(&h, p, 2); return fromHalf(h); }
-    case DType::bf16: { uint16_t h; std::memcpy(&h, p, 2); uint32_t x = uint32_t(h) << 16; float f; std::memcpy(&f, &x, 4); return f; }
+    case DType::f16: { uint16_t h; std::memcpy(&h, p, 2); return hj_f16_to_f32(h); }
+    case DType::bf16: { uint16_t h; std::memcpy(&h, p, 2); return hj_bf16_to_f32(h); }
     case DType::f32: { float f; std::memcpy(&f, p, 4); return f; }
     case DType::f64: { double d; std::memcpy(&d, p, 8); return d; }
     case DType::i8: return static_cast<int8_t>(*p);
