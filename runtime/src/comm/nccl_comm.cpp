@@ -2,7 +2,6 @@
 // dlopen("libnccl.so.2") on first use, as the driver is, so a binary without
 // NCCL runs every single-GPU program and says "no NCCL" only when a program
 // communicates.
-#include <dlfcn.h>
 
 #include <chrono>
 #include <climits>
@@ -15,6 +14,7 @@
 #include "comm/comm.h"
 #include "comm/watchdog.h"
 #include "base/error.h"
+#include "base/shared_library.h"
 
 namespace hj {
 
@@ -67,15 +67,15 @@ struct Nccl {
 const Nccl &nccl() {
   static Nccl n = [] {
     Nccl r;
-    void *lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    OpenedLibrary opened = openLibrary({"libnccl.so.2"});
+    void *lib = opened.handle;
     if (!lib) {
-      const char *e = dlerror();
-      r.error = std::string("no NCCL: libnccl.so.2 cannot be loaded (") + (e ? e : "not found") +
+      r.error = "no NCCL: libnccl.so.2 cannot be loaded (" + opened.firstError +
                 "); install NCCL or add its directory to LD_LIBRARY_PATH";
       return r;
     }
 #define HJ_NCCL_FN(ret, sym, params)                                                                \
-  r.sym = reinterpret_cast<ret(*) params>(dlsym(lib, #sym));                                         \
+  r.sym = librarySymbol<ret(*) params>(lib, #sym);                                                   \
   if (!r.sym) {                                                                                      \
     r.error = "no usable NCCL: libnccl.so.2 does not export " #sym;                                  \
     return r;                                                                                        \
@@ -83,8 +83,8 @@ const Nccl &nccl() {
 #include "comm/nccl_api.def"
 #undef HJ_NCCL_FN
     r.ncclGetVersion(&r.version);
-    r.ncclCommInitRankConfig = reinterpret_cast<decltype(r.ncclCommInitRankConfig)>(dlsym(lib, "ncclCommInitRankConfig"));
-    r.ncclGetLastError = reinterpret_cast<decltype(r.ncclGetLastError)>(dlsym(lib, "ncclGetLastError"));
+    r.ncclCommInitRankConfig = librarySymbol<decltype(r.ncclCommInitRankConfig)>(lib, "ncclCommInitRankConfig");
+    r.ncclGetLastError = librarySymbol<decltype(r.ncclGetLastError)>(lib, "ncclGetLastError");
     return r;
   }();
   return n;

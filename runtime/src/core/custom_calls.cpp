@@ -2,14 +2,14 @@
 // declaration's symbol.
 #include "core/custom_calls.h"
 
-#include <dlfcn.h>
 
 #include "base/error.h"
+#include "base/shared_library.h"
 
 namespace hj {
 
 CustomLibraries::~CustomLibraries() {
-  for (auto &h : handles) dlclose(h.second);
+  for (auto &h : handles) closeLibrary(h.second);
 }
 
 int32_t CustomCalls::add(const char *name, hj_custom_call_fn fn) {
@@ -23,8 +23,9 @@ int32_t CustomCalls::load(const char *path) {
   if (!path || !*path) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_load_custom_library: path is empty");
   for (auto &entry : loaded_->handles)
     if (entry.first == path) return HJ_OK;
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) return fail(HJ_ERR_NOT_FOUND, "cannot load custom call library '%s': %s", path, dlerror());
+  OpenedLibrary opened = openLibrary({path});
+  void *h = opened.handle;
+  if (!h) return fail(HJ_ERR_NOT_FOUND, "cannot load custom call library '%s': %s", path, opened.firstError.c_str());
   loaded_->handles.emplace_back(path, h);
   return HJ_OK;
 }
@@ -44,7 +45,7 @@ int32_t CustomCalls::resolve(const hj_kernel_desc &d, KernelEntry &e, CustomLibr
   }
   if (!d.custom_library) {
     for (auto &entry : loaded_->handles)
-      if (void *f = dlsym(entry.second, sym)) {
+      if (void *f = librarySymbol(entry.second, sym)) {
         e.custom = reinterpret_cast<hj_custom_call_fn>(f);
         *usesLoaded = true;
         return HJ_OK;
@@ -58,14 +59,14 @@ int32_t CustomCalls::resolve(const hj_kernel_desc &d, KernelEntry &e, CustomLibr
   for (auto &entry : libs.handles)
     if (entry.first == d.custom_library) h = entry.second;
   if (!h) {
-    h = dlopen(d.custom_library, RTLD_NOW | RTLD_LOCAL);
+    OpenedLibrary opened = openLibrary({d.custom_library});
+    h = opened.handle;
     if (!h)
       return fail(HJ_ERR_NOT_FOUND, "custom call @%s: cannot load library '%s': %s", e.name.c_str(), d.custom_library,
-                  dlerror());
+                  opened.firstError.c_str());
     libs.handles.emplace_back(d.custom_library, h);
   }
-  dlerror();
-  void *f = dlsym(h, sym);
+  void *f = librarySymbol(h, sym);
   if (!f)
     return fail(HJ_ERR_NOT_FOUND, "custom call @%s: symbol '%s' not found in '%s'", e.name.c_str(), sym,
                 d.custom_library);

@@ -6,7 +6,6 @@
 #ifdef HOSTJIT_HAVE_NVRTC
 
 #include <cublasLt.h>  // types and prototypes only: cuBLASLt is never linked
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cinttypes>
@@ -16,6 +15,7 @@
 
 #include "base/dtypes.h"
 #include "base/error.h"
+#include "base/shared_library.h"
 
 namespace hj {
 
@@ -40,20 +40,15 @@ Library loadLibrary() {
                             static_cast<const char *>(std::getenv("CUDA_PATH")), "/usr/local/cuda"})
       if (dir && *dir) names.push_back(std::string(dir) + "/lib64/libcublasLt.so");
   }
-  void *lib = nullptr;
-  std::string tried;
-  for (const std::string &n : names) {
-    lib = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib) break;
-    tried += (tried.empty() ? "" : ", ") + n;
-  }
+  OpenedLibrary opened = openLibrary(names);
+  void *lib = opened.handle;
   if (!lib) {
-    l.error = "no cuBLASLt: none of " + tried +
+    l.error = "no cuBLASLt: none of " + opened.tried +
               " could be loaded (install CUDA's cuBLAS, or set HOSTJIT_CUBLASLT to the library's path)";
     return l;
   }
 #define HJ_CUBLASLT_FN(sym)                                                             \
-  l.sym = reinterpret_cast<decltype(&::sym)>(dlsym(lib, #sym));                         \
+  l.sym = librarySymbol<decltype(&::sym)>(lib, #sym);                                   \
   if (!l.sym) {                                                                         \
     l.error = "no cuBLASLt: the library loaded does not export " #sym " (too old?)";   \
     return l;                                                                           \

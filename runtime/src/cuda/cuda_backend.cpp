@@ -13,7 +13,6 @@ int32_t makeCudaBackend(int32_t, void *, std::unique_ptr<Backend> &) {
 #else
 
 #include <cuda.h>  // types, enums and prototypes only: libcuda is never linked
-#include <dlfcn.h>
 
 #include <array>
 #include <cmath>

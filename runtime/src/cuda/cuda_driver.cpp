@@ -3,9 +3,9 @@
 
 #ifdef HOSTJIT_HAVE_NVRTC
 
-#include <dlfcn.h>
-
 #include <cstdio>
+
+#include "base/shared_library.h"
 
 namespace hj {
 
@@ -25,10 +25,10 @@ namespace {
 
 Driver loadDriver() {
   Driver d;
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  OpenedLibrary opened = openLibrary({"libcuda.so.1"});
+  void *lib = opened.handle;
   if (!lib) {
-    const char *e = dlerror();
-    std::string why = e ? e : "cannot be loaded";
+    std::string why = opened.firstError;
     const std::string prefix = "libcuda.so.1: ";  // dlerror names the file itself; say it once
     if (why.compare(0, prefix.size(), prefix) == 0) why.erase(0, prefix.size());
     d.status = HJ_ERR_NO_DRIVER;
@@ -37,13 +37,13 @@ Driver loadDriver() {
   }
   // The library stays loaded for the life of the process.
 #define HJ_CUDA_FN(sym)                                                                              \
-  d.sym = reinterpret_cast<decltype(&::sym)>(dlsym(lib, #sym));                                      \
+  d.sym = librarySymbol<decltype(&::sym)>(lib, #sym);                                                \
   if (!d.sym) {                                                                                      \
     d.status = HJ_ERR_NO_DRIVER;                                                                     \
     d.error = "the CUDA driver (libcuda.so.1) does not export " #sym ": the driver is too old";      \
     return d;                                                                                        \
   }
-#define HJ_CUDA_OPT(sym) d.sym = reinterpret_cast<decltype(&::sym)>(dlsym(lib, #sym));
+#define HJ_CUDA_OPT(sym) d.sym = librarySymbol<decltype(&::sym)>(lib, #sym);
 #include "cuda/cuda_driver.def"
 #undef HJ_CUDA_OPT
 #undef HJ_CUDA_FN

@@ -20,6 +20,7 @@
 #include "cache/cache_files.h"
 #include "cuda/cuda_sources.h"
 #include "base/error.h"
+#include "base/shared_library.h"
 
 namespace hj {
 
@@ -113,7 +114,6 @@ std::string cudaCacheDirectory() {
 #ifdef HOSTJIT_HAVE_NVRTC
 
 #include <cuda.h>  // CUDA_VERSION, for the NVRTC library's soname
-#include <dlfcn.h>
 #include <nvrtc.h>  // types and prototypes only: NVRTC is loaded with dlopen
 
 namespace hj {
@@ -139,23 +139,16 @@ Nvrtc loadNvrtc() {
   std::vector<std::string> candidates = {soname, soname + ".2", "libnvrtc.so"};
   if (const char *home = std::getenv("CUDA_HOME"); home && *home) candidates.push_back(std::string(home) + "/lib64/" + soname);
   candidates.push_back("/usr/local/cuda/lib64/" + soname);
-  void *lib = nullptr;
-  std::string firstError;
-  for (const std::string &name : candidates) {
-    lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib) break;
-    if (firstError.empty()) {
-      const char *e = dlerror();
-      firstError = e ? e : "unknown error";
-    }
-  }
+  OpenedLibrary opened = openLibrary(candidates);
+  void *lib = opened.handle;
   if (!lib) {
     nv.status = HJ_ERR_NOT_FOUND;
-    nv.error = "NVRTC not found (" + firstError + "); install the CUDA toolkit's NVRTC or add it to LD_LIBRARY_PATH";
+    nv.error = "NVRTC not found (" + opened.firstError +
+               "); install the CUDA toolkit's NVRTC or add it to LD_LIBRARY_PATH";
     return nv;
   }
 #define HJ_NVRTC_FN(sym)                                                             \
-  nv.sym = reinterpret_cast<decltype(&::sym)>(dlsym(lib, #sym));                     \
+  nv.sym = librarySymbol<decltype(&::sym)>(lib, #sym);                               \
   if (!nv.sym) {                                                                     \
     nv.status = HJ_ERR_NOT_FOUND;                                                    \
     nv.error = "the NVRTC library lacks " #sym " (NVRTC too old: CUDA 11.1 or newer is needed)"; \
@@ -164,9 +157,8 @@ Nvrtc loadNvrtc() {
 #include "cuda/nvrtc_functions.def"
 #undef HJ_NVRTC_FN
   // The library stays loaded for the life of the process.
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void *>(nv.nvrtcVersion), &info) && info.dli_fname)
-    nv.libDir = std::filesystem::path(info.dli_fname).parent_path().string();
+  if (std::string file = libraryFileOf(reinterpret_cast<void *>(nv.nvrtcVersion)); !file.empty())
+    nv.libDir = std::filesystem::path(file).parent_path().string();
   if (nv.nvrtcVersion(&nv.major, &nv.minor) != NVRTC_SUCCESS) {
     nv.status = HJ_ERR_BACKEND;
     nv.error = "nvrtcVersion failed";

@@ -1,6 +1,5 @@
 // host_backend.cpp - the host backend: device memory is host memory and
 // kernels are host functions, registered or loaded from libraries.
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +11,7 @@
 #include "backend/backend.h"
 #include "backend/custom_call.h"
 #include "base/error.h"
+#include "base/shared_library.h"
 #include "host/host_matmul.h"
 
 namespace hj {
@@ -22,7 +22,7 @@ namespace {
 struct HostLibraries {
   std::vector<void *> handles;
   ~HostLibraries() {
-    for (void *h : handles) dlclose(h);
+    for (void *h : handles) closeLibrary(h);
   }
 };
 
@@ -317,7 +317,7 @@ class HostBackend final : public Backend {
       return HJ_OK;
     }
     for (void *h : libs_->handles) {
-      if (void *f = dlsym(h, sym.c_str())) {
+      if (void *f = librarySymbol(h, sym.c_str())) {
         out.host = reinterpret_cast<hj_host_kernel_fn>(f);
         return HJ_OK;
       }
@@ -336,11 +336,12 @@ class HostBackend final : public Backend {
 
   int32_t loadHostLibrary(const char *path) override {
     if (!path) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_load_host_library: path is NULL");
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) return fail(HJ_ERR_NOT_FOUND, "cannot load host kernel library '%s': %s", path, dlerror());
+    OpenedLibrary opened = openLibrary({path});
+    void *h = opened.handle;
+    if (!h) return fail(HJ_ERR_NOT_FOUND, "cannot load host kernel library '%s': %s", path, opened.firstError.c_str());
     libs_->handles.push_back(h);
     // A library not linked with the runtime reports faults through its hook.
-    if (void *hook = dlsym(h, "hj_host_fault_hook"))
+    if (void *hook = librarySymbol(h, "hj_host_fault_hook"))
       *static_cast<void (**)(const char *)>(hook) = &hj_report_host_fault;
     return HJ_OK;
   }
