@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "hostjit/runtime.h"
+
 namespace hj {
 
 struct Settings {
@@ -42,5 +44,15 @@ struct Settings {
   double commTimeout = 120;
   bool commTimeoutGiven = false;
 };
+
+// Whether an allocation with these hj_alloc flags comes from the zeroed
+// arena (kept zero between uses, so no memset): zero_init, not an output,
+// and resets_to_zero or, for every zero_init buffer, reuseZeroed. The one
+// statement of the rule: eager buffers, graph mode's trace and the
+// profile's timing of allocations all ask it.
+inline bool fromZeroedArena(uint32_t flags, const Settings &s) {
+  return (flags & HJ_ALLOC_ZERO_INIT) && !(flags & HJ_ALLOC_OUTPUT) &&
+         ((flags & HJ_ALLOC_RESETS_TO_ZERO) || s.reuseZeroed);
+}
 
 }  // namespace hj

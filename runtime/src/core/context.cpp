@@ -89,7 +89,7 @@ hj_context::hj_context(std::unique_ptr<hj::Backend> b, const hj_options &o, cons
       buffers(*backend, stats, injector, record, settings, o.memory_limit),
       eager(hj::EagerRoom{*backend, buffers, record, events, stats, injector, settings, comm}),
       profiler(s.profile ? std::make_unique<hj::Profiler>(*backend, stats, s.traceEvents) : nullptr),
-      observed(s.profile || s.nvtx ? std::make_unique<hj::ObservedPath>(eager, profiler.get(), s.nvtx, s.fillNan) : nullptr),
+      observed(s.profile || s.nvtx ? std::make_unique<hj::ObservedPath>(eager, profiler.get(), settings) : nullptr),
       path(observed ? static_cast<hj::CallPath *>(observed.get()) : &eager),
       graphs(hj::GraphRoom{*backend, buffers, record, stats, injector, settings, comm, path, *path,
                            profiler.get()}) {

@@ -186,7 +186,7 @@ int32_t GraphCache::alloc(const AllocCall &c, void **out) {
     a.name = name;
     a.output = flags & HJ_ALLOC_OUTPUT;
     bool zero = flags & HJ_ALLOC_ZERO_INIT;
-    a.zeroed = zero && !a.output && ((flags & HJ_ALLOC_RESETS_TO_ZERO) || r_.settings.reuseZeroed);
+    a.zeroed = fromZeroedArena(flags, r_.settings);
     a.firstEvent = event_++;
     a.stream = stream_;
     void *p = fakeAddress(index);

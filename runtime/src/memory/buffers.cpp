@@ -101,8 +101,7 @@ int32_t named(int32_t st, const BufferRequest &r) {
 int32_t Buffers::allocate(const BufferRequest &r, Block **out) {
   bool zero = r.flags & HJ_ALLOC_ZERO_INIT;
   uint32_t esize = hj_dtype_size(r.dtype);
-  bool fromArena =
-      zero && !(r.flags & HJ_ALLOC_OUTPUT) && ((r.flags & HJ_ALLOC_RESETS_TO_ZERO) || settings_.reuseZeroed);
+  bool fromArena = fromZeroedArena(r.flags, settings_);
   if (!deferred_.empty()) pollDeferred();
   Block *b = nullptr;
   size_t grew = 0;

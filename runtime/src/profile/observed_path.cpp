@@ -10,7 +10,7 @@ namespace hj {
 template <class F>
 int32_t ObservedPath::observe(SpanKind kind, const char *name, const char *site, bool device, F &&f,
                               uint64_t bytes, const int64_t *dims) {
-  if (nvtx_) nvtx::push(name, site);
+  if (settings_.nvtx) nvtx::push(name, site);
   int32_t st;
   if (p_) {
     Profiler::Open o = p_->begin(kind, name, site, in_.stream());
@@ -24,14 +24,14 @@ int32_t ObservedPath::observe(SpanKind kind, const char *name, const char *site,
   } else {
     st = f();
   }
-  if (nvtx_) nvtx::pop();
+  if (settings_.nvtx) nvtx::pop();
   return st;
 }
 
 int32_t ObservedPath::alloc(const AllocCall &c, void **out) {
   // A zero_init buffer may be zeroed (or, with HOSTJIT_FILL_NAN, any buffer
   // filled) on the stream: that work is timed as the allocation's.
-  bool device = fills_ || ((c.flags & HJ_ALLOC_ZERO_INIT) && !(c.flags & HJ_ALLOC_RESETS_TO_ZERO));
+  bool device = settings_.fillNan || ((c.flags & HJ_ALLOC_ZERO_INIT) && !fromZeroedArena(c.flags, settings_));
   int32_t st = observe(SpanKind::Alloc, c.name, "", device, [&] { return in_.alloc(c, out); }, c.bytes);
   if (st == HJ_OK && p_) p_->named(*out, c.name);
   return st;

@@ -6,16 +6,18 @@
 #pragma once
 
 #include "base/call_path.h"
+#include "base/settings.h"
 #include "profile/profiler.h"
 
 namespace hj {
 
 class ObservedPath final : public CallPath {
  public:
-  // profiler: NULL when only NVTX ranges are wanted; nvtx: whether they
-  // are; fills: HOSTJIT_FILL_NAN is on (every allocation may queue a fill).
-  ObservedPath(CallPath &inner, Profiler *profiler, bool nvtx, bool fills)
-      : in_(inner), p_(profiler), nvtx_(nvtx), fills_(fills) {}
+  // profiler: NULL when only NVTX ranges are wanted; settings: the
+  // context's, which outlive the path (NVTX ranges wanted; whether an
+  // allocation queues a fill or a memset, as the buffers decide it).
+  ObservedPath(CallPath &inner, Profiler *profiler, const Settings &settings)
+      : in_(inner), p_(profiler), settings_(settings) {}
   uint32_t stream() const override { return in_.stream(); }
   int32_t alloc(const AllocCall &c, void **out) override;
   int32_t free(void *ptr, bool onError) override;
@@ -36,7 +38,7 @@ class ObservedPath final : public CallPath {
                   const int64_t *dims = nullptr);
   CallPath &in_;
   Profiler *p_;
-  bool nvtx_, fills_;
+  const Settings &settings_;
 };
 
 }  // namespace hj
