@@ -4,10 +4,20 @@
 
 #include <cmath>
 
+#include "hostjit/alloc_flags.h"
 #include "hostjit/ir/scalar_semantics.h"
 #include "hostjit/runtime.h"
 
 namespace hostjit::fusion::analysis_detail {
+
+namespace {
+
+// What the runtime would refuse in a summary or scratch entry's flags.
+const char *allocFlagsProblem(const TensorSpec &e) {
+  return hj_alloc_flags_problem((e.zeroInit ? HJ_ALLOC_ZERO_INIT : 0u) | (e.resetsToZero ? HJ_ALLOC_RESETS_TO_ZERO : 0u));
+}
+
+}  // namespace
 
 void Analyzer::segment(size_t i) {
   const Segment &s = f_.segments[i];
@@ -91,8 +101,7 @@ void Analyzer::segment(size_t i) {
     std::string ep = path + idx(".summary", k);
     if (!isIdentifier(e.name)) error(ep + ".name", "'" + e.name + "' is not a valid name (letters, digits, '_')");
     if (!entryNames.insert(e.name).second) error(ep + ".name", "'" + e.name + "' is listed twice in this summary");
-    if (e.resetsToZero && !e.zeroInit)
-      error(ep, "resets_to_zero without zero_init: memory the kernel resets must start zeroed");
+    if (const char *why = allocFlagsProblem(e)) error(ep, why);
     bool isOutput = std::any_of(s.outputs.begin(), s.outputs.end(), [&](const TensorSpec &o) { return o.name == e.name; });
     if (isOutput) {
       TensorInfo &t = a_.tensors.at(e.name);
@@ -134,8 +143,7 @@ void Analyzer::segment(size_t i) {
     std::string ep = path + idx(".scratch", k);
     if (!isIdentifier(e.name)) error(ep + ".name", "'" + e.name + "' is not a valid name (letters, digits, '_')");
     if (visible.count(e.name)) error(ep + ".name", "'" + e.name + "' is already a tensor of this segment");
-    if (e.resetsToZero && !e.zeroInit)
-      error(ep, "resets_to_zero without zero_init: memory the kernel resets must start zeroed");
+    if (const char *why = allocFlagsProblem(e)) error(ep, why);
     shape(i, e, ep, visible);
     Intermediate m;
     m.entry = k;

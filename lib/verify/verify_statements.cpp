@@ -2,6 +2,8 @@
 // scalar operations, alloc, view, free, launch, collectives, return.
 #include "verifier_impl.h"
 
+#include "hostjit/alloc_flags.h"
+
 namespace hostjit::verify_detail {
 
 std::optional<int64_t> Verifier::known(const Operand &o) const {
@@ -91,8 +93,9 @@ void Verifier::check(const Alloc &n) {
     error(stmt_->loc, "alloc has " + std::to_string(n.extents.size()) + " extents but " +
                           std::to_string(n.strides.size()) + " strides");
   for (size_t i = 0; i < n.strides.size(); ++i) intOperand(n.strides[i], "stride " + std::to_string(i), 0);
-  if (n.resetsToZero && !n.zeroInit)
-    error(stmt_->loc, "resets_to_zero without zero_init: a buffer the kernel resets must start zeroed");
+  if (const char *why = hj_alloc_flags_problem((n.zeroInit ? HJ_ALLOC_ZERO_INIT : 0u) |
+                                               (n.resetsToZero ? HJ_ALLOC_RESETS_TO_ZERO : 0u)))
+    error(stmt_->loc, why);
   std::vector<int64_t> sizes, strides;
   bool allKnown = true;
   for (const auto *list : {&n.extents, &n.strides})

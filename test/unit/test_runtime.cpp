@@ -350,6 +350,9 @@ TEST_CASE("runtime errors name what was wrong", "[runtime]") {
   int64_t sizes2[2] = {4, 3}, strides2[2] = {3, -1};
   CHECK(hj_alloc(ctx, sizes2, strides2, 2, HJ_DTYPE_f32, 0, "w", &p) == HJ_ERR_INVALID_ARGUMENT);
   CHECK(std::string(hj_last_error()) == "buffer %w: stride 1 is -1, expected >= 0");
+  CHECK(hj_alloc(ctx, sizes2, nullptr, 2, HJ_DTYPE_f32, HJ_ALLOC_RESETS_TO_ZERO, "w", &p) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(hj_last_error()) ==
+        "buffer %w: resets_to_zero without zero_init: a buffer the kernel resets must start zeroed");
   hj_kernel_desc desc{};
   desc.name = "k";
   desc.host_symbol = "no_such_kernel";

@@ -2,6 +2,7 @@
 // here, then made by the context's call path.
 #include "base/error.h"
 #include "core/context.h"
+#include "hostjit/alloc_flags.h"
 
 using hj::checkContext;
 using hj::fail;
@@ -21,8 +22,8 @@ int32_t hj_alloc(hj_context *ctx, const int64_t *sizes, const int64_t *strides, 
       return fail(HJ_ERR_INVALID_ARGUMENT, "hj_alloc of %%%s: rank %u, expected at most %d", name, rank, HJ_MAX_RANK);
     uint32_t esize = hj_dtype_size(dtype);
     if (esize == 0) return fail(HJ_ERR_INVALID_ARGUMENT, "buffer %%%s: unknown dtype %u", name, dtype);
-    if ((flags & HJ_ALLOC_RESETS_TO_ZERO) && !(flags & HJ_ALLOC_ZERO_INIT))
-      return fail(HJ_ERR_INVALID_ARGUMENT, "buffer %%%s: resets_to_zero requires zero_init", name);
+    if (const char *why = hj_alloc_flags_problem(flags))
+      return fail(HJ_ERR_INVALID_ARGUMENT, "buffer %%%s: %s", name, why);
     hj::AllocCall c;
     c.sizes = sizes;
     c.strides = strides;
