@@ -77,26 +77,26 @@ class Reader : public JsonFields {
   }
 
   Kernel kernel(const json &j, const std::string &path) const {
-    object(j, path,
-           {"name", "params", "cuda", "entry", "host", "image", "nvrtc_options", "cooperative", "pdl", "cluster",
-            "block", "bounds_checked"});
+    std::vector<const char *> keys = {"name", "params"};
+#define HOSTJIT_KERNEL_ATTR(key, member, kind, owner, example) \
+  if (std::string_view(#owner) == "Kernel") keys.push_back(key);
+#include "hostjit/ir/kernel_attrs.def"
+#undef HOSTJIT_KERNEL_ATTR
+    object(j, path, keys);
     Kernel k;
     k.name = string(field(j, "name", path, "a string"), join(path, "name"));
     for (size_t i = 0; const json &x : array(j, "params", path)) k.params.push_back(param(x, at(join(path, "params"), i++)));
-    auto opt = [&](const char *key) -> std::optional<std::string> {
+    auto Text = [&](const char *key, const char *) -> std::optional<std::string> {
       if (!j.contains(key)) return std::nullopt;
       return string(j[key], join(path, key));
     };
-    k.cuda = opt("cuda");
-    k.entry = opt("entry");
-    k.host = opt("host");
-    k.image = opt("image");
-    k.nvrtcOptions = opt("nvrtc_options");
-    k.cooperative = boolean(j, "cooperative", path);
-    k.pdl = boolean(j, "pdl", path);
-    k.boundsChecked = boolean(j, "bounds_checked", path);
-    k.cluster = dim3(j, "cluster", path, "[2, 1, 1]");
-    k.block = dim3(j, "block", path, "[128, 1, 1]");
+    auto Flag = [&](const char *key, const char *) { return boolean(j, key, path); };
+    auto Dims = [&](const char *key, const char *example) { return dim3(j, key, path, example); };
+    // A custom call's attributes are not a fusion's (no custom calls there).
+#define HOSTJIT_KERNEL_ATTR(key, member, kind, owner, example) \
+  if constexpr (std::string_view(#owner) == "Kernel") k.member = kind(key, example);
+#include "hostjit/ir/kernel_attrs.def"
+#undef HOSTJIT_KERNEL_ATTR
     return k;
   }
 

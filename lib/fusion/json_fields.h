@@ -31,6 +31,9 @@ class JsonFields {
   static std::string kindOf(const json &j) { return j.type_name(); }
 
   void object(const json &j, const std::string &path, std::initializer_list<const char *> keys) const {
+    object(j, path, std::vector<const char *>(keys));
+  }
+  void object(const json &j, const std::string &path, const std::vector<const char *> &keys) const {
     if (!j.is_object()) fail(path, "expected an object, got " + kindOf(j));
     for (const auto &[k, v] : j.items()) {
       bool known = false;

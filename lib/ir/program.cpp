@@ -166,4 +166,15 @@ OpType opType(OpCode op, std::span<const OperandType> in) {
   return t;
 }
 
+std::string kernelAttributeList(bool custom) {
+  std::vector<const char *> keys;
+#define HOSTJIT_KERNEL_ATTR(key, member, kind, owner, example) \
+  if ((std::strcmp(#owner, "Custom") == 0) == custom) keys.push_back(key);
+#include "hostjit/ir/kernel_attrs.def"
+#undef HOSTJIT_KERNEL_ATTR
+  std::string out;
+  for (size_t i = 0; i < keys.size(); ++i) out += (i == 0 ? "" : i + 1 == keys.size() ? " or " : ", ") + std::string(keys[i]);
+  return out;
+}
+
 }  // namespace hostjit

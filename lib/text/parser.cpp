@@ -1,11 +1,39 @@
 // parser.cpp - parses .hir text into a Program: the token stream, types,
 // kernel declarations and the function's signature, and parse()/parseFile().
 #include <set>
+#include <string_view>
 
 #include "parser_impl.h"
 #include "hostjit/ir/files.h"
 
 namespace hostjit::text_detail {
+
+std::string Parser::attrText(std::optional<std::string> &slot, const std::string &) {
+  if (peek().kind != Tok::String) fail("a string");
+  const Token &val = next();
+  slot = val.text;
+  return val.trailingComment;
+}
+
+std::string Parser::attrFlag(bool &flag, const std::string &) {
+  if (!isIdent("true") && !isIdent("false")) fail("true or false");
+  const Token &val = next();
+  flag = val.text == "true";
+  return val.trailingComment;
+}
+
+std::string Parser::attrDims(std::optional<std::array<int64_t, 3>> &dims, const std::string &key) {
+  expectPunct("(");
+  std::array<int64_t, 3> d{};
+  for (int i = 0; i < 3; ++i) {
+    if (i) expectPunct(",");
+    if (peek().kind != Tok::Int) fail("a " + key + " dim (an integer)");
+    d[i] = next().i;
+  }
+  if (!isPunct(")")) fail("')'");
+  dims = d;
+  return next().trailingComment;
+}
 
 Program Parser::run(std::vector<std::string> tail) {
   // Kernels first (in order), then the one function, so launches can name
@@ -165,73 +193,33 @@ void Parser::parseKernel() {
     if (c_.kernels.size() <= id.index) c_.kernels.resize(id.index + 1);
     KernelComments &kc = c_.kernels[id.index];
     kc.decl = comments;
-    std::set<std::string> seenFlags;  // cooperative, pdl, bounds_checked and capturable: no empty state
+    std::set<std::string> seen;  // each attribute at most once
+    std::string list = kernelAttributeList(custom);
     while (!isPunct("}")) {
       if (peek().kind == Tok::End) fail("'}'");
       const Token &at = peek();
       Comments ac;
       ac.leading = at.leadingComments;
-      std::string key = expectIdent(custom ? "an attribute (symbol, library or capturable)"
-                                           : "an attribute (cuda, entry, host, image, nvrtc_options, cooperative, pdl, cluster, block or bounds_checked)");
+      std::string key = expectIdent(("an attribute (" + list + ")").c_str());
       expectPunct("=");
-      bool flagKey = custom ? key == "capturable" : key == "cooperative" || key == "pdl" || key == "bounds_checked";
-      if (flagKey) {
-        bool &flag = key == "pdl"              ? k.pdl
-                     : key == "capturable"     ? k.capturable
-                     : key == "bounds_checked" ? k.boundsChecked
-                                               : k.cooperative;
-        Comments &fc = key == "pdl"              ? kc.pdl
-                       : key == "capturable"     ? kc.capturable
-                       : key == "bounds_checked" ? kc.boundsChecked
-                                                 : kc.cooperative;
-        if (!isIdent("true") && !isIdent("false")) fail("true or false");
-        if (!seenFlags.insert(key).second) error(at.loc, "attribute '" + key + "' given twice");
-        const Token &val = next();
-        flag = val.text == "true";
-        ac.trailing = val.trailingComment;
-        fc = ac;
-        continue;
+      bool known = false;
+#define HOSTJIT_KERNEL_ATTR(name, member, kind, owner, example)                        \
+  if (!known && key == name && (std::string_view(#owner) == "Custom") == custom) {    \
+    known = true;                                                                       \
+    if (!seen.insert(key).second) error(at.loc, "attribute '" + key + "' given twice"); \
+    ac.trailing = attr##kind(k.member, key);                                            \
+    kc.member = ac;                                                                     \
+  }
+#include "hostjit/ir/kernel_attrs.def"
+#undef HOSTJIT_KERNEL_ATTR
+      if (key == "cluster") k.clusterLoc = at.loc;
+      if (key == "block") k.blockLoc = at.loc;
+      if (!known) {
+        if (peek().kind != Tok::String) fail("a string");
+        next();
+        error(at.loc, std::string(custom ? "unknown custom call attribute '" : "unknown kernel attribute '") + key +
+                          "'; expected " + list);
       }
-      if (!custom && (key == "cluster" || key == "block")) {
-        bool cluster = key == "cluster";
-        if (cluster ? k.cluster.has_value() : k.block.has_value()) error(at.loc, "attribute '" + key + "' given twice");
-        expectPunct("(");
-        std::array<int64_t, 3> dims{};
-        for (int i = 0; i < 3; ++i) {
-          if (i) expectPunct(",");
-          if (peek().kind != Tok::Int) fail(cluster ? "a cluster dim (an integer)" : "a block dim (an integer)");
-          dims[i] = next().i;
-        }
-        if (!isPunct(")")) fail("')'");
-        ac.trailing = next().trailingComment;
-        (cluster ? k.cluster : k.block) = dims;
-        (cluster ? k.clusterLoc : k.blockLoc) = at.loc;
-        (cluster ? kc.cluster : kc.block) = ac;
-        continue;
-      }
-      if (peek().kind != Tok::String) fail("a string");
-      const Token &val = next();
-      ac.trailing = val.trailingComment;
-      std::optional<std::string> *slot = nullptr;
-      Comments *cslot = nullptr;
-      if (custom) {
-        if (key == "symbol") slot = &k.symbol, cslot = &kc.symbol;
-        else if (key == "library") slot = &k.library, cslot = &kc.library;
-      } else if (key == "cuda") slot = &k.cuda, cslot = &kc.cuda;
-      else if (key == "entry") slot = &k.entry, cslot = &kc.entry;
-      else if (key == "host") slot = &k.host, cslot = &kc.host;
-      else if (key == "image") slot = &k.image, cslot = &kc.image;
-      else if (key == "nvrtc_options") slot = &k.nvrtcOptions, cslot = &kc.nvrtcOptions;
-      if (!slot) {
-        error(at.loc, custom ? "unknown custom call attribute '" + key + "'; expected symbol, library or capturable"
-                             : "unknown kernel attribute '" + key +
-                                   "'; expected cuda, entry, host, image, nvrtc_options, cooperative, pdl, cluster, "
-                                   "block or bounds_checked");
-        continue;
-      }
-      if (*slot) error(at.loc, "attribute '" + key + "' given twice");
-      *slot = val.text;
-      *cslot = ac;
     }
     kc.closing.leading = peek().leadingComments;
     kc.closing.trailing = next().trailingComment;

@@ -40,6 +40,11 @@ class Parser {
   std::vector<int64_t> parseDims();
 
   void parseKernel();
+  // An attribute's value (kernel_attrs.def's kinds), after its '='; each
+  // returns the comment after it.
+  std::string attrText(std::optional<std::string> &slot, const std::string &key);
+  std::string attrFlag(bool &flag, const std::string &key);
+  std::string attrDims(std::optional<std::array<int64_t, 3>> &dims, const std::string &key);
 
   // Collects every `%name =` of the function body, so a use before the
   // definition can be told apart from an undefined name.

@@ -166,34 +166,27 @@ std::string printKernel(const Kernel &k, const KernelComments *comments) {
   }
   out += ") {";
   endLine(out, kc.decl);
-  auto attr = [&](const char *name, const std::optional<std::string> &v, const Comments &c) {
-    if (!v) return;
-    leading(out, c, "  ");
-    out += std::string("  ") + name + " = " + quote(*v);
-    endLine(out, c);
-  };
-  attr("cuda", k.cuda, kc.cuda);
-  attr("entry", k.entry, kc.entry);
-  attr("host", k.host, kc.host);
-  attr("image", k.image, kc.image);
-  attr("nvrtc_options", k.nvrtcOptions, kc.nvrtcOptions);
-  attr("symbol", k.symbol, kc.symbol);
-  attr("library", k.library, kc.library);
-  auto raw = [&](const char *name, const std::string &v, const Comments &c) {
+  // Each attribute the declaration has, in kernel_attrs.def's order.
+  auto line = [&](const char *name, const std::string &v, const Comments &c) {
     leading(out, c, "  ");
     out += std::string("  ") + name + " = " + v;
     endLine(out, c);
   };
-  if (k.cooperative) raw("cooperative", "true", kc.cooperative);
-  if (k.cluster)
-    raw("cluster", "(" + std::to_string((*k.cluster)[0]) + ", " + std::to_string((*k.cluster)[1]) + ", " +
-                       std::to_string((*k.cluster)[2]) + ")", kc.cluster);
-  if (k.block)
-    raw("block", "(" + std::to_string((*k.block)[0]) + ", " + std::to_string((*k.block)[1]) + ", " +
-                     std::to_string((*k.block)[2]) + ")", kc.block);
-  if (k.pdl) raw("pdl", "true", kc.pdl);
-  if (k.boundsChecked) raw("bounds_checked", "true", kc.boundsChecked);
-  if (k.capturable) raw("capturable", "true", kc.capturable);
+  auto attr = [&](const char *name, const auto &v, const Comments &c) {
+    using T = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<T, bool>) {
+      if (v) line(name, "true", c);
+    } else if constexpr (std::is_same_v<T, std::optional<std::string>>) {
+      if (v) line(name, quote(*v), c);
+    } else {
+      if (v)
+        line(name, "(" + std::to_string((*v)[0]) + ", " + std::to_string((*v)[1]) + ", " + std::to_string((*v)[2]) + ")",
+             c);
+    }
+  };
+#define HOSTJIT_KERNEL_ATTR(key, member, kind, owner, example) attr(key, k.member, kc.member);
+#include "hostjit/ir/kernel_attrs.def"
+#undef HOSTJIT_KERNEL_ATTR
   leading(out, kc.closing, "  ");
   out += "}";
   endLine(out, kc.closing);

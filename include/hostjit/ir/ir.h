@@ -241,6 +241,9 @@ struct Stmt {
   StmtKind kind() const { return static_cast<StmtKind>(node.index()); }
 };
 
+// A kernel or custom call declaration. Its attributes (the fields after
+// params) are listed in hostjit/ir/kernel_attrs.def, which the parser, the
+// printer and the fusion JSON reader walk: a new one goes there.
 struct Kernel {
   std::string name;  // without '@'
   std::vector<ParamType> params;
@@ -274,6 +277,11 @@ struct Kernel {
   std::optional<std::string> symbol, library;
   Loc loc, clusterLoc, blockLoc;  // the declaration's, its cluster attribute's, its block attribute's
 };
+
+// The attributes a kernel (custom false) or a custom call (true) may have,
+// as errors list them: "cuda, entry, ... or bounds_checked"
+// (hostjit/ir/kernel_attrs.def).
+std::string kernelAttributeList(bool custom);
 
 // One node of a scalar expression. Nodes are hash-consed: building the same
 // node twice gives the same ExprId; children always precede parents, so
