@@ -364,11 +364,13 @@ class Emitter {
   }
 
   void emit(const step::Matmul &s) {
-    storeScratch(mmDims_, mmDimsTy_, heldMmDims_, s.dims);
+    std::array<ExprRef, HJ_MM_DIMS> dims = matmulDims(s);
+    storeScratch(mmDims_, mmDimsTy_, heldMmDims_, dims);
     Value *site = b_.CreateGlobalString(s.site, "site", 0, &m_);
     auto *f64 = b_.getDoubleTy();
-    check(b_.CreateCall(rt_.hj_matmul, {ctx_, pointer(s.a), pointer(s.b), pointer(s.c), pointer(s.bias),
-                                        pointer(s.workspace), mmDims_, b_.getInt32(s.dtypes), b_.getInt32(s.flags),
+    check(b_.CreateCall(rt_.hj_matmul, {ctx_, pointer(s.a.memory), pointer(s.b.memory), pointer(s.c.memory),
+                                        pointer(s.bias), pointer(s.workspace), mmDims_,
+                                        b_.getInt32(matmulDtypes(s)), b_.getInt32(matmulFlags(s)),
                                         llvm::ConstantFP::get(f64, s.alpha), llvm::ConstantFP::get(f64, s.beta), site},
                         "st"));
   }

@@ -120,9 +120,10 @@ class Interpreter {
   }
   int32_t operator()(const step::Matmul &s) {
     int64_t dims[HJ_MM_DIMS];
-    for (size_t i = 0; i < HJ_MM_DIMS; ++i) dims[i] = i64(s.dims[i]);
-    return hj_matmul(ctx_, pointer(s.a), pointer(s.b), pointer(s.c), pointer(s.bias), pointer(s.workspace), dims,
-                     s.dtypes, s.flags, s.alpha, s.beta, s.site.c_str());
+    std::array<ExprRef, HJ_MM_DIMS> refs = matmulDims(s);
+    for (size_t i = 0; i < HJ_MM_DIMS; ++i) dims[i] = i64(refs[i]);
+    return hj_matmul(ctx_, pointer(s.a.memory), pointer(s.b.memory), pointer(s.c.memory), pointer(s.bias),
+                     pointer(s.workspace), dims, matmulDtypes(s), matmulFlags(s), s.alpha, s.beta, s.site.c_str());
   }
   int32_t operator()(const std::monostate &) { return HJ_OK; }
 

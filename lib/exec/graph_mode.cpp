@@ -213,7 +213,7 @@ std::shared_ptr<const GraphSignature> GraphSignature::of(const Plan &plan, std::
       for (const Arg &a : c->args)
         if (const auto *in = std::get_if<InputArg>(&a); in && in->offset.valid()) sliced(in->input.index);
     if (const auto *m = std::get_if<step::Matmul>(&st))
-      for (const CollectiveBuffer *b : {&m->a, &m->b, &m->c, &m->bias, &m->workspace})
+      for (const CollectiveBuffer *b : {&m->a.memory, &m->b.memory, &m->c.memory, &m->bias, &m->workspace})
         if (const auto *in = std::get_if<InputMemory>(b); in && in->offset.valid()) sliced(in->input.index);
     if (const auto *a = std::get_if<step::Alloc>(&st)) {
       markAll(a->sizes);
@@ -223,7 +223,8 @@ std::shared_ptr<const GraphSignature> GraphSignature::of(const Plan &plan, std::
       markAll(l->block);
       mark(l->smem);
     } else if (const auto *m = std::get_if<step::Matmul>(&st)) {
-      markAll(m->dims);  // a library call's shape is its node's, built once per key
+      std::array<ExprRef, HJ_MM_DIMS> dims = matmulDims(*m);
+      markAll(dims);  // a library call's shape is its node's, built once per key
     } else if (const auto *c = std::get_if<step::Call>(&st)) {
       // A custom call's arguments are its node's, captured once per key.
       for (const Arg &a : c->args) {

@@ -268,12 +268,14 @@ class Planner {
   void step(const Matmul &n) {
     step::Matmul s;
     s.site = site("matmul of @" + p_.funcName);
+    // The shapes first, then their expressions in hj_matmul's dims order
+    // (the plan numbers expressions by first use).
     std::vector<ExprId> sizes, strides, dims(HJ_MM_DIMS, table_.constInt(0));
     ExprId zero = table_.constInt(0), one = table_.constInt(1);
-    CollectiveBuffer *bufs[] = {&s.a, &s.b, &s.c};
+    step::MatmulMatrix *mats[] = {&s.a, &s.b, &s.c};
     const Operand *ops[] = {&n.a, &n.b, &n.c};
     for (int x = 0; x < 3; ++x) {
-      *bufs[x] = shapeOf(*ops[x], sizes, strides);
+      mats[x]->memory = shapeOf(*ops[x], sizes, strides);
       size_t r = sizes.size();
       ExprId *d = &dims[6 * x];
       d[0] = r == 3 ? sizes[0] : one;
@@ -287,15 +289,24 @@ class Planner {
       s.bias = shapeOf(n.bias, sizes, strides);
       dims[HJ_MM_BIAS_ELEMS] = sizes[0];
       dims[HJ_MM_BIAS_STRIDE] = strides[0];
-      s.flags |= HJ_MM_BIAS;
     }
     if (n.workspace.isValue()) {
       s.workspace = shapeOf(n.workspace, sizes, strides);
       dims[HJ_MM_WORKSPACE_BYTES] = sizes[0];
     }
-    for (ExprId e : dims) s.dims.push_back(use(e));
-    s.dtypes = static_cast<uint32_t>(p_.value(n.a.value).dtype) | static_cast<uint32_t>(p_.value(n.c.value).dtype) << 8;
-    s.flags |= (n.transposeA ? uint32_t(HJ_MM_TRANSPOSE_A) : 0u) | (n.transposeB ? uint32_t(HJ_MM_TRANSPOSE_B) : 0u);
+    for (int x = 0; x < 3; ++x) {
+      const ExprId *d = &dims[6 * x];
+      step::MatmulMatrix &m = *mats[x];
+      ExprRef *refs[] = {&m.batches, &m.rows, &m.cols, &m.batchStride, &m.rowStride, &m.colStride};
+      for (int i = 0; i < 6; ++i) *refs[i] = use(d[i]);
+    }
+    s.biasElems = use(dims[HJ_MM_BIAS_ELEMS]);
+    s.biasStride = use(dims[HJ_MM_BIAS_STRIDE]);
+    s.workspaceBytes = use(dims[HJ_MM_WORKSPACE_BYTES]);
+    s.aType = p_.value(n.a.value).dtype;
+    s.cType = p_.value(n.c.value).dtype;
+    s.transposeA = n.transposeA;
+    s.transposeB = n.transposeB;
     s.alpha = n.alpha;
     s.beta = n.beta;
     plan_.steps.push_back(std::move(s));
@@ -542,6 +553,29 @@ uint32_t hjCollectiveKind(CollectiveKind k) {
   }
   HOSTJIT_INVARIANT(!"unknown collective kind");
   return 0;
+}
+
+std::array<ExprRef, HJ_MM_DIMS> matmulDims(const step::Matmul &m) {
+  std::array<ExprRef, HJ_MM_DIMS> d{};
+  const step::MatmulMatrix *mats[] = {&m.a, &m.b, &m.c};
+  for (int x = 0; x < 3; ++x) {
+    const step::MatmulMatrix &t = *mats[x];
+    ExprRef refs[] = {t.batches, t.rows, t.cols, t.batchStride, t.rowStride, t.colStride};
+    for (int i = 0; i < 6; ++i) d[6 * x + i] = refs[i];
+  }
+  d[HJ_MM_BIAS_ELEMS] = m.biasElems;
+  d[HJ_MM_BIAS_STRIDE] = m.biasStride;
+  d[HJ_MM_WORKSPACE_BYTES] = m.workspaceBytes;
+  return d;
+}
+
+uint32_t matmulDtypes(const step::Matmul &m) {
+  return static_cast<uint32_t>(m.aType) | static_cast<uint32_t>(m.cType) << 8;
+}
+
+uint32_t matmulFlags(const step::Matmul &m) {
+  return (m.transposeA ? uint32_t(HJ_MM_TRANSPOSE_A) : 0u) | (m.transposeB ? uint32_t(HJ_MM_TRANSPOSE_B) : 0u) |
+         (std::holds_alternative<NoBuffer>(m.bias) ? 0u : uint32_t(HJ_MM_BIAS));
 }
 
 const char *stepKeyword(size_t index) {

@@ -172,14 +172,21 @@ struct Collective {
                  (CollectiveBuffer, dst), (ExprRef, count), (ExprRef, peer), (ExprRef, srcElems), (ExprRef, dstElems),
                  (std::string, site))
 };
-// hj_matmul of a, b into c (bias, workspace: NoBuffer when absent); dims
-// the HJ_MM_DIMS values (runtime.h: each operand's batches, rows, columns
-// and strides, the bias's elements, the workspace's bytes), dtypes A's |
-// C's << 8, flags HJ_MM_*.
+// One matrix of a matmul as stored: its memory, batches (1 for one
+// matrix), rows, columns and their strides (batch stride 0 for one matrix).
+struct MatmulMatrix {
+  HOSTJIT_FIELDS((CollectiveBuffer, memory), (ExprRef, batches), (ExprRef, rows), (ExprRef, cols),
+                 (ExprRef, batchStride), (ExprRef, rowStride), (ExprRef, colStride))
+};
+// hj_matmul of a, b into c, typed: bias and workspace NoBuffer when absent
+// (their sizes then constant 0). Packed into hj_matmul's dims, dtypes and
+// flags only where it is called (matmulDims, matmulDtypes, matmulFlags).
 struct Matmul {
-  HOSTJIT_FIELDS((CollectiveBuffer, a), (CollectiveBuffer, b), (CollectiveBuffer, c), (CollectiveBuffer, bias),
-                 (CollectiveBuffer, workspace), (ExprRefs, dims), (uint32_t, dtypes), (uint32_t, flags),
-                 (double, alpha, 1.0), (double, beta, 0.0), (std::string, site))
+  HOSTJIT_FIELDS((MatmulMatrix, a), (MatmulMatrix, b), (MatmulMatrix, c), (CollectiveBuffer, bias),
+                 (ExprRef, biasElems), (ExprRef, biasStride), (CollectiveBuffer, workspace),
+                 (ExprRef, workspaceBytes), (DType, aType, DType::f32), (DType, cType, DType::f32),
+                 (bool, transposeA), (bool, transposeB), (double, alpha, 1.0), (double, beta, 0.0),
+                 (std::string, site))
 };
 // hj_custom_call of `callee` (a custom call of Plan::kernels) with its
 // arguments in declared order, packed as a launch's are.
@@ -329,6 +336,12 @@ void forEachArgOffset(const Step &s, F &&f) {
   };
   walk(s, walk);
 }
+
+// hj_matmul's packed arguments of a matmul step: the HJ_MM_DIMS
+// expressions in runtime.h's order; A's dtype | C's << 8; HJ_MM_* flags.
+std::array<ExprRef, HJ_MM_DIMS> matmulDims(const step::Matmul &m);
+uint32_t matmulDtypes(const step::Matmul &m);
+uint32_t matmulFlags(const step::Matmul &m);
 
 // A scalar argument with its type, for the C++ API.
 struct ScalarArg {
