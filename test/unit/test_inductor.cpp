@@ -74,6 +74,31 @@ size_t farFrom(const std::vector<float> &got, const std::vector<float> &want, fl
   return bad;
 }
 
+// A program recorded on the H200: kDir/recorded/NAME/NAME.inductor.json.
+InductorImport recorded(const std::string &name) {
+  auto imported = loadInductor(kDir + "recorded/" + name + "/" + name + ".inductor.json");
+  INFO((imported ? "" : imported.error().message));
+  REQUIRE(imported);
+  return std::move(*imported);
+}
+
+// The largest magnitude of v: the scale results are compared to.
+float largest(const std::vector<float> &v) {
+  float scale = 0;
+  for (float x : v) scale = std::max(scale, std::fabs(x));
+  return scale;
+}
+
+// f(jit, graph) for the evaluator and the JIT, each eager and in graph mode.
+template <class F>
+void eachPath(F &&f) {
+  for (bool jit : {false, true})
+    for (bool graph : {false, true}) {
+      INFO((jit ? "jit" : "eval") << (graph ? ", graph" : ""));
+      f(jit, graph);
+    }
+}
+
 std::string importError(const std::string &text) {
   auto r = importInductor(text, kDir + "t.inductor.json");
   REQUIRE(!r);
@@ -94,37 +119,35 @@ TEST_CASE("inductor: a linear layer, in-place kernels and a written input, on ev
   CHECK(imported->outputs[2].index == 3);
   CHECK(p.value(p.tensorInputs[3]).written);
   CHECK(p.kernels.at(0).block == std::array<int64_t, 3>{128, 1, 1});
-  for (bool jit : {false, true})
-    for (bool graph : {false, true}) {
-      INFO((jit ? "jit" : "eval") << (graph ? ", graph" : ""));
-      auto rt = makeRuntime();
-      Runner r(p, rt, jit, OptLevel::O2, graph);
-      unsigned seed = 1;
-      for (int64_t rows : {5, 3, 5, 7}) {
-        std::mt19937 g(seed++);
-        std::vector<float> w = dyadic(32, g), b = dyadic(4, g), x = dyadic(rows * 8, g), res = dyadic(rows * 4, g);
-        Tensor tw = hostTensor(rt, {4, 8}, w), tb = hostTensor(rt, {4}, b), tx = hostTensor(rt, {rows, 8}, x),
-               tr = hostTensor(rt, {rows, 4}, res);
-        DLTensor d[] = {tw.dl(), tb.dl(), tx.dl(), tr.dl()};
-        const DLTensor *inputs[] = {&d[0], &d[1], &d[2], &d[3]};
-        auto out = r.run(inputs);
-        INFO((out ? "" : out.error().message));
-        REQUIRE(out);
-        // buf1 = 2 (x w^T + b + res); res' = buf1 + res.
-        std::vector<float> buf1(rows * 4), res2(rows * 4);
-        for (int64_t i = 0; i < rows; ++i)
-          for (int64_t j = 0; j < 4; ++j) {
-            float s = 0;
-            for (int64_t k = 0; k < 8; ++k) s += x[i * 8 + k] * w[j * 8 + k];
-            float y = (s + b[j]) + res[i * 4 + j];
-            buf1[i * 4 + j] = y + y;
-            res2[i * 4 + j] = buf1[i * 4 + j] + res[i * 4 + j];
-          }
-        CHECK(floats((*out)[0]) == buf1);
-        CHECK(floats(tr) == res2);
-      }
-      if (graph) CHECK(rt->stats().graph_fallbacks == 0);
+  eachPath([&](bool jit, bool graph) {
+    auto rt = makeRuntime();
+    Runner r(p, rt, jit, OptLevel::O2, graph);
+    unsigned seed = 1;
+    for (int64_t rows : {5, 3, 5, 7}) {
+      std::mt19937 g(seed++);
+      std::vector<float> w = dyadic(32, g), b = dyadic(4, g), x = dyadic(rows * 8, g), res = dyadic(rows * 4, g);
+      Tensor tw = hostTensor(rt, {4, 8}, w), tb = hostTensor(rt, {4}, b), tx = hostTensor(rt, {rows, 8}, x),
+             tr = hostTensor(rt, {rows, 4}, res);
+      DLTensor d[] = {tw.dl(), tb.dl(), tx.dl(), tr.dl()};
+      const DLTensor *inputs[] = {&d[0], &d[1], &d[2], &d[3]};
+      auto out = r.run(inputs);
+      INFO((out ? "" : out.error().message));
+      REQUIRE(out);
+      // buf1 = 2 (x w^T + b + res); res' = buf1 + res.
+      std::vector<float> buf1(rows * 4), res2(rows * 4);
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < 4; ++j) {
+          float s = 0;
+          for (int64_t k = 0; k < 8; ++k) s += x[i * 8 + k] * w[j * 8 + k];
+          float y = (s + b[j]) + res[i * 4 + j];
+          buf1[i * 4 + j] = y + y;
+          res2[i * 4 + j] = buf1[i * 4 + j] + res[i * 4 + j];
+        }
+      CHECK(floats((*out)[0]) == buf1);
+      CHECK(floats(tr) == res2);
     }
+    if (graph) CHECK(rt->stats().graph_fallbacks == 0);
+  });
 }
 
 TEST_CASE("inductor: extern matmuls in every layout Inductor passes", "[inductor]") {
@@ -292,63 +315,54 @@ TEST_CASE("inductor: the recorded MLP runs on the host backend to the H200's out
   // host stand-in, the matmuls through the host's, which sum in another
   // order than cuBLASLt: equal to a few ulps of the largest value.
   std::string dir = kDir + "recorded/mlp/";
-  auto imported = loadInductor(dir + "mlp.inductor.json");
-  INFO((imported ? "" : imported.error().message));
-  REQUIRE(imported);
+  InductorImport imported = recorded("mlp");
   auto rt = makeRuntime();
   RecordedArgs args(rt, dir, {0, 1, 2, 3, 4});
   std::vector<float> expected = npyFloats(dir + "expected/buf2.npy");
-  float scale = 0;
-  for (float v : expected) scale = std::max(scale, std::fabs(v));
-  for (bool jit : {false, true})
-    for (bool graph : {false, true}) {
-      INFO((jit ? "jit" : "eval") << (graph ? ", graph" : ""));
-      Runner r(imported->program, rt, jit, OptLevel::O2, graph);
-      auto out = r.run(args.ptrs);
-      INFO((out ? "" : out.error().message));
-      REQUIRE(out);
-      std::vector<float> got = floats((*out)[0]);
-      REQUIRE(got.size() == expected.size());
-      CHECK(farFrom(got, expected, scale) == 0);
-      CHECK(got != std::vector<float>(got.size(), 0.0f));
-    }
+  float scale = largest(expected);
+  eachPath([&](bool jit, bool graph) {
+    Runner r(imported.program, rt, jit, OptLevel::O2, graph);
+    auto out = r.run(args.ptrs);
+    INFO((out ? "" : out.error().message));
+    REQUIRE(out);
+    std::vector<float> got = floats((*out)[0]);
+    REQUIRE(got.size() == expected.size());
+    CHECK(farFrom(got, expected, scale) == 0);
+    CHECK(got != std::vector<float>(got.size(), 0.0f));
+  });
 }
 
 TEST_CASE("inductor: the recorded SGD step updates its inputs in place on the host backend", "[inductor]") {
   // m' = 0.9 m + g and p' = p - 0.01 m' written into the caller's p and m;
   // the sum of p' returned, as the H200 summed it to 1e-5 of its scale.
   std::string dir = kDir + "recorded/sgd/";
-  auto imported = loadInductor(dir + "sgd.inductor.json");
-  INFO((imported ? "" : imported.error().message));
-  REQUIRE(imported);
-  const Program &p = imported->program;
+  InductorImport imported = recorded("sgd");
+  const Program &p = imported.program;
   CHECK(p.value(p.tensorInputs[0]).written);
   CHECK(!p.value(p.tensorInputs[1]).written);
   CHECK(p.value(p.tensorInputs[2]).written);
   float recorded = npyFloats(dir + "expected/buf0.npy").at(0);
-  for (bool jit : {false, true})
-    for (bool graph : {false, true}) {
-      INFO((jit ? "jit" : "eval") << (graph ? ", graph" : ""));
-      auto rt = makeRuntime();
-      Runner r(p, rt, jit, OptLevel::O2, graph);
-      RecordedArgs args(rt, dir, {0, 1, 2});  // arg0_1 m, arg1_1 g, arg2_1 p
-      std::vector<float> m = floats(args.t[0]), g = floats(args.t[1]), w = floats(args.t[2]);
-      for (int step = 0; step < 2; ++step) {
-        float scale = 0;
-        for (size_t i = 0; i < w.size(); ++i) {
-          m[i] = m[i] * 0.9f + g[i];
-          w[i] = w[i] + m[i] * -0.01f;
-          scale += std::fabs(w[i]);
-        }
-        auto out = r.run(args.ptrs);
-        INFO((out ? "" : out.error().message));
-        REQUIRE(out);
-        CHECK(floats(args.t[0]) == m);
-        CHECK(floats(args.t[2]) == w);
-        float sum = floats((*out)[0]).at(0);
-        if (step == 0) CHECK(std::fabs(sum - recorded) <= 1e-5f * scale);
+  eachPath([&](bool jit, bool graph) {
+    auto rt = makeRuntime();
+    Runner r(p, rt, jit, OptLevel::O2, graph);
+    RecordedArgs args(rt, dir, {0, 1, 2});  // arg0_1 m, arg1_1 g, arg2_1 p
+    std::vector<float> m = floats(args.t[0]), g = floats(args.t[1]), w = floats(args.t[2]);
+    for (int step = 0; step < 2; ++step) {
+      float scale = 0;
+      for (size_t i = 0; i < w.size(); ++i) {
+        m[i] = m[i] * 0.9f + g[i];
+        w[i] = w[i] + m[i] * -0.01f;
+        scale += std::fabs(w[i]);
       }
+      auto out = r.run(args.ptrs);
+      INFO((out ? "" : out.error().message));
+      REQUIRE(out);
+      CHECK(floats(args.t[0]) == m);
+      CHECK(floats(args.t[2]) == w);
+      float sum = floats((*out)[0]).at(0);
+      if (step == 0) CHECK(std::fabs(sum - recorded) <= 1e-5f * scale);
     }
+  });
 }
 
 TEST_CASE("inductor: the recorded dynamic-shape program serves other shapes on the host backend", "[inductor]") {
@@ -357,36 +371,31 @@ TEST_CASE("inductor: the recorded dynamic-shape program serves other shapes on t
   // shapes), each row as the H200 made it, to 1e-5 of the largest value
   // (the host's sums, rsqrt and erf round differently).
   std::string dir = kDir + "recorded/dynamic_ln_gelu/";
-  auto imported = loadInductor(dir + "dynamic_ln_gelu.inductor.json");
-  INFO((imported ? "" : imported.error().message));
-  REQUIRE(imported);
+  InductorImport imported = recorded("dynamic_ln_gelu");
   std::vector<float> expected = npyFloats(dir + "expected/buf3.npy");
   REQUIRE(expected.size() == 24 * 64);
-  float scale = 0;
-  for (float v : expected) scale = std::max(scale, std::fabs(v));
-  for (bool jit : {false, true})
-    for (bool graph : {false, true}) {
-      INFO((jit ? "jit" : "eval") << (graph ? ", graph" : ""));
-      auto rt = makeRuntime();
-      Runner r(imported->program, rt, jit, OptLevel::O2, graph);
-      RecordedArgs args(rt, dir, {1, 2, 3});
-      for (int64_t rows : {24, 7, 24, 7}) {
-        INFO(rows << " rows");
-        int64_t shape[] = {rows, 64};
-        DLTensor x = args.dl[0];
-        x.shape = shape;
-        x.strides = nullptr;
-        const DLTensor *ins[] = {&x, args.ptrs[1], args.ptrs[2]};
-        ScalarArg s77[] = {ScalarArg::i64(rows)};
-        auto out = r.run(ins, s77);
-        INFO((out ? "" : out.error().message));
-        REQUIRE(out);
-        std::vector<float> got = floats((*out)[0]);
-        REQUIRE(got.size() == static_cast<size_t>(rows * 64));
-        CHECK(farFrom(got, expected, scale) == 0);
-      }
-      if (graph) CHECK(rt->stats().graph_fallbacks == 0);
+  float scale = largest(expected);
+  eachPath([&](bool jit, bool graph) {
+    auto rt = makeRuntime();
+    Runner r(imported.program, rt, jit, OptLevel::O2, graph);
+    RecordedArgs args(rt, dir, {1, 2, 3});
+    for (int64_t rows : {24, 7, 24, 7}) {
+      INFO(rows << " rows");
+      int64_t shape[] = {rows, 64};
+      DLTensor x = args.dl[0];
+      x.shape = shape;
+      x.strides = nullptr;
+      const DLTensor *ins[] = {&x, args.ptrs[1], args.ptrs[2]};
+      ScalarArg s77[] = {ScalarArg::i64(rows)};
+      auto out = r.run(ins, s77);
+      INFO((out ? "" : out.error().message));
+      REQUIRE(out);
+      std::vector<float> got = floats((*out)[0]);
+      REQUIRE(got.size() == static_cast<size_t>(rows * 64));
+      CHECK(farFrom(got, expected, scale) == 0);
     }
+    if (graph) CHECK(rt->stats().graph_fallbacks == 0);
+  });
 }
 
 TEST_CASE("inductor: the recorded cross-entropy runs on the host backend to the H200's loss", "[inductor]") {
@@ -395,24 +404,20 @@ TEST_CASE("inductor: the recorded cross-entropy runs on the host backend to the 
   // buffer (in_out_ptr). Within 1e-5 of the loss (exp and log round
   // differently on the host).
   std::string dir = kDir + "recorded/cross_entropy/";
-  auto imported = loadInductor(dir + "cross_entropy.inductor.json");
-  INFO((imported ? "" : imported.error().message));
-  REQUIRE(imported);
+  InductorImport imported = recorded("cross_entropy");
   float recorded = npyFloats(dir + "expected/buf2.npy").at(0);
-  for (bool jit : {false, true})
-    for (bool graph : {false, true}) {
-      INFO((jit ? "jit" : "eval") << (graph ? ", graph" : ""));
-      auto rt = makeRuntime();
-      Runner r(imported->program, rt, jit, OptLevel::O2, graph);
-      RecordedArgs args(rt, dir, {0, 1});
-      for (int call = 0; call < 2; ++call) {
-        auto out = r.run(args.ptrs);
-        INFO((out ? "" : out.error().message));
-        REQUIRE(out);
-        float loss = floats((*out)[0]).at(0);
-        CHECK(std::fabs(loss - recorded) <= 1e-5f * std::max(1.0f, std::fabs(recorded)));
-      }
+  eachPath([&](bool jit, bool graph) {
+    auto rt = makeRuntime();
+    Runner r(imported.program, rt, jit, OptLevel::O2, graph);
+    RecordedArgs args(rt, dir, {0, 1});
+    for (int call = 0; call < 2; ++call) {
+      auto out = r.run(args.ptrs);
+      INFO((out ? "" : out.error().message));
+      REQUIRE(out);
+      float loss = floats((*out)[0]).at(0);
+      CHECK(std::fabs(loss - recorded) <= 1e-5f * std::max(1.0f, std::fabs(recorded)));
     }
+  });
 }
 
 TEST_CASE("inductor: the recorded attention runs on the host backend to the H200's output", "[inductor]") {
@@ -420,23 +425,18 @@ TEST_CASE("inductor: the recorded attention runs on the host backend to the H200
   // their bias, two bmm, softmax in place, heads merged; the output a view
   // of a reused buffer. Within 1e-5 of the largest value.
   std::string dir = kDir + "recorded/attention/";
-  auto imported = loadInductor(dir + "attention.inductor.json");
-  INFO((imported ? "" : imported.error().message));
-  REQUIRE(imported);
+  InductorImport imported = recorded("attention");
   std::vector<float> expected = npyFloats(dir + "expected/buf2.npy");
-  float scale = 0;
-  for (float v : expected) scale = std::max(scale, std::fabs(v));
-  for (bool jit : {false, true})
-    for (bool graph : {false, true}) {
-      INFO((jit ? "jit" : "eval") << (graph ? ", graph" : ""));
-      auto rt = makeRuntime();
-      Runner r(imported->program, rt, jit, OptLevel::O2, graph);
-      RecordedArgs args(rt, dir, {0, 1, 2});
-      auto out = r.run(args.ptrs);
-      INFO((out ? "" : out.error().message));
-      REQUIRE(out);
-      std::vector<float> got = floats((*out)[0]);
-      REQUIRE(got.size() == expected.size());
-      CHECK(farFrom(got, expected, scale) == 0);
-    }
+  float scale = largest(expected);
+  eachPath([&](bool jit, bool graph) {
+    auto rt = makeRuntime();
+    Runner r(imported.program, rt, jit, OptLevel::O2, graph);
+    RecordedArgs args(rt, dir, {0, 1, 2});
+    auto out = r.run(args.ptrs);
+    INFO((out ? "" : out.error().message));
+    REQUIRE(out);
+    std::vector<float> got = floats((*out)[0]);
+    REQUIRE(got.size() == expected.size());
+    CHECK(farFrom(got, expected, scale) == 0);
+  });
 }
