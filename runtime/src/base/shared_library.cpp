@@ -19,10 +19,7 @@ OpenedLibrary openLibrary(const std::vector<std::string> &candidates) {
   return out;
 }
 
-void *librarySymbol(void *handle, const char *name) {
-  dlerror();  // a null symbol is an error only as dlerror says; only the null matters here
-  return handle ? dlsym(handle, name) : nullptr;
-}
+void *librarySymbol(void *handle, const char *name) { return handle ? dlsym(handle, name) : nullptr; }
 
 std::string libraryFileOf(const void *address) {
   Dl_info info;

@@ -8,6 +8,7 @@
 #include <cublasLt.h>  // types and prototypes only: cuBLASLt is never linked
 
 #include <algorithm>
+#include <bit>
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
@@ -103,10 +104,8 @@ namespace {
 // aligned to its element size only: an algorithm that needs more would
 // read it wrong. The plan is chosen for the alignments the call has.
 uint32_t alignmentOf(const void *p) {
-  uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  uint32_t align = 256;
-  while (align > 1 && a % align) align /= 2;
-  return align;
+  uintptr_t a = reinterpret_cast<uintptr_t>(p) | 256;  // 256 when aligned at least that well
+  return uint32_t(1) << std::countr_zero(a);
 }
 
 }  // namespace
