@@ -1,9 +1,9 @@
-// test_cuda_matmul.cpp - the matmul statement on the GPU through cuBLASLt:
-// a linear layer with bias and a workspace, a batched product with a
-// transpose, f16 and bf16 inputs, operands at odd element offsets;
-// evaluator and JIT against references
-// computed here; graph mode; and, in a process of its own, a machine
-// without cuBLASLt.
+// test_cuda_matmul.cpp - the matmul statement on the GPU, through cuBLASLt
+// (a bias) and cuBLAS (none): a linear layer with bias and a workspace, a
+// batched product with a transpose, f16 and bf16 inputs, operands at odd
+// element offsets; evaluator and JIT against references computed here;
+// graph mode; and, each in a process of its own, a machine without cuBLASLt
+// or without cuBLAS.
 #define CATCH_CONFIG_EXTERNAL_INTERFACES
 #include <catch2/catch.hpp>
 
@@ -176,29 +176,42 @@ TEST_CASE("matmul on the GPU: operands at odd element offsets, aligned to 4 byte
 // exist (the library is loaded once per process), as a machine without
 // cuBLAS: the program fails at its matmul, saying so; a program without one
 // runs.
-TEST_CASE("matmul on the GPU: no cuBLASLt", "[.no_cublaslt]") {
-  const char *lib = std::getenv("HOSTJIT_CUBLASLT");
+// A missing library fails the matmul it serves, naming the statement and
+// what was tried: cuBLASLt for a bias, cuBLAS for a plain multiply.
+static void missingLibrary(const char *env, const char *name, const char *program) {
+  const char *lib = std::getenv(env);
   if (!lib || std::string(lib).find("nonexistent") == std::string::npos) {
-    WARN("not run: give HOSTJIT_CUBLASLT=/nonexistent/libcublasLt.so and run this test alone");
+    WARN(std::string("not run: give ") + env + "=/nonexistent/lib.so and run this test alone");
     return;
   }
-  Program p = parseText(
-      "func @main(%a: f32[4, 8], %b: f32[8, 2]) -> (f32[4, 2]) {\n  %c = alloc f32[4, 2]\n  matmul %a, %b, %c\n"
-      "  return %c\n}\n");
+  Program p = parseText(program);
   auto rt = cudaRuntime();
   auto a = Tensor::fromHost(rt, {4, 8}, uniform(32, 5));
   auto b = Tensor::fromHost(rt, {8, 2}, uniform(16, 6));
-  REQUIRE((a && b));
-  DLTensor ad = a->dl(), bd = b->dl();
-  const DLTensor *inputs[] = {&ad, &bd};
+  auto bias = Tensor::fromHost(rt, {2}, uniform(2, 7));
+  REQUIRE((a && b && bias));
+  DLTensor ad = a->dl(), bd = b->dl(), biasd = bias->dl();
+  const DLTensor *inputs[] = {&ad, &bd, &biasd};
   for (bool useJit : {false, true}) {
     Runner r(p, rt, useJit);
     auto out = r.run(inputs);
     REQUIRE(!out);
     CHECK(out.error().status == HJ_ERR_NOT_FOUND);
-    CHECK(out.error().message == std::string("matmul of @main at test.hir:3:3: no cuBLASLt: none of ") + lib +
-                                     " could be loaded (install CUDA's cuBLAS, or set HOSTJIT_CUBLASLT to the "
-                                     "library's path)");
+    CHECK(out.error().message == std::string("matmul of @main at test.hir:3:3: no ") + name + ": none of " + lib +
+                                     " could be loaded (install CUDA's cuBLAS, or set " + env +
+                                     " to the library's path)");
     CHECK(rt->stats().live_bytes == 0);
   }
+}
+
+TEST_CASE("matmul on the GPU: no cuBLASLt for a bias", "[.no_cublaslt]") {
+  missingLibrary("HOSTJIT_CUBLASLT", "cuBLASLt",
+                 "func @main(%a: f32[4, 8], %b: f32[8, 2], %v: f32[2]) -> (f32[4, 2]) {\n  %c = alloc f32[4, 2]\n"
+                 "  matmul %a, %b, %c bias %v\n  return %c\n}\n");
+}
+
+TEST_CASE("matmul on the GPU: no cuBLAS for a plain multiply", "[.no_cublas]") {
+  missingLibrary("HOSTJIT_CUBLAS", "cuBLAS",
+                 "func @main(%a: f32[4, 8], %b: f32[8, 2], %v: f32[2]) -> (f32[4, 2]) {\n  %c = alloc f32[4, 2]\n"
+                 "  matmul %a, %b, %c\n  return %c\n}\n");
 }

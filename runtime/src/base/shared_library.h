@@ -1,6 +1,6 @@
 // shared_library.h - the one way the runtime loads a library at run time
-// (dlopen) and finds its symbols: the CUDA driver, NVRTC, cuBLASLt, NCCL,
-// host kernel libraries and custom call libraries.
+// (dlopen) and finds its symbols: the CUDA driver, NVRTC, cuBLAS, cuBLASLt,
+// NCCL, host kernel libraries and custom call libraries.
 #pragma once
 
 #include <string>

@@ -21,6 +21,7 @@ int32_t makeCudaBackend(int32_t, void *, std::unique_ptr<Backend> &) {
 #include <string>
 #include <unordered_map>
 
+#include "cuda/cublas_gemm.h"
 #include "cuda/cublaslt.h"
 #include "cuda/cuda_comm_device.h"
 #include "cuda/cuda_driver.h"
@@ -202,8 +203,18 @@ class CudaBackend final : public Backend {
   int32_t matmul(const MatmulCall &c) override {
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
-    if (!blas_) blas_ = std::make_unique<CublasLt>();
-    return blas_->matmul(c, stream_, ordinal_);
+    return libraryMatmul(c, stream_);
+  }
+
+  // A bias goes through cuBLASLt's epilogue, anything else through cuBLAS's
+  // gemm: the calls PyTorch makes for addmm with a bias and for mm and bmm.
+  int32_t libraryMatmul(const MatmulCall &c, CUstream stream) {
+    if (c.flags & HJ_MM_BIAS) {
+      if (!blasLt_) blasLt_ = std::make_unique<CublasLt>();
+      return blasLt_->matmul(c, stream, ordinal_);
+    }
+    if (!blas_) blas_ = std::make_unique<CublasGemm>();
+    return blas_->matmul(c, stream, ordinal_);
   }
 
   int32_t buildGraph(const std::vector<GraphNode> &nodes, bool deviceUpdates, std::unique_ptr<Graph> &out) override {
@@ -218,10 +229,7 @@ class CudaBackend final : public Backend {
         if (int32_t st = coResidency_.check(d_, modules_->device, ordinal_, *n.kernel, n.grid, n.block, n.smem))
           return st;
     }
-    auto library = [this](const MatmulCall &c, CUstream s) {
-      if (!blas_) blas_ = std::make_unique<CublasLt>();
-      return blas_->matmul(c, s, ordinal_);
-    };
+    auto library = [this](const MatmulCall &c, CUstream s) { return libraryMatmul(c, s); };
     return makeCudaGraph(d_, ctx_, streams_[0], ordinal_, [this](const std::string &cause) { return faulted(cause); },
                          library, kit, nodes, out);
   }
@@ -515,7 +523,8 @@ class CudaBackend final : public Backend {
   const Driver &d_;
   std::shared_ptr<CudaModules> modules_;
   CoResidency coResidency_;
-  std::unique_ptr<CublasLt> blas_;  // made by the first matmul
+  std::unique_ptr<CublasLt> blasLt_;  // made by the first matmul with a bias
+  std::unique_ptr<CublasGemm> blas_;   // made by the first matmul without one
   bool updaterTried_ = false;       // device updates: updateKit()
   DeviceUpdateKit kit_;
   std::unordered_map<CUfunction, std::unique_ptr<ParamLayout>> layouts_;  // NULL: none (updated by the host)
