@@ -101,6 +101,7 @@ class Recorder:
         self.views = 0
         self.declared = set()
         self.env = {}  # a size the wrapper names (xnumel = 256 * s77) -> its expression text
+        self.bias_epilogue = set()  # indices in body of the matmuls cuBLASLt makes (a bias vector)
 
     def call_body(self):
         for node in ast.walk(self.tree):
@@ -256,6 +257,30 @@ class Recorder:
             return self.reinterpret(node)
         raise Unsupported("tensor argument %s" % ast.unparse(node))
 
+    def host_scalar(self, call):
+        """X.item() as a kernel's scalar, X a 0-d CPU tensor of the graph's
+        arguments (a value Dynamo lifted, such as GPT-2's attention scale
+        under dynamic shapes): X becomes a scalar input, given as the tensor
+        or a number (f64 for a float, i64 for an integer)."""
+        x = call.func.value
+        if call.args or call.keywords or not isinstance(x, ast.Name) or x.id not in self.arg_names:
+            raise Unsupported("tensor argument %s: only an argument's .item() is read on the host" %
+                              ast.unparse(call))
+        i = self.arg_names.index(x.id)
+        decl, value = self.desc["inputs"][i], self.inputs[i]
+        if decl is not None and "sizes" not in decl:
+            return x.id  # read already
+        device = getattr(getattr(value, "device", None), "type", "cpu")
+        if len(getattr(value, "shape", (0,))) != 0 or device != "cpu":
+            raise Unsupported("tensor argument %s: %s is not a 0-d CPU tensor (shape %s, %s)" %
+                              (ast.unparse(call), x.id, tuple(getattr(value, "shape", ())), device))
+        dt = hj_dtype(value.dtype)
+        self.desc["inputs"][i] = {"name": x.id, "dtype": "f64" if dt in ("f64", "f32", "f16", "bf16") else
+                                  "bool" if dt == "bool" else "i64"}
+        self.shapes.pop(x.id, None)
+        self.roots.pop(x.id, None)
+        return x.id
+
     def extern(self, kernel, c):
         kw = {k.arg: k.value for k in c.keywords}
         if "out" not in kw:
@@ -266,6 +291,11 @@ class Recorder:
         for k in ("alpha", "beta"):
             if k in kw:
                 step[k] = ast.literal_eval(kw[k])
+        # addmm with a bias vector (beta 1) is cuBLASLt's bias epilogue, in
+        # PyTorch as in hostjit; every other matmul is cuBLAS's gemm.
+        bias = self.shapes.get(step["inputs"][0]) if kernel == "addmm" else None
+        if bias and step.get("beta", 1) == 1 and (len(bias[0]) == 1 or (len(bias[0]) == 2 and bias[1][0] == "0")):
+            self.bias_epilogue.add(len(self.desc["body"]))
         self.desc["body"].append(step)
 
     def launch(self, kname, c):
@@ -283,6 +313,8 @@ class Recorder:
                 continue
             if isinstance(a, ast.Name) and a.id in self.shapes:
                 texts.append(a.id)
+            elif isinstance(a, ast.Call) and isinstance(a.func, ast.Attribute) and a.func.attr == "item":
+                texts.append(self.host_scalar(a))
             elif isinstance(a, ast.Call):
                 texts.append(self.tensor_arg(a))
             else:
@@ -332,21 +364,32 @@ class Recording:
         self.outputs, self.returned, self.compiled = outputs, returned, compiled
 
 
-def pytorch_workspace():
-    """The workspace PyTorch gives cuBLAS and cuBLASLt by default (one,
-    unified): 32 MiB on Hopper, else 4096 KiB x 2 + 16 KiB x 8. An extern
-    matmul given the same lets cuBLASLt choose among the same algorithms."""
+def pytorch_workspaces():
+    """The workspaces PyTorch gives its matmuls by default, in bytes: (cuBLAS's,
+    for mm and bmm; cuBLASLt's, for addmm with a bias vector). cuBLAS's is
+    CUBLAS_WORKSPACE_CONFIG's sum of :SIZE:COUNT (KiB), else 32 MiB on
+    Hopper and 4096 KiB x 2 + 16 KiB x 8 elsewhere; cuBLASLt's is
+    CUBLASLT_WORKSPACE_SIZE (KiB, default 1024), at most cuBLAS's. A matmul
+    given the same as PyTorch gives it chooses the same algorithm."""
+    import re
     import torch
-    return 32 << 20 if torch.cuda.get_device_capability()[0] == 9 else (4096 * 2 + 16 * 8) << 10
+    config = os.environ.get("CUBLAS_WORKSPACE_CONFIG")
+    pairs = re.findall(r":([0-9]+):([0-9]+)", config or "")
+    if pairs:
+        cublas = sum(int(size) * 1024 * int(count) for size, count in pairs)
+    else:
+        cublas = 32 << 20 if torch.cuda.get_device_capability() == (9, 0) else (4096 * 2 + 16 * 8) << 10
+    lt = int(os.environ.get("CUBLASLT_WORKSPACE_SIZE", "1024")) << 10
+    return cublas, min(lt, cublas)
 
 
-def record(fn, inputs, out_dir, name, dynamic=False, calls=2, workspace=0):
+def record(fn, inputs, out_dir, name, dynamic=False, calls=2, workspace=None):
     """Compiles fn with torch.compile(dynamic=dynamic), calls it `calls`
     times and once more, recorded, and writes OUT_DIR/NAME.inductor.json;
-    returns a Recording. workspace: bytes given to each extern matmul
-    (None: pytorch_workspace()); by default none, with which more programs
-    came out bit-identical (bench/RESULTS.md) and no memory is added.
-    Raises Unsupported for what the description cannot hold."""
+    returns a Recording. workspace: bytes given to each extern matmul; by
+    default (None) what PyTorch gives that matmul (pytorch_workspaces()),
+    so that it chooses PyTorch's algorithm; 0 for none. Raises Unsupported
+    for what the description cannot hold."""
     import torch
     import torch._inductor.config as ic
     from torch._inductor.runtime import triton_heuristics as th
@@ -405,9 +448,11 @@ def record(fn, inputs, out_dir, name, dynamic=False, calls=2, workspace=0):
     if len(wrappers) != 1:
         raise Unsupported("%d wrappers in the Inductor cache; expected the one of this graph" % len(wrappers))
     with open(wrappers[0]) as f:
-        desc = Recorder(f.read(), seen, graph_args, out_dir, name).run()
-    ws = pytorch_workspace() if workspace is None else workspace
-    for st in desc["body"]:
+        recorder = Recorder(f.read(), seen, graph_args, out_dir, name)
+        desc = recorder.run()
+    cublas, lt = pytorch_workspaces() if workspace is None else (workspace, workspace)
+    for i, st in enumerate(desc["body"]):
+        ws = lt if i in recorder.bias_epilogue else cublas
         if st["op"] == "extern" and ws:
             st["workspace"] = ws
     path = os.path.join(out_dir, name + ".inductor.json")

@@ -5,8 +5,9 @@ torch tensors.
 
 Where PyTorch, Triton and the hostjit module (PYTHONPATH) are installed.
 For each program (dynamic ones of inductor_programs_suite.py; default
-dynamic_mlp, dynamic_ln_gelu and dynamic_attention): torch.compile(dynamic=True), record one
-call (hostjit.inductor), compile the description once with hostjit (JIT,
+dynamic_mlp, dynamic_ln_gelu, dynamic_attention and dynamic_gpt2_block):
+torch.compile(dynamic=True), record one call at the first size
+(hostjit.inductor), compile the description once with hostjit (JIT,
 no tiering) eagerly and in graph mode, each on a runtime of its own. Then for
 200 sizes (17 to 216) of the first input's first dim that is not 1 (rows,
 or a sequence's length), each once: Inductor's call (its arguments and
@@ -42,6 +43,14 @@ def run(out, name):
     res = {"program": name}
     with torch.no_grad():
         first = make()
+        x = first[0]
+        dim = next(i for i, n in enumerate(x.shape) if n != 1)  # the dim that varies: rows, or a sequence
+        # Recorded at the first of the 200 sizes: a size equal to another
+        # dim (64 rows of width 64) is duck-sized into one symbol, and
+        # Dynamo compiles again for the next shape.
+        shape = list(x.shape)
+        shape[dim] = 17
+        first = [torch.randn(shape, device="cuda", dtype=x.dtype)] + first[1:]
         rec = inductor.record(fn, first, d, name, dynamic=True)
         desc = rec.desc
         path = os.path.join(d, name + ".inductor.json")
@@ -65,8 +74,8 @@ def run(out, name):
         compiled = rec.compiled
         shapes = []
         torch.manual_seed(1)
-        x = first[0]
-        dim = next(i for i, n in enumerate(x.shape) if n != 1)  # the dim that varies: rows, or a sequence
+        from torch._dynamo.utils import counters
+        graphs_before = counters["stats"]["unique_graphs"]
         for n in range(17, 217):
             shape = list(x.shape)
             shape[dim] = n
@@ -74,9 +83,10 @@ def run(out, name):
             compiled(*ins)
             shapes.append((ins, seen["args"], seen["outs"]))
         output_code.CompiledFxGraph.__call__ = orig
-        if len(seen["graphs"]) != 1:  # the recorded program is one graph's
-            res["error"] = "Dynamo compiled %d graphs over the shapes; one hostjit program is one graph" % \
-                len(seen["graphs"])
+        recompiled = counters["stats"]["unique_graphs"] - graphs_before
+        if len(seen["graphs"]) != 1 or recompiled:  # the recorded program is one graph's
+            res["error"] = ("Dynamo ran %d graphs over the shapes, %d compiled after the recorded one; one hostjit "
+                            "program is one graph" % (len(seen["graphs"]), recompiled))
             return res
 
         def outputs(prog, args):
@@ -121,7 +131,7 @@ def run(out, name):
 
 def main():
     out = os.path.abspath(sys.argv[1])
-    names = sys.argv[2:] or ["dynamic_mlp", "dynamic_ln_gelu", "dynamic_attention"]
+    names = sys.argv[2:] or ["dynamic_mlp", "dynamic_ln_gelu", "dynamic_attention", "dynamic_gpt2_block"]
     bad = 0
     for n in names:
         try:

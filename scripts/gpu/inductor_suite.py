@@ -151,7 +151,8 @@ def one(hostjit, out, name):
         cmd = [hostjit, "run", path, "--backend", "cuda", "--mode", "jit", "--no-tier"]
         for spec, a in zip(desc["inputs"], args):
             if "sizes" not in spec:
-                cmd += ["--scalar", "%s=%d" % (spec["name"], int(a))]
+                v = repr(float(a)) if spec["dtype"] in ("f32", "f64") else "%d" % int(a)  # a 0-d tensor's value
+                cmd += ["--scalar", "%s=%s" % (spec["name"], v)]
             elif a.dtype == torch.bfloat16:
                 cmd += ["--input", "%s=bf16[%s]" % (spec["name"], ",".join(str(x) for x in a.shape))]
             else:

@@ -187,6 +187,17 @@ void triton_add(const hj_dim3 *grid, const hj_dim3 *, uint32_t, void **p) {
   for (int32_t i = 0; i < n; ++i) out[i] = zeroed ? x[i] + y[i] : __builtin_nanf("");
 }
 
+// triton_scale(ptr<f32> x, ptr<f32> out, f32 a, i32 n, ptr<u8> global
+// scratch, ptr<u8> profile scratch): out[i] = a * x[i], the host stand-in
+// for a Triton kernel given a host scalar (an Inductor wrapper's x.item()).
+void triton_scale(const hj_dim3 *, const hj_dim3 *, uint32_t, void **p) {
+  const float *x = arg<const float *>(p, 0);
+  float *out = arg<float *>(p, 1);
+  float a = arg<float>(p, 2);
+  int32_t n = arg<int32_t>(p, 3);
+  for (int32_t i = 0; i < n; ++i) out[i] = a * x[i];
+}
+
 // coop_sum(ptr<f32> x, ptr<f32> out, ptr<f32> partial, ptr<u32> bar, i64 n):
 // the host stand-in for the cooperative kernel of
 // test/gpu/programs/grid_barrier.cu: out[b] = sum of x for each block b,

@@ -1,9 +1,10 @@
 # test_inductor_record.py - hostjit.inductor's Recorder without PyTorch: a
 # wrapper in the form Inductor writes (a linear layer, a kernel launched
 # three times in place, a reused buffer, a named numel, an output view at an
-# offset, a written input), with a Triton cache entry whose files carry a
-# shortened name, recorded, imported by hostjit.compile and run on the host
-# backend against NumPy; and what it refuses, naming the wrapper's line.
+# offset, a written input; a 0-d CPU tensor read with .item()), with a
+# Triton cache entry whose files carry a shortened name, recorded, imported
+# by hostjit.compile and run on the host backend against NumPy; and what it
+# refuses, naming the wrapper's line.
 import json
 import shutil
 
@@ -77,7 +78,11 @@ def test_a_wrapper_recorded_imports_and_runs(hostjit, tmp_path):
     rows = 5
     w, b = rng.standard_normal((4, 8)).astype(np.float32), rng.standard_normal(4).astype(np.float32)
     x, res = rng.standard_normal((rows, 8)).astype(np.float32), rng.standard_normal((rows, 4)).astype(np.float32)
-    desc = record(tmp_path, WRAPPER, [rows, w, b, x, res])
+    from hostjit import inductor
+    recorder = inductor.Recorder(WRAPPER, cache_entry(tmp_path), [rows, w, b, x, res], str(tmp_path), "linear_add")
+    desc = recorder.run()
+    # addmm with a bias vector is cuBLASLt's epilogue: PyTorch's 1 MiB, not cuBLAS's workspace.
+    assert recorder.bias_epilogue == {next(i for i, s in enumerate(desc["body"]) if s["op"] == "extern")}
     assert desc["inputs"][0] == {"name": "arg0_1", "dtype": "i64"}
     assert desc["symbols"] == {"s0": "size(primals_3, 0)"}
     assert desc["inputs"][4]["written"] and "written" not in desc["inputs"][3]
@@ -105,10 +110,81 @@ def test_a_wrapper_recorded_imports_and_runs(hostjit, tmp_path):
         np.testing.assert_allclose(r, 2 * y + res, rtol=1e-5, atol=1e-5)
 
 
+SCALE_WRAPPER = '''
+class Runner:
+    def call(self, args):
+        arg0_1, arg1_1 = args
+        args.clear()
+        assert_size_stride(arg0_1, (8, ), (1, ))
+        assert_size_stride(arg1_1, (), ())
+        with torch.cuda._DeviceGuard(0):
+            buf0 = empty_strided_cuda((8, ), (1, ), torch.float32)
+            stream0 = get_raw_stream(0)
+            triton_poi_fused_mul_0.run(arg0_1, buf0, arg1_1.item(), 8, stream=stream0)
+            del arg1_1
+        return (buf0, )
+'''
+
+
+def scale_entry(tmp_path):
+    """A Triton entry for scale_kernel(x, out, f32 a, i32 n), made from
+    add_kernel's files with the signature changed (the host runs its
+    stand-in, triton_scale), and the launch the hook would have seen."""
+    d = tmp_path / "triton_cache" / "HASH1"
+    d.mkdir(parents=True)
+    meta = json.loads((ENTRY / "add_kernel.json").read_text())
+    meta["name"] = "scale_kernel"
+    (d / "scale_kernel.json").write_text(json.dumps(meta))
+    ttir = (ENTRY / "add_kernel.ttir").read_text().replace("@add_kernel(", "@scale_kernel(")
+    ttir = ttir.replace("%y_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32} loc(\"y_ptr\"(#loc)), ", "")
+    ttir = ttir.replace("%n: i32", "%a: f32 loc(\"a\"(#loc)), %n: i32")
+    (d / "scale_kernel.ttir").write_text(ttir)
+    ptx = (ENTRY / "add_kernel.ptx").read_text().replace("add_kernel", "scale_kernel")
+    ptx = ptx.replace(".param .u32 scale_kernel_param_3", ".param .f32 scale_kernel_param_3")
+    (d / "scale_kernel.ptx").write_text(ptx)
+    (d / "__grp__scale_kernel.json").write_text("{}")
+    return {"triton_poi_fused_mul_0": {
+        "cache_dir": str(tmp_path / "triton_cache"), "cache_hash": "HASH1",
+        "grid": ["-((xnumel) // -(256))", "1", "1"],
+        "arg_names": ["in_ptr0", "out_ptr0", "ks0", "xnumel", "XBLOCK"],
+        "constexprs": ["XBLOCK"], "specialized": []}}
+
+
+def test_a_host_scalar_tensor_becomes_a_scalar_input(hostjit, tmp_path):
+    """arg1_1.item() of a 0-d CPU tensor (Dynamo lifts GPT-2's attention
+    scale so under dynamic shapes): a scalar input, given as the 0-d tensor
+    or as a number."""
+    x = np.random.default_rng(6).standard_normal(8).astype(np.float32)
+    scale = np.array(0.37, dtype=np.float64)
+    desc = record(tmp_path, SCALE_WRAPPER, [x, scale], kernels=scale_entry(tmp_path))
+    assert desc["inputs"] == [{"name": "arg0_1", "dtype": "f32", "sizes": [8], "strides": [1]},
+                              {"name": "arg1_1", "dtype": "f64"}]
+    assert [s for s in desc["body"] if s["op"] == "launch"][0]["args"] == ["arg0_1", "buf0", "arg1_1", 8]
+    desc["kernels"][0]["host"] = "triton_scale"
+    path = tmp_path / "scale.inductor.json"
+    path.write_text(json.dumps(desc))
+    rt = hostjit.Runtime(backend="host", host_kernels=[str(TEST_KERNELS)])
+    for graph in (False, True):
+        prog = hostjit.compile(path, runtime=rt, graph=graph)
+        for s in (scale, 1.5):
+            out = np.from_dlpack(prog(x, s))
+            np.testing.assert_array_equal(out, np.float32(s) * x)
+
+
+def test_item_of_a_tensor_that_is_not_0d_is_refused(tmp_path):
+    from hostjit import inductor
+    wrapper = SCALE_WRAPPER.replace("(arg1_1, (), ())", "(arg1_1, (2, ), (1, ))")
+    x = np.ones(8, dtype=np.float32)
+    with pytest.raises(inductor.Unsupported) as e:
+        record(tmp_path, wrapper, [x, np.ones(2)], kernels=scale_entry(tmp_path))
+    assert "tensor argument arg1_1.item(): arg1_1 is not a 0-d CPU tensor (shape (2,), cpu)" in str(e.value)
+    assert "wrapper line 11: triton_poi_fused_mul_0.run" in str(e.value)
+
+
 @pytest.mark.parametrize("line, why", [
     ("buf3 = extern_kernels.convolution(buf0, primals_1, stride=(1, 1))", "statement"),
     ("triton_poi_fused_add_0.run(buf0, primals_4, buf1, primals_2.item(), stream=stream0)",
-     "tensor argument primals_2.item()"),
+     "tensor argument primals_2.item(): primals_2 is not a 0-d CPU tensor (shape (4,), cpu)"),
     ("torch.ops.aten._scaled_dot_product_efficient_attention.default(buf0, buf0, buf0, None, False)",
      "statement"),
 ])
