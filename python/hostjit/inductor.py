@@ -101,7 +101,6 @@ class Recorder:
         self.views = 0
         self.declared = set()
         self.env = {}  # a size the wrapper names (xnumel = 256 * s77) -> its expression text
-        self.bias_epilogue = set()  # indices in body of the matmuls cuBLASLt makes (a bias vector)
 
     def call_body(self):
         for node in ast.walk(self.tree):
@@ -291,11 +290,6 @@ class Recorder:
         for k in ("alpha", "beta"):
             if k in kw:
                 step[k] = ast.literal_eval(kw[k])
-        # addmm with a bias vector (beta 1) is cuBLASLt's bias epilogue, in
-        # PyTorch as in hostjit; every other matmul is cuBLAS's gemm.
-        bias = self.shapes.get(step["inputs"][0]) if kernel == "addmm" else None
-        if bias and step.get("beta", 1) == 1 and (len(bias[0]) == 1 or (len(bias[0]) == 2 and bias[1][0] == "0")):
-            self.bias_epilogue.add(len(self.desc["body"]))
         self.desc["body"].append(step)
 
     def launch(self, kname, c):
@@ -364,32 +358,14 @@ class Recording:
         self.outputs, self.returned, self.compiled = outputs, returned, compiled
 
 
-def pytorch_workspaces():
-    """The workspaces PyTorch gives its matmuls by default, in bytes: (cuBLAS's,
-    for mm and bmm; cuBLASLt's, for addmm with a bias vector). cuBLAS's is
-    CUBLAS_WORKSPACE_CONFIG's sum of :SIZE:COUNT (KiB), else 32 MiB on
-    Hopper and 4096 KiB x 2 + 16 KiB x 8 elsewhere; cuBLASLt's is
-    CUBLASLT_WORKSPACE_SIZE (KiB, default 1024), at most cuBLAS's. A matmul
-    given the same as PyTorch gives it chooses the same algorithm."""
-    import re
-    import torch
-    config = os.environ.get("CUBLAS_WORKSPACE_CONFIG")
-    pairs = re.findall(r":([0-9]+):([0-9]+)", config or "")
-    if pairs:
-        cublas = sum(int(size) * 1024 * int(count) for size, count in pairs)
-    else:
-        cublas = 32 << 20 if torch.cuda.get_device_capability() == (9, 0) else (4096 * 2 + 16 * 8) << 10
-    lt = int(os.environ.get("CUBLASLT_WORKSPACE_SIZE", "1024")) << 10
-    return cublas, min(lt, cublas)
-
-
 def record(fn, inputs, out_dir, name, dynamic=False, calls=2, workspace=None):
     """Compiles fn with torch.compile(dynamic=dynamic), calls it `calls`
     times and once more, recorded, and writes OUT_DIR/NAME.inductor.json;
-    returns a Recording. workspace: bytes given to each extern matmul; by
-    default (None) what PyTorch gives that matmul (pytorch_workspaces()),
-    so that it chooses PyTorch's algorithm; 0 for none. Raises Unsupported
-    for what the description cannot hold."""
+    returns a Recording. workspace: bytes of a workspace each extern matmul
+    allocates for itself; by default (None) none, and on CUDA the runtime
+    gives each matmul the workspace PyTorch gives it, which it keeps (so
+    that cuBLAS and cuBLASLt choose PyTorch's algorithms; docs/runtime.md).
+    Raises Unsupported for what the description cannot hold."""
     import torch
     import torch._inductor.config as ic
     from torch._inductor.runtime import triton_heuristics as th
@@ -448,13 +424,10 @@ def record(fn, inputs, out_dir, name, dynamic=False, calls=2, workspace=None):
     if len(wrappers) != 1:
         raise Unsupported("%d wrappers in the Inductor cache; expected the one of this graph" % len(wrappers))
     with open(wrappers[0]) as f:
-        recorder = Recorder(f.read(), seen, graph_args, out_dir, name)
-        desc = recorder.run()
-    cublas, lt = pytorch_workspaces() if workspace is None else (workspace, workspace)
-    for i, st in enumerate(desc["body"]):
-        ws = lt if i in recorder.bias_epilogue else cublas
-        if st["op"] == "extern" and ws:
-            st["workspace"] = ws
+        desc = Recorder(f.read(), seen, graph_args, out_dir, name).run()
+    for st in desc["body"]:
+        if st["op"] == "extern" and workspace:
+            st["workspace"] = workspace
     path = os.path.join(out_dir, name + ".inductor.json")
     with open(path, "w") as f:
         json.dump(desc, f, indent=1)

@@ -176,6 +176,67 @@ TEST_CASE("matmul on the GPU: operands at odd element offsets, aligned to 4 byte
 // exist (the library is loaded once per process), as a machine without
 // cuBLAS: the program fails at its matmul, saying so; a program without one
 // runs.
+TEST_CASE("matmul on the GPU: the context's workspace, PyTorch's size, none, or a bad setting", "[cuda][matmul]") {
+  // A plain product of GPT-2's MLP size (cuBLAS) and one with a bias
+  // (cuBLASLt), neither with a workspace of its own: with the context's
+  // default workspace and with HOSTJIT_MATMUL_WORKSPACE=0, the same
+  // products within f32 rounding; a setting that is no number fails the
+  // first matmul, naming the statement.
+  Program p = parseText(
+      "func @main(%x: f32[64, 768], %w: f32[768, 3072], %b: f32[3072]) -> (f32[64, 3072], f32[64, 3072]) {\n"
+      "  %y = alloc f32[64, 3072]\n  %z = alloc f32[64, 3072]\n  matmul %x, %w, %y\n"
+      "  matmul %x, %w, %z bias %b\n  return %y, %z\n}\n");
+  const int64_t m = 64, k = 768, n = 3072;
+  std::vector<float> xs = uniform(m * k, 11), wsv = uniform(k * n, 12), bs = uniform(n, 13);
+  std::vector<double> want(m * n), scale(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0, a = 0;
+      for (int64_t q = 0; q < k; ++q) {
+        s += double(xs[i * k + q]) * wsv[q * n + j];
+        a += std::fabs(double(xs[i * k + q]) * wsv[q * n + j]);
+      }
+      want[i * n + j] = s;
+      scale[i * n + j] = a + std::fabs(bs[j]);
+    }
+  for (const char *setting : {"", "0", "lots"}) {
+    INFO("HOSTJIT_MATMUL_WORKSPACE=" << setting);
+    if (*setting)
+      setenv("HOSTJIT_MATMUL_WORKSPACE", setting, 1);
+    else
+      unsetenv("HOSTJIT_MATMUL_WORKSPACE");
+    auto rt = cudaRuntime();  // the setting is read by its first matmul
+    auto x = Tensor::fromHost(rt, {m, k}, xs);
+    auto w = Tensor::fromHost(rt, {k, n}, wsv);
+    auto b = Tensor::fromHost(rt, {n}, bs);
+    REQUIRE((x && w && b));
+    DLTensor xd = x->dl(), wd = w->dl(), bd = b->dl();
+    const DLTensor *inputs[] = {&xd, &wd, &bd};
+    eachPath([&](bool useJit, bool graph) {
+      Runner r(p, rt, useJit, graph);
+      auto out = r.run(inputs);
+      if (std::string(setting) == "lots") {
+        REQUIRE(!out);
+        CHECK(out.error().status == HJ_ERR_INVALID_ARGUMENT);
+        CHECK(out.error().message.find("matmul of @main at test.hir:4:3: HOSTJIT_MATMUL_WORKSPACE=lots: expected a "
+                                       "number of bytes (0: none)") != std::string::npos);
+        CHECK(rt->stats().live_bytes == 0);
+        return;
+      }
+      INFO((out ? "" : out.error().message));
+      REQUIRE(out);
+      std::vector<float> y = hostFloats((*out)[0]), z = hostFloats((*out)[1]);
+      double worst = 0;
+      for (size_t i = 0; i < y.size(); ++i) {
+        worst = std::max(worst, std::fabs(y[i] - want[i]) / scale[i]);
+        worst = std::max(worst, std::fabs(z[i] - want[i] - bs[i % n]) / scale[i]);
+      }
+      CHECK(worst < 1e-5);
+    });
+  }
+  unsetenv("HOSTJIT_MATMUL_WORKSPACE");
+}
+
 // A missing library fails the matmul it serves, naming the statement and
 // what was tried: cuBLASLt for a bias, cuBLAS for a plain multiply.
 static void missingLibrary(const char *env, const char *name, const char *program) {

@@ -78,11 +78,7 @@ def test_a_wrapper_recorded_imports_and_runs(hostjit, tmp_path):
     rows = 5
     w, b = rng.standard_normal((4, 8)).astype(np.float32), rng.standard_normal(4).astype(np.float32)
     x, res = rng.standard_normal((rows, 8)).astype(np.float32), rng.standard_normal((rows, 4)).astype(np.float32)
-    from hostjit import inductor
-    recorder = inductor.Recorder(WRAPPER, cache_entry(tmp_path), [rows, w, b, x, res], str(tmp_path), "linear_add")
-    desc = recorder.run()
-    # addmm with a bias vector is cuBLASLt's epilogue: PyTorch's 1 MiB, not cuBLAS's workspace.
-    assert recorder.bias_epilogue == {next(i for i, s in enumerate(desc["body"]) if s["op"] == "extern")}
+    desc = record(tmp_path, WRAPPER, [rows, w, b, x, res])
     assert desc["inputs"][0] == {"name": "arg0_1", "dtype": "i64"}
     assert desc["symbols"] == {"s0": "size(primals_3, 0)"}
     assert desc["inputs"][4]["written"] and "written" not in desc["inputs"][3]

@@ -76,6 +76,7 @@ struct GraphNode {
   // bias and workspace (copied).
   const MatmulCall *matmul = nullptr;
   const char *site = "";  // Custom: the statement, for messages
+  uint32_t stream = 0;    // the program's stream the operation was on
   const uint32_t *deps = nullptr;
   uint32_t numDeps = 0;
 };

@@ -23,6 +23,7 @@ int32_t makeCudaBackend(int32_t, void *, std::unique_ptr<Backend> &) {
 
 #include "cuda/cublas_gemm.h"
 #include "cuda/cublaslt.h"
+#include "cuda/matmul_workspace.h"
 #include "cuda/cuda_comm_device.h"
 #include "cuda/cuda_driver.h"
 #include "cuda/cuda_graph.h"
@@ -43,7 +44,9 @@ class CudaBackend final : public Backend {
   ~CudaBackend() override {
     CurrentContext cc(d_, ctx_);
     if (cc.result() != CUDA_SUCCESS) return;
-    blas_.reset();  // its handle goes with the context current
+    blas_.reset();  // the handles and workspaces go with the context current
+    blasLt_.reset();
+    workspaces_.reset();
     for (CUevent e : {joinIn_, joinOut_})
       if (e) d_.cuEventDestroy_v2(e);
     for (size_t i = 0; i < streams_.size(); ++i) {
@@ -203,18 +206,23 @@ class CudaBackend final : public Backend {
   int32_t matmul(const MatmulCall &c) override {
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
-    return libraryMatmul(c, stream_);
+    return libraryMatmul(c, stream_, current_);
   }
 
   // A bias goes through cuBLASLt's epilogue, anything else through cuBLAS's
-  // gemm: the calls PyTorch makes for addmm with a bias and for mm and bmm.
-  int32_t libraryMatmul(const MatmulCall &c, CUstream stream) {
-    if (c.flags & HJ_MM_BIAS) {
+  // gemm: the calls PyTorch makes for addmm with a bias and for mm and bmm,
+  // with the workspace PyTorch gives each unless the call brings its own.
+  // programStream: the program's stream the call is on (its workspace's).
+  int32_t libraryMatmul(const MatmulCall &c, CUstream stream, uint32_t programStream) {
+    if (!workspaces_) workspaces_ = std::make_unique<MatmulWorkspaces>(d_, ccMajor_, ccMinor_);
+    MatmulCall m = c;
+    if (int32_t st = workspaces_->give(m, programStream, ordinal_)) return st;
+    if (m.flags & HJ_MM_BIAS) {
       if (!blasLt_) blasLt_ = std::make_unique<CublasLt>();
-      return blasLt_->matmul(c, stream, ordinal_);
+      return blasLt_->matmul(m, stream, ordinal_);
     }
     if (!blas_) blas_ = std::make_unique<CublasGemm>();
-    return blas_->matmul(c, stream, ordinal_);
+    return blas_->matmul(m, stream, ordinal_);
   }
 
   int32_t buildGraph(const std::vector<GraphNode> &nodes, bool deviceUpdates, std::unique_ptr<Graph> &out) override {
@@ -229,7 +237,9 @@ class CudaBackend final : public Backend {
         if (int32_t st = coResidency_.check(d_, modules_->device, ordinal_, *n.kernel, n.grid, n.block, n.smem))
           return st;
     }
-    auto library = [this](const MatmulCall &c, CUstream s) { return libraryMatmul(c, s); };
+    auto library = [this](const MatmulCall &c, CUstream s, uint32_t programStream) {
+      return libraryMatmul(c, s, programStream);
+    };
     return makeCudaGraph(d_, ctx_, streams_[0], ordinal_, [this](const std::string &cause) { return faulted(cause); },
                          library, kit, nodes, out);
   }
@@ -525,6 +535,7 @@ class CudaBackend final : public Backend {
   CoResidency coResidency_;
   std::unique_ptr<CublasLt> blasLt_;  // made by the first matmul with a bias
   std::unique_ptr<CublasGemm> blas_;   // made by the first matmul without one
+  std::unique_ptr<MatmulWorkspaces> workspaces_;  // made by the first matmul
   bool updaterTried_ = false;       // device updates: updateKit()
   DeviceUpdateKit kit_;
   std::unordered_map<CUfunction, std::unique_ptr<ParamLayout>> layouts_;  // NULL: none (updated by the host)

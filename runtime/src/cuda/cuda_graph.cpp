@@ -280,7 +280,7 @@ class CudaGraph final : public Graph {
     if (n.kind == GraphNode::Kind::Library) {
       MatmulCall m = *n.matmul;
       m.a = n.buffers[0], m.b = n.buffers[1], m.c = n.buffers[2], m.bias = n.buffers[3], m.workspace = n.buffers[4];
-      st = library(m, capture_);
+      st = library(m, capture_, n.stream);
     }
     if (n.kind == GraphNode::Kind::Custom)
       st = invokeCustomCall(*n.kernel, n.params, HJ_BACKEND_CUDA, ordinal_, capture_, n.site);

@@ -17,7 +17,7 @@
 namespace hj {
 
 // Queues a library call (its pointers set) on a stream being captured.
-using LibraryCall = std::function<int32_t(const MatmulCall &, CUstream)>;
+using LibraryCall = std::function<int32_t(const MatmulCall &, CUstream, uint32_t programStream)>;
 
 // What a graph whose kernel nodes the device updates needs: the updater
 // kernel, and the parameter layout of a kernel (NULL: its nodes are updated

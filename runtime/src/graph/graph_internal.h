@@ -87,6 +87,7 @@ inline size_t place(const std::vector<PlannedAlloc> &allocs, const std::vector<u
 inline GraphNode nodeOf(const PlannedOp &op, Comm *comm) {
   GraphNode n;
   n.kind = op.kind;
+  n.stream = op.stream;
   n.deps = op.deps.data();
   n.numDeps = static_cast<uint32_t>(op.deps.size());
   if (op.kind == GraphNode::Kind::Collective) {

@@ -1,0 +1,47 @@
+// matmul_workspace.h - the workspaces a CUDA context gives the matmuls that
+// bring none of their own: one per program stream, as PyTorch keeps one per
+// cuBLAS handle and stream, of the sizes PyTorch gives (so that cuBLAS and
+// cuBLASLt choose PyTorch's algorithms), allocated when a stream first
+// multiplies and kept for the context's life.
+#pragma once
+
+#ifdef HOSTJIT_HAVE_NVRTC
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/call_path.h"
+#include "cuda/cuda_driver.h"
+
+namespace hj {
+
+class MatmulWorkspaces {
+ public:
+  // The sizes, read once: HOSTJIT_MATMUL_WORKSPACE (bytes, 0: none) or
+  // PyTorch's own: CUBLAS_WORKSPACE_CONFIG's :SIZE:COUNT pairs (KiB), else
+  // 32 MiB on compute capability 9.0 and 4096 KiB x 2 + 16 KiB x 8
+  // elsewhere, for cuBLAS; CUBLASLT_WORKSPACE_SIZE (KiB, default 1024), at
+  // most cuBLAS's, for cuBLASLt (a bias).
+  MatmulWorkspaces(const Driver &d, int ccMajor, int ccMinor);
+  ~MatmulWorkspaces();  // frees them: call with the context current
+  MatmulWorkspaces(const MatmulWorkspaces &) = delete;
+  MatmulWorkspaces &operator=(const MatmulWorkspaces &) = delete;
+  // A call without a workspace gets `stream`'s (allocated on first use);
+  // one with its own keeps it. Errors: HJ_ERR_INVALID_ARGUMENT for a
+  // HOSTJIT_MATMUL_WORKSPACE that is no number of bytes;
+  // HJ_ERR_OUT_OF_MEMORY when the workspace cannot be allocated (naming the
+  // statement).
+  int32_t give(MatmulCall &c, uint32_t stream, int32_t ordinal);
+  uint64_t bytes() const { return cublas_; }  // cuBLAS's size per stream
+
+ private:
+  const Driver &d_;
+  uint64_t cublas_ = 0, lt_ = 0;
+  std::string error_;  // a bad setting, reported by every call
+  std::vector<CUdeviceptr> buffers_;  // per program stream; 0 until used
+};
+
+}  // namespace hj
+
+#endif  // HOSTJIT_HAVE_NVRTC
