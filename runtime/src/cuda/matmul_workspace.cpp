@@ -4,46 +4,19 @@
 
 #ifdef HOSTJIT_HAVE_NVRTC
 
-#include <algorithm>
 #include <cstdlib>
-#include <regex>
 
 #include "base/error.h"
+#include "cuda/workspace_sizes.h"
 
 namespace hj {
 
-namespace {
-
-// A decimal number of `unit`s, or false.
-bool parseCount(const char *text, uint64_t unit, uint64_t &out) {
-  if (!text || !*text) return false;
-  char *end = nullptr;
-  unsigned long long v = std::strtoull(text, &end, 10);
-  if (*end || text[0] == '-') return false;
-  out = uint64_t(v) * unit;
-  return true;
-}
-
-}  // namespace
-
 MatmulWorkspaces::MatmulWorkspaces(const Driver &d, int ccMajor, int ccMinor) : d_(d) {
-  cublas_ = ccMajor == 9 && ccMinor == 0 ? uint64_t{4096} * 8 * 1024 : (uint64_t{4096} * 2 + 16 * 8) * 1024;
-  if (const char *config = std::getenv("CUBLAS_WORKSPACE_CONFIG"); config && *config) {
-    // PyTorch's reading: the sum of SIZE KiB x COUNT over ":SIZE:COUNT".
-    std::string s(config);
-    std::regex pair(":([0-9]+):([0-9]+)");
-    uint64_t total = 0;
-    bool any = false;
-    for (std::sregex_iterator it(s.begin(), s.end(), pair), end; it != end; ++it, any = true)
-      total += std::stoull((*it)[1]) * 1024 * std::stoull((*it)[2]);
-    if (any) cublas_ = total;
-  }
-  uint64_t lt = 1024 * 1024;
-  if (const char *v = std::getenv("CUBLASLT_WORKSPACE_SIZE"); v && *v && !parseCount(v, 1024, lt))
-    lt = 1024 * 1024;  // PyTorch warns and keeps its default
-  if (const char *v = std::getenv("HOSTJIT_MATMUL_WORKSPACE"); v && *v && !parseCount(v, 1, cublas_))
-    error_ = std::string("HOSTJIT_MATMUL_WORKSPACE=") + v + ": expected a number of bytes (0: none)";
-  lt_ = std::min(lt, cublas_);
+  WorkspaceSizes w = workspaceSizes(std::getenv("CUBLAS_WORKSPACE_CONFIG"), std::getenv("CUBLASLT_WORKSPACE_SIZE"),
+                                    std::getenv("HOSTJIT_MATMUL_WORKSPACE"), ccMajor, ccMinor);
+  cublas_ = w.cublas;
+  lt_ = w.lt;
+  error_ = w.error;
 }
 
 MatmulWorkspaces::~MatmulWorkspaces() {

@@ -18,11 +18,9 @@ namespace hj {
 
 class MatmulWorkspaces {
  public:
-  // The sizes, read once: HOSTJIT_MATMUL_WORKSPACE (bytes, 0: none) or
-  // PyTorch's own: CUBLAS_WORKSPACE_CONFIG's :SIZE:COUNT pairs (KiB), else
-  // 32 MiB on compute capability 9.0 and 4096 KiB x 2 + 16 KiB x 8
-  // elsewhere, for cuBLAS; CUBLASLT_WORKSPACE_SIZE (KiB, default 1024), at
-  // most cuBLAS's, for cuBLASLt (a bias).
+  // The sizes, read once from the environment: workspaceSizes() of
+  // CUBLAS_WORKSPACE_CONFIG, CUBLASLT_WORKSPACE_SIZE and
+  // HOSTJIT_MATMUL_WORKSPACE (workspace_sizes.h).
   MatmulWorkspaces(const Driver &d, int ccMajor, int ccMinor);
   ~MatmulWorkspaces();  // frees them: call with the context current
   MatmulWorkspaces(const MatmulWorkspaces &) = delete;
