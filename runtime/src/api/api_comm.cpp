@@ -124,9 +124,9 @@ int32_t hj_collective(hj_context *ctx, uint32_t kind, const void *src, uint64_t 
     if (st != HJ_OK && ctx->path->rerunsOnFailure()) return st;  // nothing communicated: the call is rerun eagerly
     if (st != HJ_OK) {
       std::string msg = hj_last_error();
-      // NCCL's abort waits for the graphs its work was captured into: an
-      // eager call drops them first (graph mode's paths do in abortComm).
-      if (ctx->path == &ctx->eager || ctx->path == ctx->observed.get()) ctx->graphs.dropCommunicating();
+      // NCCL's abort waits for the graphs its work was captured into: they
+      // go first (graph mode's paths drop them themselves, in abortComm).
+      if (!ctx->path->dropsGraphsOnAbort()) ctx->graphs.dropCommunicating();
       ctx->comm->abort(msg);
       ctx->comm->closeGroups();
       return fail(st, "%s", msg.c_str());

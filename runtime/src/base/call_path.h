@@ -91,6 +91,11 @@ class CallPath {
   // eagerly (a replay that found the program's calls differ): then nothing
   // reached the other ranks, and the communicator is left as it is.
   virtual bool rerunsOnFailure() const { return false; }
+  // Whether, before a failed collective aborts the communicator, the path
+  // drops the context's graphs that communicate itself (graph mode's paths
+  // do, in GraphCache::abortComm: NCCL's abort waits for the graphs its work
+  // was captured into); if not, the caller drops them.
+  virtual bool dropsGraphsOnAbort() const { return false; }
 };
 
 }  // namespace hj

@@ -31,6 +31,7 @@ class TracePath final : public CallPath {
   int32_t collective(const CollectiveCall &c) override { return g_.collective(c); }
   int32_t matmul(const MatmulCall &c) override { return g_.matmul(c); }
   int32_t customCall(const CustomCall &c) override { return g_.customCall(c); }
+  bool dropsGraphsOnAbort() const override { return true; }
 
  private:
   GraphCache &g_;
@@ -131,6 +132,7 @@ class ReplayPath final : public CallPath {
     return HJ_OK;
   }
   bool rerunsOnFailure() const override { return g_.mismatched(); }
+  bool dropsGraphsOnAbort() const override { return true; }
 
  private:
   GraphCache &g_;

@@ -30,6 +30,7 @@ class ObservedPath final : public CallPath {
   int32_t collective(const CollectiveCall &c) override;
   int32_t matmul(const MatmulCall &c) override;
   int32_t customCall(const CustomCall &c) override;
+  bool dropsGraphsOnAbort() const override { return in_.dropsGraphsOnAbort(); }
 
  private:
   // Runs f as a span of `kind`, its device work timed when `device`.
