@@ -3,6 +3,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+
 namespace hj {
 
 OpenedLibrary openLibrary(const std::vector<std::string> &candidates) {
@@ -17,6 +19,29 @@ OpenedLibrary openLibrary(const std::vector<std::string> &candidates) {
     out.tried += (out.tried.empty() ? "" : ", ") + name;
   }
   return out;
+}
+
+std::vector<std::string> cudaLibraryCandidates(const char *envVar, const std::string &stem) {
+  if (const char *env = std::getenv(envVar); env && *env) return {env};
+  std::vector<std::string> names;
+  for (const char *suffix : {".so.13", ".so.12", ".so"}) names.push_back(stem + suffix);
+  for (const char *dir : {static_cast<const char *>(std::getenv("CUDA_HOME")),
+                          static_cast<const char *>(std::getenv("CUDA_PATH")), "/usr/local/cuda"})
+    if (dir && *dir) names.push_back(std::string(dir) + "/lib64/" + stem + ".so");
+  return names;
+}
+
+std::string openCudaLibrary(const char *what, const char *package, const char *envVar, const std::string &stem,
+                            void **handle) {
+  OpenedLibrary opened = openLibrary(cudaLibraryCandidates(envVar, stem));
+  *handle = opened.handle;
+  if (opened.handle) return "";
+  return std::string("no ") + what + ": none of " + opened.tried + " could be loaded (install CUDA's " + package +
+         ", or set " + envVar + " to the library's path)";
+}
+
+std::string missingSymbol(const char *what, const char *symbol) {
+  return std::string("no ") + what + ": the library loaded does not export " + symbol + " (too old?)";
 }
 
 void *librarySymbol(void *handle, const char *name) { return handle ? dlsym(handle, name) : nullptr; }

@@ -17,6 +17,7 @@
 #include "base/dtypes.h"
 #include "base/error.h"
 #include "base/shared_library.h"
+#include "cuda/blas_dtype.h"
 
 namespace hj {
 
@@ -41,29 +42,10 @@ struct Library {
 
 Library loadLibrary() {
   Library l;
-  std::vector<std::string> names;
-  // HOSTJIT_CUBLAS names the one library to use; else the usual places. In
-  // a process that loaded PyTorch's cuBLAS already, its soname finds it.
-  if (const char *env = std::getenv("HOSTJIT_CUBLAS"); env && *env) {
-    names.push_back(env);
-  } else {
-    for (const char *n : {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}) names.push_back(n);
-    for (const char *dir : {static_cast<const char *>(std::getenv("CUDA_HOME")),
-                            static_cast<const char *>(std::getenv("CUDA_PATH")), "/usr/local/cuda"})
-      if (dir && *dir) names.push_back(std::string(dir) + "/lib64/libcublas.so");
-  }
-  OpenedLibrary opened = openLibrary(names);
-  if (!opened.handle) {
-    l.error = "no cuBLAS: none of " + opened.tried +
-              " could be loaded (install CUDA's cuBLAS, or set HOSTJIT_CUBLAS to the library's path)";
-    return l;
-  }
-#define HJ_CUBLAS_FN(sym, type)                                                     \
-  l.sym = librarySymbol<type>(opened.handle, #sym);                                 \
-  if (!l.sym) {                                                                     \
-    l.error = "no cuBLAS: the library loaded does not export " #sym " (too old?)";  \
-    return l;                                                                       \
-  }
+  void *h = nullptr;
+  l.error = openCudaLibrary("cuBLAS", "cuBLAS", "HOSTJIT_CUBLAS", "libcublas", &h);
+#define HJ_CUBLAS_FN(sym, type) \
+  if (l.error.empty() && !(l.sym = librarySymbol<type>(h, #sym))) l.error = missingSymbol("cuBLAS", #sym);
 #include "cuda/cublas_api.def"
 #undef HJ_CUBLAS_FN
   return l;
@@ -72,10 +54,6 @@ Library loadLibrary() {
 const Library &library() {
   static const Library l = loadLibrary();  // thread-safe, once per process
   return l;
-}
-
-cudaDataType_t cudaType(uint32_t dtype) {
-  return dtype == HJ_DTYPE_f16 ? CUDA_R_16F : dtype == HJ_DTYPE_bf16 ? CUDA_R_16BF : CUDA_R_32F;
 }
 
 // PyTorch's _cublasAdjustLdLevel3: a leading dimension that cannot matter
@@ -149,11 +127,11 @@ int32_t CublasGemm::matmul(const MatmulCall &m, CUstream stream, int32_t ordinal
                                     m.batchStride[1], static_cast<const float *>(m.a), ildb, m.batchStride[0],
                                     &beta, static_cast<float *>(m.c), ildc, m.batchStride[2], int(m.batch));
   } else if (m.batch == 1) {
-    s = l.cublasGemmEx(h, opa, opb, im, in, ik, &alpha, m.b, cudaType(m.aType), ilda, m.a, cudaType(m.aType), ildb,
-                       &beta, m.c, cudaType(m.cType), ildc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP);
+    s = l.cublasGemmEx(h, opa, opb, im, in, ik, &alpha, m.b, blasType(m.aType), ilda, m.a, blasType(m.aType), ildb,
+                       &beta, m.c, blasType(m.cType), ildc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP);
   } else {
-    s = l.cublasGemmStridedBatchedEx(h, opa, opb, im, in, ik, &alpha, m.b, cudaType(m.aType), ilda, m.batchStride[1],
-                                     m.a, cudaType(m.aType), ildb, m.batchStride[0], &beta, m.c, cudaType(m.cType),
+    s = l.cublasGemmStridedBatchedEx(h, opa, opb, im, in, ik, &alpha, m.b, blasType(m.aType), ilda, m.batchStride[1],
+                                     m.a, blasType(m.aType), ildb, m.batchStride[0], &beta, m.c, blasType(m.cType),
                                      ildc, m.batchStride[2], int(m.batch), CUBLAS_COMPUTE_32F,
                                      CUBLAS_GEMM_DEFAULT_TENSOR_OP);
   }

@@ -17,6 +17,7 @@
 #include "base/dtypes.h"
 #include "base/error.h"
 #include "base/shared_library.h"
+#include "cuda/blas_dtype.h"
 
 namespace hj {
 
@@ -31,29 +32,10 @@ struct Library {
 
 Library loadLibrary() {
   Library l;
-  std::vector<std::string> names;
-  // HOSTJIT_CUBLASLT names the one library to use; else the usual places.
-  if (const char *env = std::getenv("HOSTJIT_CUBLASLT"); env && *env) {
-    names.push_back(env);
-  } else {
-    for (const char *n : {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}) names.push_back(n);
-    for (const char *dir : {static_cast<const char *>(std::getenv("CUDA_HOME")),
-                            static_cast<const char *>(std::getenv("CUDA_PATH")), "/usr/local/cuda"})
-      if (dir && *dir) names.push_back(std::string(dir) + "/lib64/libcublasLt.so");
-  }
-  OpenedLibrary opened = openLibrary(names);
-  void *lib = opened.handle;
-  if (!lib) {
-    l.error = "no cuBLASLt: none of " + opened.tried +
-              " could be loaded (install CUDA's cuBLAS, or set HOSTJIT_CUBLASLT to the library's path)";
-    return l;
-  }
-#define HJ_CUBLASLT_FN(sym)                                                             \
-  l.sym = librarySymbol<decltype(&::sym)>(lib, #sym);                                   \
-  if (!l.sym) {                                                                         \
-    l.error = "no cuBLASLt: the library loaded does not export " #sym " (too old?)";   \
-    return l;                                                                           \
-  }
+  void *h = nullptr;
+  l.error = openCudaLibrary("cuBLASLt", "cuBLAS", "HOSTJIT_CUBLASLT", "libcublasLt", &h);
+#define HJ_CUBLASLT_FN(sym) \
+  if (l.error.empty() && !(l.sym = librarySymbol<decltype(&::sym)>(h, #sym))) l.error = missingSymbol("cuBLASLt", #sym);
 #include "cuda/cublaslt_api.def"
 #undef HJ_CUBLASLT_FN
   return l;
@@ -62,10 +44,6 @@ Library loadLibrary() {
 const Library &library() {
   static const Library l = loadLibrary();  // thread-safe, once per process
   return l;
-}
-
-cudaDataType_t cudaType(uint32_t dtype) {
-  return dtype == HJ_DTYPE_f16 ? CUDA_R_16F : dtype == HJ_DTYPE_bf16 ? CUDA_R_16BF : CUDA_R_32F;
 }
 
 std::string statusText(const Library &l, cublasStatus_t s) {
@@ -134,7 +112,7 @@ int32_t CublasLt::matmul(const MatmulCall &m, CUstream stream, int32_t ordinal) 
     auto p = std::make_unique<Plan>(l);
     bool ta = m.flags & HJ_MM_TRANSPOSE_A, tb = m.flags & HJ_MM_TRANSPOSE_B;
     uint64_t M = m.m, N = m.n, K = m.k;
-    cudaDataType_t in = cudaType(m.aType), out = cudaType(m.cType);
+    cudaDataType_t in = blasType(m.aType), out = blasType(m.cType);
     if (cublasStatus_t s = l.cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F))
       return refused("cublasLtMatmulDescCreate", s);
     cublasOperation_t opA = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opB = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
