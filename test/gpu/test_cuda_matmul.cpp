@@ -134,40 +134,48 @@ TEST_CASE("matmul on the GPU: batches with a transposed A, f16 and bf16 inputs, 
 
 TEST_CASE("matmul on the GPU: operands at odd element offsets, aligned to 4 bytes only", "[cuda][matmul]") {
   // Slices Inductor takes with reinterpret_tensor can start anywhere: A at
-  // element 1, B at 3, C at 5 of their buffers. cuBLASLt is told each
-  // operand's alignment (else it assumes 256 bytes); the results are
-  // exact (multiples of 1/8, short sums) on every path, graph mode too.
+  // element 1, B at 3, C at 5 of their buffers (7 for the product with a
+  // bias). cuBLAS (no bias) checks the pointers it is given; cuBLASLt (a
+  // bias) is told each operand's alignment, else it assumes 256 bytes. The
+  // results are exact (multiples of 1/8, short sums) on every path, graph
+  // mode too.
   Program p = parseText(
-      "func @main(%x: f32[?], %w: f32[?]) -> (f32[?]) {\n  %a = view %x[64, 96] strides[96, 1] offset 1\n"
+      "func @main(%x: f32[?], %w: f32[?], %v: f32[80]) -> (f32[?], f32[?]) {\n"
+      "  %a = view %x[64, 96] strides[96, 1] offset 1\n"
       "  %b = view %w[96, 80] strides[80, 1] offset 3\n  %y = alloc f32[5125]\n"
-      "  %c = view %y[64, 80] strides[80, 1] offset 5\n  matmul %a, %b, %c\n  return %y\n}\n");
+      "  %c = view %y[64, 80] strides[80, 1] offset 5\n  matmul %a, %b, %c\n  %z = alloc f32[5127]\n"
+      "  %d = view %z[64, 80] strides[80, 1] offset 7\n  matmul %a, %b, %d bias %v\n  return %y, %z\n}\n");
   const int64_t m = 64, k = 96, n = 80;
   std::mt19937 g(23);
   std::uniform_int_distribution<int> u(1, 16);
-  std::vector<float> xs(m * k + 1), ws(k * n + 3);
+  std::vector<float> xs(m * k + 1), ws(k * n + 3), vs(n);
   for (float &v : xs) v = u(g) / 8.0f * (u(g) % 2 ? 1 : -1);
   for (float &v : ws) v = u(g) / 8.0f * (u(g) % 2 ? 1 : -1);
+  for (float &v : vs) v = u(g) / 8.0f * (u(g) % 2 ? 1 : -1);
   auto rt = cudaRuntime();
   auto x = Tensor::fromHost(rt, {m * k + 1}, xs);
   auto w = Tensor::fromHost(rt, {k * n + 3}, ws);
-  REQUIRE((x && w));
-  DLTensor xd = x->dl(), wd = w->dl();
-  const DLTensor *inputs[] = {&xd, &wd};
+  auto bias = Tensor::fromHost(rt, {n}, vs);
+  REQUIRE((x && w && bias));
+  DLTensor xd = x->dl(), wd = w->dl(), vd = bias->dl();
+  const DLTensor *inputs[] = {&xd, &wd, &vd};
   eachPath([&](bool useJit, bool graph) {
     Runner r(p, rt, useJit, graph);
     for (int call = 0; call < 2; ++call) {
       auto out = r.run(inputs);
       INFO((out ? "" : out.error().message));
       REQUIRE(out);
-      std::vector<float> y = hostFloats((*out)[0]);
-      int bad = 0;
+      std::vector<float> y = hostFloats((*out)[0]), z = hostFloats((*out)[1]);
+      int bad = 0, badBias = 0;
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
           double want = 0;
           for (int64_t q = 0; q < k; ++q) want += double(xs[1 + i * k + q]) * ws[3 + q * n + j];
           bad += y[5 + i * n + j] != float(want);
+          badBias += z[7 + i * n + j] != float(want + vs[j]);
         }
       CHECK(bad == 0);
+      CHECK(badBias == 0);
     }
   });
 }
