@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/each_path.h"
 #include "hostjit/exec/evaluator.h"
 #include "hostjit/jit.h"
 #include "hostjit/text/text.h"
@@ -76,16 +77,7 @@ inline Program parseText(const std::string &text, const std::string &name = "tes
   return p;
 }
 
-// Calls f(useJit, graph) for the evaluator and the JIT, eager and in graph
-// mode, each with an INFO naming it.
-template <class F>
-void eachPath(F &&f) {
-  for (bool useJit : {false, true})
-    for (bool graph : {false, true}) {
-      INFO((useJit ? "jit" : "eval") << (graph ? ", graph" : ""));
-      f(useJit, graph);
-    }
-}
+using testpaths::eachPath;  // common/each_path.h
 
 // The source tree: $HOSTJIT_SOURCE_DIR when set (the tests run on another
 // machine than the one that built them), else where they were built from.

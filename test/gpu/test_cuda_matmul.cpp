@@ -27,6 +27,29 @@ std::vector<float> uniform(size_t n, unsigned seed) {
   return v;
 }
 
+// x [m, k] @ w + b in f64, w stored [k, n], or [n, k] with wTransposed:
+// each element's value and the sum of its terms' magnitudes (|b| too), the
+// scale an f32 result's rounding is measured against.
+struct Reference {
+  std::vector<double> want, scale;
+};
+Reference linearReference(const std::vector<float> &xs, const std::vector<float> &ws, const std::vector<float> &bs,
+                          int64_t m, int64_t k, int64_t n, bool wTransposed) {
+  Reference r{std::vector<double>(m * n), std::vector<double>(m * n)};
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = bs[j], a = std::fabs(bs[j]);
+      for (int64_t q = 0; q < k; ++q) {
+        double t = double(xs[i * k + q]) * ws[wTransposed ? j * k + q : q * n + j];
+        s += t;
+        a += std::fabs(t);
+      }
+      r.want[i * n + j] = s;
+      r.scale[i * n + j] = a;
+    }
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("matmul on the GPU: a linear layer of GPT-2's size through cuBLASLt, eager and graph mode",
@@ -38,17 +61,7 @@ TEST_CASE("matmul on the GPU: a linear layer of GPT-2's size through cuBLASLt, e
       "  matmul %x, %w, %y transpose_b bias %b workspace %ws\n  free %ws\n  return %y\n}\n");
   const int64_t m = 64, k = 768, n = 2304;
   std::vector<float> xs = uniform(m * k, 1), ws = uniform(n * k, 2), bs = uniform(n, 3);
-  std::vector<double> want(m * n), scale(m * n);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double s = bs[j], a = std::fabs(bs[j]);
-      for (int64_t q = 0; q < k; ++q) {
-        s += double(xs[i * k + q]) * ws[j * k + q];
-        a += std::fabs(double(xs[i * k + q]) * ws[j * k + q]);
-      }
-      want[i * n + j] = s;
-      scale[i * n + j] = a;
-    }
+  auto [want, scale] = linearReference(xs, ws, bs, m, k, n, true);
   auto rt = cudaRuntime();
   auto x = Tensor::fromHost(rt, {m, k}, xs);
   auto w = Tensor::fromHost(rt, {n, k}, ws);
@@ -180,10 +193,6 @@ TEST_CASE("matmul on the GPU: operands at odd element offsets, aligned to 4 byte
   });
 }
 
-// Hidden: run alone with HOSTJIT_CUBLASLT naming a library that does not
-// exist (the library is loaded once per process), as a machine without
-// cuBLAS: the program fails at its matmul, saying so; a program without one
-// runs.
 TEST_CASE("matmul on the GPU: the context's workspace, PyTorch's size, none, or a bad setting", "[cuda][matmul]") {
   // A plain product of GPT-2's MLP size (cuBLAS) and one with a bias
   // (cuBLASLt), neither with a workspace of its own: with the context's
@@ -196,17 +205,7 @@ TEST_CASE("matmul on the GPU: the context's workspace, PyTorch's size, none, or 
       "  matmul %x, %w, %z bias %b\n  return %y, %z\n}\n");
   const int64_t m = 64, k = 768, n = 3072;
   std::vector<float> xs = uniform(m * k, 11), wsv = uniform(k * n, 12), bs = uniform(n, 13);
-  std::vector<double> want(m * n), scale(m * n);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double s = 0, a = 0;
-      for (int64_t q = 0; q < k; ++q) {
-        s += double(xs[i * k + q]) * wsv[q * n + j];
-        a += std::fabs(double(xs[i * k + q]) * wsv[q * n + j]);
-      }
-      want[i * n + j] = s;
-      scale[i * n + j] = a + std::fabs(bs[j]);
-    }
+  auto [want, scale] = linearReference(xs, wsv, bs, m, k, n, false);  // want holds the bias
   for (const char *setting : {"", "0", "lots"}) {
     INFO("HOSTJIT_MATMUL_WORKSPACE=" << setting);
     if (*setting)
@@ -236,8 +235,8 @@ TEST_CASE("matmul on the GPU: the context's workspace, PyTorch's size, none, or 
       std::vector<float> y = hostFloats((*out)[0]), z = hostFloats((*out)[1]);
       double worst = 0;
       for (size_t i = 0; i < y.size(); ++i) {
-        worst = std::max(worst, std::fabs(y[i] - want[i]) / scale[i]);
-        worst = std::max(worst, std::fabs(z[i] - want[i] - bs[i % n]) / scale[i]);
+        worst = std::max(worst, std::fabs(y[i] - (want[i] - bs[i % n])) / scale[i]);
+        worst = std::max(worst, std::fabs(z[i] - want[i]) / scale[i]);
       }
       CHECK(worst < 1e-5);
     });
@@ -245,7 +244,9 @@ TEST_CASE("matmul on the GPU: the context's workspace, PyTorch's size, none, or 
   unsetenv("HOSTJIT_MATMUL_WORKSPACE");
 }
 
-// A missing library fails the matmul it serves, naming the statement and
+// Hidden, each run alone with HOSTJIT_CUBLASLT or HOSTJIT_CUBLAS naming a
+// library that does not exist (a library is loaded once per process): a
+// missing library fails the matmul it serves, naming the statement and
 // what was tried: cuBLASLt for a bias, cuBLAS for a plain multiply.
 static void missingLibrary(const char *env, const char *name, const char *program) {
   const char *lib = std::getenv(env);

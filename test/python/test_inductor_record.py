@@ -50,6 +50,15 @@ class Runner:
 '''
 
 
+def launch_seen(tmp_path, kernel, cache_hash, params):
+    """What record()'s launch hook would have seen for a pointwise kernel of
+    these parameters (XBLOCK compiled in) in tmp_path's Triton cache."""
+    return {kernel: {
+        "cache_dir": str(tmp_path / "triton_cache"), "cache_hash": cache_hash,
+        "grid": ["-((xnumel) // -(256))", "1", "1"],
+        "arg_names": params + ["XBLOCK"], "constexprs": ["XBLOCK"], "specialized": []}}
+
+
 def cache_entry(tmp_path):
     """A Triton cache holding add_kernel's entry under a hash, its files
     named by a shorter name than the wrapper's kernel, as Triton shortens
@@ -59,11 +68,7 @@ def cache_entry(tmp_path):
     for ext in ("json", "ttir", "ptx"):
         shutil.copy(ENTRY / f"add_kernel.{ext}", d / f"add_kernel.{ext}")
     (d / "__grp__add_kernel.json").write_text("{}")
-    return {"triton_poi_fused_add_0": {
-        "cache_dir": str(tmp_path / "triton_cache"), "cache_hash": "HASH0",
-        "grid": ["-((xnumel) // -(256))", "1", "1"],
-        "arg_names": ["in_ptr0", "in_ptr1", "out_ptr0", "xnumel", "XBLOCK"],
-        "constexprs": ["XBLOCK"], "specialized": []}}
+    return launch_seen(tmp_path, "triton_poi_fused_add_0", "HASH0", ["in_ptr0", "in_ptr1", "out_ptr0", "xnumel"])
 
 
 def record(tmp_path, wrapper, inputs, kernels=None):
@@ -71,6 +76,16 @@ def record(tmp_path, wrapper, inputs, kernels=None):
     desc = inductor.Recorder(wrapper, kernels if kernels is not None else cache_entry(tmp_path), inputs,
                              str(tmp_path), "linear_add").run()
     return desc
+
+
+def on_host(hostjit, tmp_path, desc, stand_in):
+    """The recorded program compiled for the host backend, eager and in graph
+    mode, its kernel run through the host stand-in `stand_in`."""
+    desc["kernels"][0]["host"] = stand_in
+    path = tmp_path / (desc["name"] + ".inductor.json")
+    path.write_text(json.dumps(desc))
+    rt = hostjit.Runtime(backend="host", host_kernels=[str(TEST_KERNELS)])
+    return [hostjit.compile(path, runtime=rt, graph=graph) for graph in (False, True)]
 
 
 def test_a_wrapper_recorded_imports_and_runs(hostjit, tmp_path):
@@ -92,13 +107,7 @@ def test_a_wrapper_recorded_imports_and_runs(hostjit, tmp_path):
     assert {"op": "view", "name": "buf2", "of": "buf1", "sizes": ["s0", 4], "strides": [4, 1],
             "offset": 0} in desc["body"]
     assert desc["outputs"] == ["buf2", "hj_view2", "primals_4"]
-    # On the host backend the kernel runs through its stand-in.
-    desc["kernels"][0]["host"] = "triton_add"
-    path = tmp_path / "linear_add.inductor.json"
-    path.write_text(json.dumps(desc))
-    rt = hostjit.Runtime(backend="host", host_kernels=[str(TEST_KERNELS)])
-    for graph in (False, True):
-        prog = hostjit.compile(path, runtime=rt, graph=graph)
+    for prog in on_host(hostjit, tmp_path, desc, "triton_add"):
         r = res.copy()
         out = np.from_dlpack(prog(rows, w, b, x, r))
         y = x @ w.T + b + res
@@ -139,11 +148,7 @@ def scale_entry(tmp_path):
     ptx = ptx.replace(".param .u32 scale_kernel_param_3", ".param .f32 scale_kernel_param_3")
     (d / "scale_kernel.ptx").write_text(ptx)
     (d / "__grp__scale_kernel.json").write_text("{}")
-    return {"triton_poi_fused_mul_0": {
-        "cache_dir": str(tmp_path / "triton_cache"), "cache_hash": "HASH1",
-        "grid": ["-((xnumel) // -(256))", "1", "1"],
-        "arg_names": ["in_ptr0", "out_ptr0", "ks0", "xnumel", "XBLOCK"],
-        "constexprs": ["XBLOCK"], "specialized": []}}
+    return launch_seen(tmp_path, "triton_poi_fused_mul_0", "HASH1", ["in_ptr0", "out_ptr0", "ks0", "xnumel"])
 
 
 def test_a_host_scalar_tensor_becomes_a_scalar_input(hostjit, tmp_path):
@@ -156,12 +161,7 @@ def test_a_host_scalar_tensor_becomes_a_scalar_input(hostjit, tmp_path):
     assert desc["inputs"] == [{"name": "arg0_1", "dtype": "f32", "sizes": [8], "strides": [1]},
                               {"name": "arg1_1", "dtype": "f64"}]
     assert [s for s in desc["body"] if s["op"] == "launch"][0]["args"] == ["arg0_1", "buf0", "arg1_1", 8]
-    desc["kernels"][0]["host"] = "triton_scale"
-    path = tmp_path / "scale.inductor.json"
-    path.write_text(json.dumps(desc))
-    rt = hostjit.Runtime(backend="host", host_kernels=[str(TEST_KERNELS)])
-    for graph in (False, True):
-        prog = hostjit.compile(path, runtime=rt, graph=graph)
+    for prog in on_host(hostjit, tmp_path, desc, "triton_scale"):
         for s in (scale, 1.5):
             out = np.from_dlpack(prog(x, s))
             np.testing.assert_array_equal(out, np.float32(s) * x)

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "common/each_path.h"
 #include "helpers.h"
 #include "hostjit/exec/npy.h"
 #include "hostjit/fusion/inductor.h"
@@ -89,14 +90,29 @@ float largest(const std::vector<float> &v) {
   return scale;
 }
 
-// f(jit, graph) for the evaluator and the JIT, each eager and in graph mode.
-template <class F>
-void eachPath(F &&f) {
-  for (bool jit : {false, true})
-    for (bool graph : {false, true}) {
-      INFO((jit ? "jit" : "eval") << (graph ? ", graph" : ""));
-      f(jit, graph);
-    }
+using testpaths::eachPath;  // common/each_path.h
+
+// Runs recorded program NAME on its arguments `which` (DIR/argI_1.npy) on
+// every path, each on a runtime of its own, and checks its first result
+// against DIR/expected/EXPECTED within 1e-5 of the largest value, and that
+// it is not all zeros.
+void runsToRecorded(const std::string &name, std::vector<int> which, const std::string &expectedFile) {
+  std::string dir = kDir + "recorded/" + name + "/";
+  InductorImport imported = recorded(name);
+  std::vector<float> expected = npyFloats(dir + "expected/" + expectedFile);
+  float scale = largest(expected);
+  eachPath([&](bool jit, bool graph) {
+    auto rt = makeRuntime();
+    Runner r(imported.program, rt, jit, OptLevel::O2, graph);
+    RecordedArgs args(rt, dir, which);
+    auto out = r.run(args.ptrs);
+    INFO((out ? "" : out.error().message));
+    REQUIRE(out);
+    std::vector<float> got = floats((*out)[0]);
+    REQUIRE(got.size() == expected.size());
+    CHECK(farFrom(got, expected, scale) == 0);
+    CHECK(got != std::vector<float>(got.size(), 0.0f));
+  });
 }
 
 std::string importError(const std::string &text) {
@@ -313,23 +329,8 @@ TEST_CASE("inductor: the recorded MLP runs on the host backend to the H200's out
   // Recorded on the H200 (bench/RESULTS.md): the arguments Inductor's call
   // took and the result it returned; the Triton kernel runs through its
   // host stand-in, the matmuls through the host's, which sum in another
-  // order than cuBLASLt: equal to a few ulps of the largest value.
-  std::string dir = kDir + "recorded/mlp/";
-  InductorImport imported = recorded("mlp");
-  auto rt = makeRuntime();
-  RecordedArgs args(rt, dir, {0, 1, 2, 3, 4});
-  std::vector<float> expected = npyFloats(dir + "expected/buf2.npy");
-  float scale = largest(expected);
-  eachPath([&](bool jit, bool graph) {
-    Runner r(imported.program, rt, jit, OptLevel::O2, graph);
-    auto out = r.run(args.ptrs);
-    INFO((out ? "" : out.error().message));
-    REQUIRE(out);
-    std::vector<float> got = floats((*out)[0]);
-    REQUIRE(got.size() == expected.size());
-    CHECK(farFrom(got, expected, scale) == 0);
-    CHECK(got != std::vector<float>(got.size(), 0.0f));
-  });
+  // order than cuBLAS and cuBLASLt: equal to a few ulps of the largest value.
+  runsToRecorded("mlp", {0, 1, 2, 3, 4}, "buf2.npy");
 }
 
 TEST_CASE("inductor: the recorded SGD step updates its inputs in place on the host backend", "[inductor]") {
@@ -424,19 +425,5 @@ TEST_CASE("inductor: the recorded attention runs on the host backend to the H200
   // A qkv linear (mm of a transposed weight), q, k and v split out with
   // their bias, two bmm, softmax in place, heads merged; the output a view
   // of a reused buffer. Within 1e-5 of the largest value.
-  std::string dir = kDir + "recorded/attention/";
-  InductorImport imported = recorded("attention");
-  std::vector<float> expected = npyFloats(dir + "expected/buf2.npy");
-  float scale = largest(expected);
-  eachPath([&](bool jit, bool graph) {
-    auto rt = makeRuntime();
-    Runner r(imported.program, rt, jit, OptLevel::O2, graph);
-    RecordedArgs args(rt, dir, {0, 1, 2});
-    auto out = r.run(args.ptrs);
-    INFO((out ? "" : out.error().message));
-    REQUIRE(out);
-    std::vector<float> got = floats((*out)[0]);
-    REQUIRE(got.size() == expected.size());
-    CHECK(farFrom(got, expected, scale) == 0);
-  });
+  runsToRecorded("attention", {0, 1, 2}, "buf2.npy");
 }

@@ -31,7 +31,6 @@ class MatmulWorkspaces {
   // HJ_ERR_OUT_OF_MEMORY when the workspace cannot be allocated (naming the
   // statement).
   int32_t give(MatmulCall &c, uint32_t stream, int32_t ordinal);
-  uint64_t bytes() const { return cublas_; }  // cuBLAS's size per stream
 
  private:
   const Driver &d_;
