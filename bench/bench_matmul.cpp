@@ -3,7 +3,8 @@
 // (examples/gpt2/gpt2_small.hir: per layer the QKV projection, the two
 // batched attention products, the output projection, the two MLP
 // products; then the logits), as cublasLtMatmul called directly with its
-// plan made once, and as hj_matmul, on one stream, in one run. Each
+// plan made once, and as hj_matmul with and without the context's replays
+// of captured matmuls, on one stream, in one run. Each
 // iteration times a batch of calls being issued; the stream is drained
 // after the batch, outside the timing. `per_forward` counts the shape's
 // calls in one forward, so the bare medians weighted by it, plus the
@@ -14,6 +15,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "cuda_bench.h"
 
@@ -155,8 +157,15 @@ void BM_Matmul_bare(benchmark::State &state, const Shape &shape) {
   counters(state, shape);
 }
 
-void BM_Matmul_hj(benchmark::State &state, const Shape &shape) {
-  Setup s(shape);
+// hj_matmul with the context's replays (HOSTJIT_MATMUL_REPLAYS's default:
+// the call launches its captured graph from the second call on), or
+// without (0: cuBLASLt called every time).
+void BM_Matmul_hj(benchmark::State &state, const Shape &shape, bool replays) {
+  if (replays)
+    unsetenv("HOSTJIT_MATMUL_REPLAYS");
+  else
+    setenv("HOSTJIT_MATMUL_REPLAYS", "0", 1);
+  Setup s(shape);  // its runtime's first matmul reads the setting
   if (!s.error.empty()) return state.SkipWithError(s.error.c_str());
   int64_t d[HJ_MM_DIMS];
   s.dims(d);
@@ -168,6 +177,7 @@ void BM_Matmul_hj(benchmark::State &state, const Shape &shape) {
               shape.alpha, shape.beta, "bench");
   });
   if (s.rt->stats().library_calls == 0) return state.SkipWithError(hj_last_error());
+  state.counters["replayed"] = double(s.rt->stats().library_replays) / double(s.rt->stats().library_calls);
   counters(state, shape);
 }
 
@@ -176,7 +186,10 @@ int registered = [] {
     benchmark::RegisterBenchmark((std::string("BM_Matmul_bare/") + s.name).c_str(), BM_Matmul_bare, s)
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark((std::string("BM_Matmul_hj/") + s.name).c_str(), BM_Matmul_hj, s)
+    benchmark::RegisterBenchmark((std::string("BM_Matmul_hj/") + s.name).c_str(), BM_Matmul_hj, s, true)
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark((std::string("BM_Matmul_hj_direct/") + s.name).c_str(), BM_Matmul_hj, s, false)
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
   }

@@ -8,10 +8,11 @@ timings are taken under a lock, one process at a time. Per program:
   - record one call of the default torch.compile, save the arguments
     Inductor's call took (.npy, before the call) and what its graph returned;
   - run the description through the hostjit module (PYTHONPATH) on CUDA in
-    eval and JIT mode on those arguments, torch tensors, and compare each
-    graph output, where it lies, bit for bit;
+    eval and JIT mode on those arguments, torch tensors, three calls each,
+    and compare each graph output of the third, where it lies, bit for bit;
   - host µs per call (median of 300, after 20): hostjit JIT eager and graph
-    mode (`hostjit run --repeat`), Inductor's Python wrapper, cpp_wrapper
+    mode (`hostjit run --repeat`), eager again with HOSTJIT_MATMUL_REPLAYS=0
+    where the program multiplies, Inductor's Python wrapper, cpp_wrapper
     and mode="reduce-overhead", each compiled after torch._dynamo.reset();
   - peak device bytes of one call: hostjit's peak_bytes (a run of one
     call), and
@@ -63,14 +64,18 @@ def compare(path, desc, args, outs):
     results, roots = results_of(desc)
     rt = hostjit.Runtime(backend="cuda", stream=0)
     same = []
+    # Three calls per mode: the third launches the matmuls' captured graphs
+    # (the second captures them; HOSTJIT_MATMUL_REPLAYS), and is compared.
     for mode in ("eval", "jit"):
         try:
             prog = hostjit.compile(path, runtime=rt, mode=mode, tiered=False)
-            got = prog(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+            for _ in range(3):
+                got = None  # its buffers back first, so that each call has the same addresses
+                got = prog(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+                got = [torch.from_dlpack(t) for t in (got if isinstance(got, tuple) else (got,))]
         except hostjit.HostjitError as e:
             res["error"] = str(e).strip().splitlines()[-1][:400]
             return res
-        got = [torch.from_dlpack(t) for t in (got if isinstance(got, tuple) else (got,))]
         torch.cuda.synchronize()
         for o, root in zip(outs, roots):
             if root not in results:
@@ -113,9 +118,10 @@ def host_us(f, n=300, warm=20):
     return round(statistics.median(us), 2)
 
 
-def hostjit_timing(cmd, graph, repeat=300):
+def hostjit_timing(cmd, graph, repeat=300, env=None):
     t = subprocess.run(cmd + ["--repeat", str(repeat), "--stats", "json"] +
-                       (["--graph"] if graph else []), capture_output=True, text=True, timeout=600)
+                       (["--graph"] if graph else []), capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, **(env or {})))
     m = re.search(r"^jit: \d+ calls, median ([0-9.]+) us", t.stdout, re.M)
     stats = {}
     if "\n{" in t.stdout:
@@ -174,6 +180,9 @@ def one(hostjit, out, name):
 
         with timing_lock(out):
             res["hostjit_jit_us"], stats = hostjit_timing(cmd, False)
+            res["matmul_replays"] = stats.get("library_replays")
+            if desc.get("body") and any(st["op"] == "extern" for st in desc["body"]):
+                res["hostjit_jit_direct_us"], _ = hostjit_timing(cmd, False, env={"HOSTJIT_MATMUL_REPLAYS": "0"})
             res["hostjit_graph_us"], gstats = hostjit_timing(cmd, True)
             # One call's peak: with --repeat a call's outputs live on until
             # the next call has made its own.
@@ -197,7 +206,8 @@ def one(hostjit, out, name):
 
 
 def table(results):
-    cols = ["program", "kernels", "externs", "bit_identical", "hostjit_jit_us", "hostjit_graph_us",
+    cols = ["program", "kernels", "externs", "bit_identical", "hostjit_jit_us", "hostjit_jit_direct_us",
+            "hostjit_graph_us",
             "inductor_python_us", "inductor_cpp_wrapper_us", "reduce_overhead_us", "hostjit_peak_bytes",
             "inductor_peak_bytes"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]

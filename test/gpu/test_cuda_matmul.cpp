@@ -2,13 +2,14 @@
 // (a bias) and cuBLAS (none): a linear layer with bias and a workspace, a
 // batched product with a transpose, f16 and bf16 inputs, operands at odd
 // element offsets; evaluator and JIT against references computed here;
-// graph mode; and, each in a process of its own, a machine without cuBLASLt
-// or without cuBLAS.
+// graph mode; eager matmuls replayed from captured graphs; and, each in a
+// process of its own, a machine without cuBLASLt or without cuBLAS.
 #define CATCH_CONFIG_EXTERNAL_INTERFACES
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 
 #include "gpu_helpers.h"
@@ -242,6 +243,83 @@ TEST_CASE("matmul on the GPU: the context's workspace, PyTorch's size, none, or 
     });
   }
   unsetenv("HOSTJIT_MATMUL_WORKSPACE");
+}
+
+TEST_CASE("matmul on the GPU: eager matmuls replayed from their captured graphs, the same bits", "[cuda][matmul]") {
+  // A plain product (cuBLAS) and one with a bias (cuBLASLt), outputs of
+  // two sizes so that each call's buffers come back at the same addresses:
+  // with HOSTJIT_MATMUL_REPLAYS unset, each matmul's second call captures
+  // it and every later call launches the capture; with 0, the library is
+  // called every time; the outputs of every call are the same bits.
+  // Graph mode captures its matmuls itself: it replays none of these, and
+  // does not read the setting.
+  Program p = parseText(
+      "func @main(%x: f32[64, 768], %w: f32[768, 3072], %v: f32[768, 1024], %b: f32[1024]) -> "
+      "(f32[64, 3072], f32[64, 1024]) {\n  %y = alloc f32[64, 3072]\n  %z = alloc f32[64, 1024]\n"
+      "  matmul %x, %w, %y\n  matmul %x, %v, %z bias %b\n  return %y, %z\n}\n");
+  const int64_t m = 64, k = 768;
+  std::vector<float> xs = uniform(m * k, 21), wsv = uniform(k * 3072, 22), vs = uniform(k * 1024, 23),
+                     bs = uniform(1024, 24);
+  auto [want, scale] = linearReference(xs, vs, bs, m, k, 1024, false);
+  constexpr int kCalls = 5;
+  std::vector<std::vector<float>> off;  // per path and call: y then z
+  for (const char *setting : {"0", "", "lots"}) {
+    INFO("HOSTJIT_MATMUL_REPLAYS=" << setting);
+    if (*setting)
+      setenv("HOSTJIT_MATMUL_REPLAYS", setting, 1);
+    else
+      unsetenv("HOSTJIT_MATMUL_REPLAYS");
+    auto rt = cudaRuntime();  // the setting is read by its first matmul
+    auto x = Tensor::fromHost(rt, {m, k}, xs);
+    auto w = Tensor::fromHost(rt, {k, 3072}, wsv);
+    auto v = Tensor::fromHost(rt, {k, 1024}, vs);
+    auto b = Tensor::fromHost(rt, {1024}, bs);
+    REQUIRE((x && w && v && b));
+    DLTensor xd = x->dl(), wd = w->dl(), vd = v->dl(), bd = b->dl();
+    const DLTensor *inputs[] = {&xd, &wd, &vd, &bd};
+    size_t path = 0;
+    eachPath([&](bool useJit, bool graph) {
+      Runner r(p, rt, useJit, graph);
+      size_t thisPath = path++;
+      uint64_t replaysBefore = rt->stats().library_replays;
+      for (int call = 0; call < kCalls; ++call) {
+        size_t index = thisPath * kCalls + call;
+        auto out = r.run(inputs);
+        if (std::string(setting) == "lots" && !graph) {
+          REQUIRE(!out);
+          CHECK(out.error().status == HJ_ERR_INVALID_ARGUMENT);
+          CHECK(out.error().message.find("matmul of @main at test.hir:4:3: HOSTJIT_MATMUL_REPLAYS is \"lots\": "
+                                         "expected how many matmul replays a context keeps, from 0 (none) to "
+                                         "1000000") != std::string::npos);
+          CHECK(rt->stats().live_bytes == 0);
+          return;
+        }
+        INFO((out ? "" : out.error().message));
+        REQUIRE(out);
+        std::vector<float> y = hostFloats((*out)[0]), z = hostFloats((*out)[1]);
+        y.insert(y.end(), z.begin(), z.end());
+        if (*setting == '0') {
+          double worst = 0;
+          for (size_t i = 0; i < z.size(); ++i) worst = std::max(worst, std::fabs(z[i] - want[i]) / scale[i]);
+          CHECK(worst < 1e-5);
+          off.push_back(std::move(y));
+        } else {
+          REQUIRE(index < off.size());
+          CHECK(std::memcmp(y.data(), off[index].data(), y.size() * sizeof(float)) == 0);
+        }
+      }
+      // Eager: calls 2 to 5 of each matmul; the JIT's first too when the
+      // evaluator's buffers came back at the same addresses (the same work).
+      uint64_t replays = rt->stats().library_replays - replaysBefore;
+      if (*setting == '0' || graph)
+        CHECK(replays == 0);
+      else if (!useJit)
+        CHECK(replays == 2 * (kCalls - 1));
+      else
+        CHECK((replays >= 2 * (kCalls - 1) && replays <= 2 * kCalls));
+    });
+  }
+  unsetenv("HOSTJIT_MATMUL_REPLAYS");
 }
 
 // Hidden, each run alone with HOSTJIT_CUBLASLT or HOSTJIT_CUBLAS naming a

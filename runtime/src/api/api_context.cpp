@@ -72,7 +72,8 @@ void hj_reset_stats(hj_context *ctx) {
   s.allocs = s.frees = s.memsets = s.fills = s.launches = s.backend_allocs = s.backend_frees = s.arena_growths =
       s.pool_hits = s.fallible_ops = 0;
   s.graph_builds = s.graph_replays = s.graph_fast = s.graph_updates = s.graph_fallbacks = s.graph_evictions = 0;
-  s.event_records = s.event_waits = s.deferred_frees = s.collectives = s.collective_bytes = s.library_calls = 0;
+  s.event_records = s.event_waits = s.deferred_frees = s.collectives = s.collective_bytes = s.library_calls =
+      s.library_replays = 0;
   s.peak_bytes = s.live_bytes;
 }
 

@@ -126,8 +126,10 @@ class Backend {
                          uint32_t smem, void **params) = 0;
 
   // A matrix multiply (hj_matmul, checked), stream-ordered like a launch.
-  // The host's is a plain loop; CUDA's is cuBLASLt, loaded on first use.
-  virtual int32_t matmul(const MatmulCall &c) = 0;
+  // The host's is a plain loop; CUDA's is cuBLAS or cuBLASLt, loaded on
+  // first use, or a graph launch replaying the library's captured work
+  // (cuda/matmul_replays.h): *replayed says whether it was.
+  virtual int32_t matmul(const MatmulCall &c, bool *replayed) = 0;
 
   // Builds an executable graph of `nodes` (graph mode).
   // deviceUpdates: kernel nodes take new arguments and grids at launch (on

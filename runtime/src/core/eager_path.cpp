@@ -83,10 +83,12 @@ int32_t EagerPath::collective(const CollectiveCall &c) {
 int32_t EagerPath::matmul(const MatmulCall &c) {
   if (int32_t st = r_.backend.checkFault()) return st;
   if (int32_t st = r_.injector.check("matmul (%s)", c.site)) return st;
-  if (int32_t st = r_.backend.matmul(c)) return st;
+  bool replayed = false;
+  if (int32_t st = r_.backend.matmul(c, &replayed)) return st;
   if (r_.settings.sync)
     if (int32_t s2 = r_.backend.synchronize()) return s2;
   ++r_.stats.library_calls;
+  if (replayed) ++r_.stats.library_replays;
   r_.buffers.noteMatmul(c, stream());
   return HJ_OK;
 }

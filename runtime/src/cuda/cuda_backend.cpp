@@ -23,6 +23,7 @@ int32_t makeCudaBackend(int32_t, void *, std::unique_ptr<Backend> &) {
 
 #include "cuda/cublas_gemm.h"
 #include "cuda/cublaslt.h"
+#include "cuda/matmul_replays.h"
 #include "cuda/matmul_workspace.h"
 #include "cuda/cuda_comm_device.h"
 #include "cuda/cuda_driver.h"
@@ -44,7 +45,8 @@ class CudaBackend final : public Backend {
   ~CudaBackend() override {
     CurrentContext cc(d_, ctx_);
     if (cc.result() != CUDA_SUCCESS) return;
-    blas_.reset();  // the handles and workspaces go with the context current
+    replays_.reset();  // the graphs, handles and workspaces go with the context current
+    blas_.reset();
     blasLt_.reset();
     workspaces_.reset();
     for (CUevent e : {joinIn_, joinOut_})
@@ -203,20 +205,37 @@ class CudaBackend final : public Backend {
     return HJ_OK;
   }
 
-  int32_t matmul(const MatmulCall &c) override {
+  // An eager matmul: the library's call, or the replay of its capture.
+  int32_t matmul(const MatmulCall &c, bool *replayed) override {
+    *replayed = false;
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
-    return libraryMatmul(c, stream_, current_);
+    MatmulCall m = c;
+    if (int32_t st = giveWorkspace(m, current_)) return st;
+    if (!replays_)
+      replays_ = std::make_unique<MatmulReplays>(
+          d_, [this](const MatmulCall &mm, CUstream s) { return libraryCall(mm, s); },
+          [this](const char *what, CUresult r) { return driverError(what, r); });
+    return replays_->issue(m, stream_, replayed);
+  }
+
+  // The library's call of c, with the workspace PyTorch gives each unless
+  // the call brings its own. programStream: the program's stream the call
+  // is on (its workspace's).
+  int32_t libraryMatmul(const MatmulCall &c, CUstream stream, uint32_t programStream) {
+    MatmulCall m = c;
+    if (int32_t st = giveWorkspace(m, programStream)) return st;
+    return libraryCall(m, stream);
+  }
+
+  int32_t giveWorkspace(MatmulCall &m, uint32_t programStream) {
+    if (!workspaces_) workspaces_ = std::make_unique<MatmulWorkspaces>(d_, ccMajor_, ccMinor_);
+    return workspaces_->give(m, programStream, ordinal_);
   }
 
   // A bias goes through cuBLASLt's epilogue, anything else through cuBLAS's
-  // gemm: the calls PyTorch makes for addmm with a bias and for mm and bmm,
-  // with the workspace PyTorch gives each unless the call brings its own.
-  // programStream: the program's stream the call is on (its workspace's).
-  int32_t libraryMatmul(const MatmulCall &c, CUstream stream, uint32_t programStream) {
-    if (!workspaces_) workspaces_ = std::make_unique<MatmulWorkspaces>(d_, ccMajor_, ccMinor_);
-    MatmulCall m = c;
-    if (int32_t st = workspaces_->give(m, programStream, ordinal_)) return st;
+  // gemm: the calls PyTorch makes for addmm with a bias and for mm and bmm.
+  int32_t libraryCall(const MatmulCall &m, CUstream stream) {
     if (m.flags & HJ_MM_BIAS) {
       if (!blasLt_) blasLt_ = std::make_unique<CublasLt>();
       return blasLt_->matmul(m, stream, ordinal_);
@@ -536,6 +555,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<CublasLt> blasLt_;  // made by the first matmul with a bias
   std::unique_ptr<CublasGemm> blas_;   // made by the first matmul without one
   std::unique_ptr<MatmulWorkspaces> workspaces_;  // made by the first matmul
+  std::unique_ptr<MatmulReplays> replays_;        // made by the first eager matmul
   bool updaterTried_ = false;       // device updates: updateKit()
   DeviceUpdateKit kit_;
   std::unordered_map<CUfunction, std::unique_ptr<ParamLayout>> layouts_;  // NULL: none (updated by the host)

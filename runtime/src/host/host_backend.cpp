@@ -132,7 +132,8 @@ class HostGraph final : public Graph {
           MatmulCall m = s.matmul;
           m.a = s.buffers[0], m.b = s.buffers[1], m.c = s.buffers[2], m.bias = s.buffers[3];
           m.workspace = s.buffers[4];
-          st = backend_.matmul(m);
+          bool replayed = false;
+          st = backend_.matmul(m, &replayed);
           break;
         }
       }
@@ -241,7 +242,8 @@ class HostBackend final : public Backend {
     }
     return HJ_OK;
   }
-  int32_t matmul(const MatmulCall &c) override {
+  int32_t matmul(const MatmulCall &c, bool *replayed) override {
+    *replayed = false;
     hostMatmul(c);
     return HJ_OK;
   }
