@@ -22,7 +22,7 @@ T0=$SECONDS
 timeout 150 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 $t '[graph],[matmul],[triton],[image]' > $OUT/r/memcheck.log 2>&1; echo "memcheck rc=$? $((SECONDS-T0))s"
 grep -E "ERROR SUMMARY|All tests|test cases" $OUT/r/memcheck.log | head -3
 T0=$SECONDS
-timeout 90 $B/hostjit_matmul_bench --benchmark_min_time=0.2s --benchmark_repetitions=3 --benchmark_report_aggregates_only=true > $OUT/r/matmul_bench.txt 2>&1; echo "matmul bench rc=$? $((SECONDS-T0))s"
+timeout 90 $B/hostjit_matmul_bench --benchmark_min_time=0.2 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true > $OUT/r/matmul_bench.txt 2>&1; echo "matmul bench rc=$? $((SECONDS-T0))s"
 grep median $OUT/r/matmul_bench.txt | cut -c1-160
 LEFT=$((540 - SECONDS)); echo "suite gets ${LEFT}s"
 timeout $LEFT python3 scripts/gpu/inductor_suite.py $B/hostjit /tmp/suite7 --jobs 5 gpt2_model attention swiglu_f16 gpt2_block bf16_linear_gelu dynamic_attention mlp chunk_mm dynamic_gpt2_block dynamic_mlp > $OUT/r/suite.txt 2>&1; echo "suite rc=$?"
