@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/graph_node.h"
 #include "base/call_path.h"
 #include "comm/comm.h"
 #include "hostjit/runtime.h"
@@ -49,36 +50,6 @@ struct CollectivePart {
   int32_t peer = 0;
   uint64_t count = 0;
   std::string what;  // the call and its site, for errors
-};
-
-// One operation of a graph (graph mode). It runs after the operations named
-// in deps (indices of earlier nodes); nodes without an edge between them may
-// run concurrently.
-struct GraphNode {
-  // Custom: a custom call (kernel, params as a Kernel's), captured on CUDA
-  // into a child graph from the function's stream work.
-  enum class Kind : uint8_t { Memset, Fill, Kernel, Collective, Library, Custom } kind = Kind::Kernel;
-  void *ptr = nullptr;  // Memset, Fill: destination
-  size_t bytes = 0;
-  uint64_t pattern = 0;  // Fill: the element pattern, `width` bytes
-  unsigned width = 0;
-  const KernelEntry *kernel = nullptr;  // Kernel, Custom
-  hj_dim3 grid{}, block{};
-  uint32_t smem = 0;
-  void **params = nullptr;  // Kernel, Custom: one pointer per declared parameter; the values are copied
-  // Collective: `numParts` calls of `comm`, part i reading buffers[2i] and
-  // writing buffers[2i + 1] (copied, like kernel arguments).
-  Comm *comm = nullptr;
-  const CollectivePart *parts = nullptr;
-  uint32_t numParts = 0;
-  void *const *buffers = nullptr;
-  // Library: the call (its pointers ignored), buffers[0..4] its A, B, C,
-  // bias and workspace (copied).
-  const MatmulCall *matmul = nullptr;
-  const char *site = "";  // Custom: the statement, for messages
-  uint32_t stream = 0;    // the program's stream the operation was on
-  const uint32_t *deps = nullptr;
-  uint32_t numDeps = 0;
 };
 
 // An executable graph: launched on the backend's stream 0, it runs its

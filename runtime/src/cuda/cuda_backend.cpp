@@ -248,12 +248,14 @@ class CudaBackend final : public Backend {
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
     const DeviceUpdateKit *kit = deviceUpdates ? updateKit() : nullptr;
-    for (const GraphNode &n : nodes) {
-      if (n.kind != GraphNode::Kind::Kernel) continue;
-      if (n.smem > kDefaultSharedLimit)
-        if (int32_t st = allowSharedMemory(*n.kernel, static_cast<CUfunction>(n.kernel->function), n.smem)) return st;
-      if (n.kernel->launchFlags & HJ_LAUNCH_COOPERATIVE)
-        if (int32_t st = coResidency_.check(d_, modules_->device, ordinal_, *n.kernel, n.grid, n.block, n.smem))
+    for (const GraphNode &node : nodes) {
+      const KernelNode *n = std::get_if<KernelNode>(&node.op);
+      if (!n) continue;
+      if (n->smem > kDefaultSharedLimit)
+        if (int32_t st = allowSharedMemory(*n->kernel, static_cast<CUfunction>(n->kernel->function), n->smem))
+          return st;
+      if (n->kernel->launchFlags & HJ_LAUNCH_COOPERATIVE)
+        if (int32_t st = coResidency_.check(d_, modules_->device, ordinal_, *n->kernel, n->grid, n->block, n->smem))
           return st;
     }
     auto library = [this](const MatmulCall &c, CUstream s, uint32_t programStream) {

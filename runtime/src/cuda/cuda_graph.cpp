@@ -15,18 +15,23 @@ namespace hj {
 
 namespace {
 
-// The memset nodes that do what CudaBackend::memsetZero or fill does for
-// one GraphNode (one node, or two for an 8-byte pattern of unequal halves).
-int memsetNodes(const GraphNode &n, CUDA_MEMSET_NODE_PARAMS out[2]) {
+// The memset node that does what CudaBackend::memsetZero does.
+int memsetNodes(const MemsetNode &n, CUDA_MEMSET_NODE_PARAMS out[2]) {
+  out[0] = CUDA_MEMSET_NODE_PARAMS{};
+  out[0].dst = dptr(n.ptr);
+  out[0].height = 1;
+  out[0].elementSize = 1;
+  out[0].width = n.bytes;
+  return 1;
+}
+
+// The memset nodes that do what CudaBackend::fill does (one node, or two
+// for an 8-byte pattern of unequal halves).
+int memsetNodes(const FillNode &n, CUDA_MEMSET_NODE_PARAMS out[2]) {
   for (int i = 0; i < 2; ++i) out[i] = CUDA_MEMSET_NODE_PARAMS{};
   CUdeviceptr p = dptr(n.ptr);
   out[0].dst = p;
   out[0].height = 1;
-  if (n.kind == GraphNode::Kind::Memset) {
-    out[0].elementSize = 1;
-    out[0].width = n.bytes;
-    return 1;
-  }
   size_t count = n.bytes / n.width;
   uint32_t lo = static_cast<uint32_t>(n.pattern), hi = static_cast<uint32_t>(n.pattern >> 32);
   if (n.width < 8) {
@@ -53,7 +58,7 @@ int memsetNodes(const GraphNode &n, CUDA_MEMSET_NODE_PARAMS out[2]) {
   return 2;
 }
 
-CUDA_KERNEL_NODE_PARAMS kernelNode(const GraphNode &n) {
+CUDA_KERNEL_NODE_PARAMS kernelNode(const KernelNode &n) {
   CUDA_KERNEL_NODE_PARAMS k{};
   k.func = static_cast<CUfunction>(n.kernel->function);
   k.gridDimX = n.grid.x;
@@ -101,44 +106,33 @@ class CudaGraph final : public Graph {
       }
       if (updater && deps.empty()) deps.push_back(updater);  // every node runs after the updates
       std::array<CUgraphNode, 2> made{};
-      if (n.kind == GraphNode::Kind::Kernel) {
-        CUDA_KERNEL_NODE_PARAMS k = kernelNode(n);
-        if (CUresult r = d_.cuGraphAddKernelNode_v2(&made[0], graph_, deps.data(), deps.size(), &k))
-          return error("cuGraphAddKernelNode", r, n.kernel->name.c_str());
-        CUlaunchAttribute attrs[3];
-        unsigned count = launchAttributes(*n.kernel, /*forGraph=*/true, attrs);
-        for (unsigned i = 0; i < count; ++i)
-          if (CUresult r = d_.cuGraphKernelNodeSetAttribute(made[0], attrs[i].id, &attrs[i].value))
-            return error("cuGraphKernelNodeSetAttribute", r, n.kernel->name.c_str());
-        NodeInfo &ni = info_[nodes_.size()];
-        ni.grid = n.grid, ni.block = n.block, ni.smem = n.smem;
-        if (ni.layout) {
-          CUlaunchAttributeValue v{};
-          v.deviceUpdatableKernelNode.deviceUpdatable = 1;
-          if (CUresult r = d_.cuGraphKernelNodeSetAttribute(made[0], CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE, &v))
-            return error("cuGraphKernelNodeSetAttribute(device-updatable)", r, n.kernel->name.c_str());
-          CUlaunchAttributeValue got{};
-          if (CUresult r = d_.cuGraphKernelNodeGetAttribute(made[0], CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE, &got))
-            return error("cuGraphKernelNodeGetAttribute(device-updatable)", r, n.kernel->name.c_str());
-          ni.dev = got.deviceUpdatableKernelNode.devNode;
-        }
-      } else if (n.kind == GraphNode::Kind::Collective || n.kind == GraphNode::Kind::Library ||
-                 n.kind == GraphNode::Kind::Custom) {
-        CUgraph child = nullptr;
-        if (int32_t st = capture(n, &child)) return st;
-        CUresult r = d_.cuGraphAddChildGraphNode(&made[0], graph_, deps.data(), deps.size(), child);
-        d_.cuGraphDestroy(child);  // the node holds a copy
-        if (r) return error("cuGraphAddChildGraphNode", r);
-      } else {
-        CUDA_MEMSET_NODE_PARAMS m[2];
-        int count = memsetNodes(n, m);
+      auto addMemsets = [&](const auto &m) -> int32_t {
+        CUDA_MEMSET_NODE_PARAMS p[2];
+        int count = memsetNodes(m, p);
         for (int i = 0; i < count; ++i) {
           const CUgraphNode *on = i ? &made[0] : deps.data();
           size_t numOn = i ? 1 : deps.size();
-          if (CUresult r = d_.cuGraphAddMemsetNode(&made[i], graph_, on, numOn, &m[i], ctx_))
+          if (CUresult r = d_.cuGraphAddMemsetNode(&made[i], graph_, on, numOn, &p[i], ctx_))
             return error("cuGraphAddMemsetNode", r);
         }
-      }
+        return HJ_OK;
+      };
+      auto addChild = [&](const GraphNode &node) -> int32_t {
+        CUgraph child = nullptr;
+        if (int32_t st = capture(node, &child)) return st;
+        CUresult r = d_.cuGraphAddChildGraphNode(&made[0], graph_, deps.data(), deps.size(), child);
+        d_.cuGraphDestroy(child);  // the node holds a copy
+        if (r) return error("cuGraphAddChildGraphNode", r);
+        return HJ_OK;
+      };
+      int32_t st = std::visit(Overloaded{[&](const MemsetNode &m) { return addMemsets(m); },
+                                         [&](const FillNode &m) { return addMemsets(m); },
+                                         [&](const KernelNode &k) { return addKernel(k, deps, made); },
+                                         [&](const CollectiveNode &) { return addChild(n); },
+                                         [&](const LibraryNode &) { return addChild(n); },
+                                         [&](const CustomNode &) { return addChild(n); }},
+                              n.op);
+      if (st) return st;
       nodes_.push_back(made);
     }
     if (CUresult r = d_.cuGraphInstantiateWithFlags(&exec_, graph_, 0)) return error("cuGraphInstantiate", r);
@@ -148,72 +142,110 @@ class CudaGraph final : public Graph {
     return HJ_OK;
   }
 
+  // Adds a kernel node, device-updatable where the node's layout is known.
+  int32_t addKernel(const KernelNode &n, const std::vector<CUgraphNode> &deps, std::array<CUgraphNode, 2> &made) {
+    CUDA_KERNEL_NODE_PARAMS k = kernelNode(n);
+    if (CUresult r = d_.cuGraphAddKernelNode_v2(&made[0], graph_, deps.data(), deps.size(), &k))
+      return error("cuGraphAddKernelNode", r, n.kernel->name.c_str());
+    CUlaunchAttribute attrs[3];
+    unsigned count = launchAttributes(*n.kernel, /*forGraph=*/true, attrs);
+    for (unsigned i = 0; i < count; ++i)
+      if (CUresult r = d_.cuGraphKernelNodeSetAttribute(made[0], attrs[i].id, &attrs[i].value))
+        return error("cuGraphKernelNodeSetAttribute", r, n.kernel->name.c_str());
+    NodeInfo &ni = info_[nodes_.size()];
+    ni.grid = n.grid, ni.block = n.block, ni.smem = n.smem;
+    if (ni.layout) {
+      CUlaunchAttributeValue v{};
+      v.deviceUpdatableKernelNode.deviceUpdatable = 1;
+      if (CUresult r = d_.cuGraphKernelNodeSetAttribute(made[0], CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE, &v))
+        return error("cuGraphKernelNodeSetAttribute(device-updatable)", r, n.kernel->name.c_str());
+      CUlaunchAttributeValue got{};
+      if (CUresult r = d_.cuGraphKernelNodeGetAttribute(made[0], CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE, &got))
+        return error("cuGraphKernelNodeGetAttribute(device-updatable)", r, n.kernel->name.c_str());
+      ni.dev = got.deviceUpdatableKernelNode.devNode;
+    }
+    return HJ_OK;
+  }
+
   bool deviceUpdates() const override { return ring_ != nullptr; }
   bool deviceBehind() override { return ring_ && ring_->takeBehind(); }
 
   int32_t update(size_t index, const GraphNode &n, bool *onDevice) override {
     *onDevice = false;
     if (index >= nodes_.size()) return fail(HJ_ERR_INTERNAL, "CUDA graph: node %zu does not exist", index);
-    if (n.kind == GraphNode::Kind::Kernel) {
-      NodeInfo &ni = info_[index];
-      if (ni.dev && ni.queued == ring_->generation()) {
-        // Queued already for the next launch (a launch or an update loop
-        // failed in between): drop the queue, post every node again.
-        ring_->discard();
-        repost_ = true;
-      }
-      if (ni.dev && sameDim(n.block, ni.block) && n.smem == ni.smem) {
-        ni.bytes.resize(ni.layout->bytes);
-        for (size_t i = 0; i < ni.layout->offset.size(); ++i)
-          std::memcpy(ni.bytes.data() + ni.layout->offset[i], n.params[i], ni.layout->size[i]);
-        bool grid = !sameDim(n.grid, ni.grid);
-        ni.grid = n.grid;
-        ni.diverged = true;
-        if (!repost_) {
-          if (int32_t st = queue(ni, grid)) {
-            repost_ = true;  // what the device holds is no longer known: post all
-            return st;
-          }
-        }
-        *onDevice = true;
-        return HJ_OK;
-      }
+    auto memsets = [&](const auto &m) -> int32_t {
       CurrentContext cc(d_, ctx_);
       if (CUresult r = cc.result()) return error("cuCtxSetCurrent", r);
-      // The host may not set a node the device may still be updating.
-      if (ni.dev)
-        if (int32_t st = ring_->drain()) return st;
-      CUDA_KERNEL_NODE_PARAMS k = kernelNode(n);
-      if (CUresult r = d_.cuGraphExecKernelNodeSetParams_v2(exec_, nodes_[index][0], &k))
-        return error("cuGraphExecKernelNodeSetParams", r, n.kernel->name.c_str());
-      // A host update of a device-updatable node: the graph is uploaded
-      // again before its launch, which may put back the values of other
-      // nodes the device had updated; launch() posts those again.
-      if (ni.dev) upload_ = true;
-      ni.diverged = false;
-      ni.grid = n.grid, ni.block = n.block, ni.smem = n.smem;
+      CUDA_MEMSET_NODE_PARAMS p[2];
+      int count = memsetNodes(m, p);
+      for (int i = 0; i < count; ++i)
+        if (CUresult r = d_.cuGraphExecMemsetNodeSetParams(exec_, nodes_[index][i], &p[i], ctx_))
+          return error("cuGraphExecMemsetNodeSetParams", r);
+      return HJ_OK;
+    };
+    // Captured anew with the new buffers; the same calls make the same
+    // topology, which an executable's child graph node requires. The
+    // executable takes its own references to what the capture holds
+    // (NCCL's user objects), so the new graph can go at once.
+    auto child = [&]() -> int32_t {
+      CurrentContext cc(d_, ctx_);
+      if (CUresult r = cc.result()) return error("cuCtxSetCurrent", r);
+      CUgraph g = nullptr;
+      if (int32_t st = capture(n, &g)) return st;
+      CUresult r = d_.cuGraphExecChildGraphNodeSetParams(exec_, nodes_[index][0], g);
+      d_.cuGraphDestroy(g);
+      if (r) return error("cuGraphExecChildGraphNodeSetParams", r);
+      return HJ_OK;
+    };
+    return std::visit(Overloaded{[&](const MemsetNode &m) { return memsets(m); },
+                                 [&](const FillNode &m) { return memsets(m); },
+                                 [&](const KernelNode &k) { return updateKernel(index, k, onDevice); },
+                                 [&](const CollectiveNode &) { return child(); },
+                                 [&](const LibraryNode &) { return child(); },
+                                 [&](const CustomNode &) { return child(); }},
+                      n.op);
+  }
+
+  // A kernel node's update: on the device at the next launch where it can
+  // be, else through the driver now.
+  int32_t updateKernel(size_t index, const KernelNode &n, bool *onDevice) {
+    NodeInfo &ni = info_[index];
+    if (ni.dev && ni.queued == ring_->generation()) {
+      // Queued already for the next launch (a launch or an update loop
+      // failed in between): drop the queue, post every node again.
+      ring_->discard();
+      repost_ = true;
+    }
+    if (ni.dev && sameDim(n.block, ni.block) && n.smem == ni.smem) {
+      ni.bytes.resize(ni.layout->bytes);
+      for (size_t i = 0; i < ni.layout->offset.size(); ++i)
+        std::memcpy(ni.bytes.data() + ni.layout->offset[i], n.params[i], ni.layout->size[i]);
+      bool grid = !sameDim(n.grid, ni.grid);
+      ni.grid = n.grid;
+      ni.diverged = true;
+      if (!repost_) {
+        if (int32_t st = queue(ni, grid)) {
+          repost_ = true;  // what the device holds is no longer known: post all
+          return st;
+        }
+      }
+      *onDevice = true;
       return HJ_OK;
     }
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return error("cuCtxSetCurrent", r);
-    if (n.kind == GraphNode::Kind::Collective || n.kind == GraphNode::Kind::Library ||
-        n.kind == GraphNode::Kind::Custom) {
-      // Captured anew with the new buffers; the same calls make the same
-      // topology, which an executable's child graph node requires. The
-      // executable takes its own references to what the capture holds
-      // (NCCL's user objects), so the new graph can go at once.
-      CUgraph child = nullptr;
-      if (int32_t st = capture(n, &child)) return st;
-      CUresult r = d_.cuGraphExecChildGraphNodeSetParams(exec_, nodes_[index][0], child);
-      d_.cuGraphDestroy(child);
-      if (r) return error("cuGraphExecChildGraphNodeSetParams", r);
-      return HJ_OK;
-    }
-    CUDA_MEMSET_NODE_PARAMS m[2];
-    int count = memsetNodes(n, m);
-    for (int i = 0; i < count; ++i)
-      if (CUresult r = d_.cuGraphExecMemsetNodeSetParams(exec_, nodes_[index][i], &m[i], ctx_))
-        return error("cuGraphExecMemsetNodeSetParams", r);
+    // The host may not set a node the device may still be updating.
+    if (ni.dev)
+      if (int32_t st = ring_->drain()) return st;
+    CUDA_KERNEL_NODE_PARAMS k = kernelNode(n);
+    if (CUresult r = d_.cuGraphExecKernelNodeSetParams_v2(exec_, nodes_[index][0], &k))
+      return error("cuGraphExecKernelNodeSetParams", r, n.kernel->name.c_str());
+    // A host update of a device-updatable node: the graph is uploaded
+    // again before its launch, which may put back the values of other
+    // nodes the device had updated; launch() posts those again.
+    if (ni.dev) upload_ = true;
+    ni.diverged = false;
+    ni.grid = n.grid, ni.block = n.block, ni.smem = n.smem;
     return HJ_OK;
   }
 
@@ -276,21 +308,32 @@ class CudaGraph final : public Graph {
       if (CUresult r = d_.cuStreamCreate(&capture_, CU_STREAM_NON_BLOCKING)) return error("cuStreamCreate", r);
     if (CUresult r = d_.cuStreamBeginCapture_v2(capture_, CU_STREAM_CAPTURE_MODE_RELAXED))
       return error("cuStreamBeginCapture", r);
-    int32_t st = HJ_OK;
-    if (n.kind == GraphNode::Kind::Library) {
-      MatmulCall m = *n.matmul;
-      m.a = n.buffers[0], m.b = n.buffers[1], m.c = n.buffers[2], m.bias = n.buffers[3], m.workspace = n.buffers[4];
-      st = library(m, capture_, n.stream);
-    }
-    if (n.kind == GraphNode::Kind::Custom)
-      st = invokeCustomCall(*n.kernel, n.params, HJ_BACKEND_CUDA, ordinal_, capture_, n.site);
-    for (uint32_t i = 0; n.kind == GraphNode::Kind::Collective && i < n.numParts && st == HJ_OK; ++i) {
-      const CollectivePart &c = n.parts[i];
-      st = n.comm->run(c.kind, n.buffers[2 * i], n.buffers[2 * i + 1], c.count, c.dtype, c.op, c.peer, capture_, true,
-                          c.what);
-    }
+    Comm *comm = nullptr;
+    int32_t st = std::visit(
+        Overloaded{[&](const LibraryNode &l) {
+                     MatmulCall m = *l.matmul;
+                     m.a = l.buffers[0], m.b = l.buffers[1], m.c = l.buffers[2], m.bias = l.buffers[3];
+                     m.workspace = l.buffers[4];
+                     return library(m, capture_, n.stream);
+                   },
+                   [&](const CustomNode &c) {
+                     return invokeCustomCall(*c.kernel, c.params, HJ_BACKEND_CUDA, ordinal_, capture_, c.site);
+                   },
+                   [&](const CollectiveNode &c) {
+                     comm = c.comm;
+                     int32_t s = HJ_OK;
+                     for (uint32_t i = 0; i < c.numParts && s == HJ_OK; ++i) {
+                       const CollectivePart &p = c.parts[i];
+                       s = c.comm->run(p.kind, c.buffers[2 * i], c.buffers[2 * i + 1], p.count, p.dtype, p.op, p.peer,
+                                       capture_, true, p.what);
+                     }
+                     return s;
+                   },
+                   [&](const MemsetNode &) { return int32_t(HJ_OK); }, [&](const FillNode &) { return int32_t(HJ_OK); },
+                   [&](const KernelNode &) { return int32_t(HJ_OK); }},
+        n.op);
     std::string why = st ? hj_last_error() : "";
-    if (st && n.comm) n.comm->closeGroups();  // a group the failed part left open ends inside the capture
+    if (st && comm) comm->closeGroups();  // a group the failed part left open ends inside the capture
     CUgraph g = nullptr;
     CUresult r = d_.cuStreamEndCapture(capture_, &g);
     if (st) {
@@ -310,11 +353,10 @@ class CudaGraph final : public Graph {
     uint32_t updatable = 0;
     uint64_t data = 0;
     for (size_t i = 0; i < nodes.size(); ++i) {
-      const GraphNode &n = nodes[i];
-      if (n.kind != GraphNode::Kind::Kernel || (n.kernel->launchFlags & HJ_LAUNCH_COOPERATIVE) || n.kernel->clustered())
-        continue;
-      const ParamLayout *layout = kit.layout(*n.kernel);
-      if (!layout || layout->offset.size() != n.kernel->params.size()) continue;
+      const KernelNode *n = std::get_if<KernelNode>(&nodes[i].op);
+      if (!n || (n->kernel->launchFlags & HJ_LAUNCH_COOPERATIVE) || n->kernel->clustered()) continue;
+      const ParamLayout *layout = kit.layout(*n->kernel);
+      if (!layout || layout->offset.size() != n->kernel->params.size()) continue;
       info_[i].layout = layout;
       ++updatable;
       data += (layout->bytes + 7) & ~7u;

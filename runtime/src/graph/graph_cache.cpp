@@ -108,18 +108,11 @@ PlannedOp &GraphCache::newOp(GraphEntry &e) {
   if (spareOps_.empty()) return e.ops.emplace_back();
   PlannedOp &op = e.ops.emplace_back(std::move(spareOps_.back()));
   spareOps_.pop_back();
-  op.kind = GraphNode::Kind::Kernel;
-  op.stream = op.alloc = op.kernel = 0;
+  op.work = PlannedKernel{};
+  op.stream = 0;
   op.deps.clear();
-  op.parts.clear();
-  op.bytes = op.pattern = 0;
-  op.width = 0;
-  op.table = nullptr;
-  std::memset(op.dims, 0, sizeof op.dims);
   op.values.clear();
   op.params.clear();
-  op.matmul = MatmulCall();
-  op.site.clear();
   op.dirty = false;
   return op;
 }

@@ -29,6 +29,7 @@
 
 #include "backend/backend.h"
 #include "base/call_path.h"
+#include "graph/planned_op.h"
 #include "base/fault_injection.h"
 #include "base/settings.h"
 #include "comm/comm.h"
@@ -70,27 +71,6 @@ struct PlannedAlloc {
   char lastKernel[40] = {};  // HOSTJIT_CHECK_ZEROED: the last kernel given it
   uint32_t stream = 0;        // the program's stream when it was allocated
   bool otherStreams = false;  // work on another stream uses it (hj_record_use)
-};
-
-// One operation of the graph, in the order the program issued it.
-struct PlannedOp {
-  GraphNode::Kind kind = GraphNode::Kind::Kernel;
-  uint32_t stream = 0;          // the program's stream
-  std::vector<uint32_t> deps;   // the operations it waits for (its stream's last, events, syncs)
-  std::vector<CollectivePart> parts;  // Collective: its calls (a group: brackets included)
-  uint32_t alloc = 0;  // Memset, Fill: the allocation
-  uint64_t bytes = 0;  // Memset, Fill: its bytes
-  uint64_t pattern = 0;
-  unsigned width = 0;
-  const hj_kernel_table *table = nullptr;  // Kernel, Custom
-  uint32_t kernel = 0;
-  int64_t dims[7] = {};
-  std::vector<unsigned char> values;  // Kernel, Custom: the argument values; Memset, Fill: the destination;
-                                      // Collective: each part's source and destination addresses
-  std::vector<void *> params;         // pointers into values, one per parameter
-  MatmulCall matmul;                  // Library: the call (values: its five addresses)
-  std::string site;                   // Custom: the statement, for messages
-  bool dirty = false;                 // values differ from the executable graph's
 };
 
 // An address a fast replay writes into a node: the 8 bytes at

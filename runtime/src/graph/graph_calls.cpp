@@ -17,9 +17,9 @@ namespace hj {
 
 int32_t GraphCache::placeOp(GraphEntry &e, uint32_t index) {
   if (group_ >= 0)
-    return insideGroup(e.ops[index].kind == GraphNode::Kind::Kernel   ? "a launch"
-                       : e.ops[index].kind == GraphNode::Kind::Custom ? "a custom call"
-                                                                      : "a memset or fill");
+    return insideGroup(e.ops[index].kind() == GraphNode::Kind::Kernel   ? "a launch"
+                       : e.ops[index].kind() == GraphNode::Kind::Custom ? "a custom call"
+                                                                        : "a memset or fill");
   PlannedOp &op = e.ops[index];
   std::vector<uint32_t> &f = frontier_[stream_];
   if (mode_ == Mode::Trace) {
@@ -91,14 +91,14 @@ int32_t GraphCache::collective(const CollectiveCall &c) {
       index = static_cast<uint32_t>(group_);
     } else {
       index = static_cast<uint32_t>(e.ops.size());
-      newOp(e).kind = GraphNode::Kind::Collective;
+      newOp(e).work = PlannedCollective{};
       afterCollectives(index);
       placeOp(e, index);
       ++event_;
       if (begin) group_ = static_cast<int32_t>(index);
     }
     PlannedOp &o = e.ops[index];
-    o.parts.push_back(std::move(part));
+    std::get<PlannedCollective>(o.work).parts.push_back(std::move(part));
     o.values.insert(o.values.end(), addresses, addresses + sizeof addresses);
   } else {
     uint32_t index;
@@ -110,8 +110,8 @@ int32_t GraphCache::collective(const CollectiveCall &c) {
       index = static_cast<uint32_t>(opAt_);
       partAt_ = 0;
     }
-    PlannedOp &o = e.ops[index];
-    if (o.kind != GraphNode::Kind::Collective || partAt_ >= o.parts.size() || !samePart(o.parts[partAt_], part))
+    const auto *traced = std::get_if<PlannedCollective>(&e.ops[index].work);
+    if (!traced || partAt_ >= traced->parts.size() || !samePart(traced->parts[partAt_], part))
       return mismatch("%s, operation %u, is another call than the one traced", what.c_str(), index + 1);
     if (group_ < 0) {
       afterCollectives(index);
@@ -121,8 +121,9 @@ int32_t GraphCache::collective(const CollectiveCall &c) {
     }
     markDirty(e, index, addresses, partAt_ * sizeof addresses, sizeof addresses);
     ++partAt_;
-    if (end && groupDepth_ == 1 && partAt_ != o.parts.size())
-      return mismatch("%s ends a group of %u calls; the traced one had %zu", what.c_str(), partAt_, o.parts.size());
+    if (end && groupDepth_ == 1 && partAt_ != traced->parts.size())
+      return mismatch("%s ends a group of %u calls; the traced one had %zu", what.c_str(), partAt_,
+                      traced->parts.size());
   }
   if (begin) ++groupDepth_;
   if (end && groupDepth_ > 0 && --groupDepth_ == 0) group_ = -1;
@@ -139,17 +140,16 @@ int32_t GraphCache::matmul(const MatmulCall &c) {
   const void *ptrs[5] = {c.a, c.b, c.c, c.bias, c.workspace};
   if (mode_ == Mode::Trace) {
     PlannedOp &op = newOp(e);
-    op.kind = GraphNode::Kind::Library;
-    op.matmul = c;
+    op.work = PlannedLibrary{c};
     op.values.assign(reinterpret_cast<const unsigned char *>(ptrs), reinterpret_cast<const unsigned char *>(ptrs) + sizeof ptrs);
     if (int32_t st = placeOp(e, static_cast<uint32_t>(e.ops.size() - 1))) return st;
     ++event_;
     return HJ_OK;
   }
   if (opAt_ >= e.ops.size()) return mismatch("matmul (%s) is operation %zu; there were %zu", c.site, opAt_ + 1, e.ops.size());
-  PlannedOp &op = e.ops[opAt_];
-  const MatmulCall &t = op.matmul;
-  bool same = op.kind == GraphNode::Kind::Library && t.batch == c.batch && t.m == c.m && t.n == c.n && t.k == c.k &&
+  const auto *traced = std::get_if<PlannedLibrary>(&e.ops[opAt_].work);
+  const MatmulCall &t = traced ? traced->matmul : c;
+  bool same = traced && t.batch == c.batch && t.m == c.m && t.n == c.n && t.k == c.k &&
               std::memcmp(t.batchStride, c.batchStride, sizeof t.batchStride) == 0 &&
               std::memcmp(t.rowStride, c.rowStride, sizeof t.rowStride) == 0 && t.workspaceBytes == c.workspaceBytes &&
               t.aType == c.aType && t.cType == c.cType && t.flags == c.flags && t.alpha == c.alpha && t.beta == c.beta;
@@ -192,13 +192,10 @@ int32_t GraphCache::alloc(const AllocCall &c, void **out) {
     void *p = fakeAddress(index);
     if (bytes && ((zero && !a.zeroed) || (!zero && r_.settings.fillNan))) {
       PlannedOp &op = newOp(e);
-      op.kind = zero ? GraphNode::Kind::Memset : GraphNode::Kind::Fill;
-      op.alloc = index;
-      op.bytes = bytes;
-      if (!zero) {
-        op.pattern = nanPattern(dtype);
-        op.width = hj_dtype_size(dtype);
-      }
+      if (zero)
+        op.work = PlannedMemset{index, bytes};
+      else
+        op.work = PlannedFill{index, bytes, nanPattern(dtype), hj_dtype_size(dtype)};
       op.values.assign(reinterpret_cast<const unsigned char *>(&p), reinterpret_cast<const unsigned char *>(&p) + sizeof p);
       a.op = static_cast<int32_t>(e.ops.size() - 1);
       if (int32_t st = placeOp(e, static_cast<uint32_t>(a.op))) return st;
@@ -294,7 +291,7 @@ int32_t GraphCache::customCall(const CustomCall &c) {
   static const int64_t noDims[7] = {};
   bool tracing = mode_ == Mode::Trace;
   if (int32_t st = launch(c.table, c.callee, noDims, c.params, GraphNode::Kind::Custom)) return st;
-  if (tracing) cur_->ops.back().site = c.site;
+  if (tracing) std::get<PlannedCustom>(cur_->ops.back().work).site = c.site;
   return HJ_OK;
 }
 
@@ -326,10 +323,13 @@ int32_t GraphCache::launch(const hj_kernel_table *table, uint32_t kernel, const 
   const int64_t *dims = kind == GraphNode::Kind::Kernel ? nodeDims(k, programDims, rounded) : programDims;
   if (mode_ == Mode::Trace) {
     PlannedOp &op = newOp(e);
-    op.kind = kind;
-    op.table = table;
-    op.kernel = kernel;
-    std::memcpy(op.dims, dims, sizeof op.dims);
+    if (kind == GraphNode::Kind::Custom) {
+      op.work = PlannedCustom{table, kernel, std::string()};
+    } else {
+      PlannedKernel pk{table, kernel, {}};
+      std::memcpy(pk.dims, dims, sizeof pk.dims);
+      op.work = pk;
+    }
     size_t total = 0;
     for (int32_t kind : k.params) total += paramBytes(kind);
     op.values.assign(total, 0);
@@ -347,8 +347,17 @@ int32_t GraphCache::launch(const hj_kernel_table *table, uint32_t kernel, const 
   if (opAt_ >= e.ops.size())
     return mismatch("%s of @%s is operation %zu; there were %zu", kind == GraphNode::Kind::Custom ? "call" : "launch",
                     k.name.c_str(), opAt_ + 1, e.ops.size());
-  PlannedOp &op = e.ops[opAt_];
-  if (op.kind != kind || op.table != table || op.kernel != kernel || std::memcmp(op.dims, dims, sizeof op.dims) != 0)
+  const PlannedOp &op = e.ops[opAt_];
+  bool same = std::visit(Overloaded{[&](const PlannedKernel &t) {
+                                      return kind == GraphNode::Kind::Kernel && t.table == table && t.kernel == kernel &&
+                                             std::memcmp(t.dims, dims, sizeof t.dims) == 0;
+                                    },
+                                    [&](const PlannedCustom &t) {
+                                      return kind == GraphNode::Kind::Custom && t.table == table && t.kernel == kernel;
+                                    },
+                                    [](const auto &) { return false; }},
+                         op.work);
+  if (!same)
     return mismatch("%s of @%s, operation %zu, has another %s", kind == GraphNode::Kind::Custom ? "call" : "launch",
                     k.name.c_str(), opAt_ + 1, kind == GraphNode::Kind::Custom ? "callee" : "kernel or other dims");
   if (int32_t st = placeOp(e, static_cast<uint32_t>(opAt_))) return st;

@@ -86,34 +86,30 @@ inline size_t place(const std::vector<PlannedAlloc> &allocs, const std::vector<u
 
 inline GraphNode nodeOf(const PlannedOp &op, Comm *comm) {
   GraphNode n;
-  n.kind = op.kind;
   n.stream = op.stream;
   n.deps = op.deps.data();
   n.numDeps = static_cast<uint32_t>(op.deps.size());
-  if (op.kind == GraphNode::Kind::Collective) {
-    n.comm = comm;
-    n.parts = op.parts.data();
-    n.numParts = static_cast<uint32_t>(op.parts.size());
-    n.buffers = reinterpret_cast<void *const *>(op.values.data());
-  } else if (op.kind == GraphNode::Kind::Library) {
-    n.matmul = &op.matmul;
-    n.buffers = reinterpret_cast<void *const *>(op.values.data());
-  } else if (op.kind == GraphNode::Kind::Custom) {
-    n.kernel = &op.table->kernels[op.kernel];
-    n.params = const_cast<void **>(op.params.data());
-    n.site = op.site.c_str();
-  } else if (op.kind == GraphNode::Kind::Kernel) {
-    n.kernel = &op.table->kernels[op.kernel];
-    n.grid = {uint32_t(op.dims[0]), uint32_t(op.dims[1]), uint32_t(op.dims[2])};
-    n.block = {uint32_t(op.dims[3]), uint32_t(op.dims[4]), uint32_t(op.dims[5])};
-    n.smem = uint32_t(op.dims[6]);
-    n.params = const_cast<void **>(op.params.data());
-  } else {
-    std::memcpy(&n.ptr, op.values.data(), sizeof(void *));
-    n.bytes = op.bytes;
-    n.pattern = op.pattern;
-    n.width = op.width;
-  }
+  void *const *buffers = reinterpret_cast<void *const *>(op.values.data());
+  void **params = const_cast<void **>(op.params.data());
+  void *destination = nullptr;
+  if (op.values.size() >= sizeof destination) std::memcpy(&destination, op.values.data(), sizeof destination);
+  n.op = std::visit(
+      Overloaded{[&](const PlannedMemset &m) -> GraphOp { return MemsetNode{destination, m.bytes}; },
+                 [&](const PlannedFill &f) -> GraphOp { return FillNode{destination, f.bytes, f.pattern, f.width}; },
+                 [&](const PlannedKernel &k) -> GraphOp {
+                   return KernelNode{&k.table->kernels[k.kernel],
+                                     {uint32_t(k.dims[0]), uint32_t(k.dims[1]), uint32_t(k.dims[2])},
+                                     {uint32_t(k.dims[3]), uint32_t(k.dims[4]), uint32_t(k.dims[5])},
+                                     uint32_t(k.dims[6]), params};
+                 },
+                 [&](const PlannedCollective &c) -> GraphOp {
+                   return CollectiveNode{comm, c.parts.data(), static_cast<uint32_t>(c.parts.size()), buffers};
+                 },
+                 [&](const PlannedLibrary &l) -> GraphOp { return LibraryNode{&l.matmul, buffers}; },
+                 [&](const PlannedCustom &c) -> GraphOp {
+                   return CustomNode{&c.table->kernels[c.kernel], params, c.site.c_str()};
+                 }},
+      op.work);
   return n;
 }
 
@@ -130,23 +126,21 @@ inline void merge(std::vector<uint32_t> &to, const std::vector<uint32_t> &more) 
 // destination, a collective's or library call's buffers.
 template <class Fn>
 void forEachAddress(const PlannedOp &op, Fn &&fn) {
-  switch (op.kind) {
-    case GraphNode::Kind::Collective:
-    case GraphNode::Kind::Library:
-      for (uint32_t off = 0; off < op.values.size(); off += sizeof(void *)) fn(off);
-      return;
-    case GraphNode::Kind::Memset:
-    case GraphNode::Kind::Fill: fn(0u); return;
-    case GraphNode::Kind::Kernel:
-    case GraphNode::Kind::Custom: {
-      uint32_t off = 0;
-      for (int32_t kind : op.table->kernels[op.kernel].params) {
-        if (kind == HJ_PARAM_PTR || (kind & 0xff) == HJ_PARAM_TENSOR) fn(off);
-        off += paramBytes(kind);
-      }
-      return;
+  auto each = [&](auto &&) {
+    for (uint32_t off = 0; off < op.values.size(); off += sizeof(void *)) fn(off);
+  };
+  auto arguments = [&](const KernelEntry &k) {
+    uint32_t off = 0;
+    for (int32_t kind : k.params) {
+      if (kind == HJ_PARAM_PTR || (kind & 0xff) == HJ_PARAM_TENSOR) fn(off);
+      off += paramBytes(kind);
     }
-  }
+  };
+  std::visit(Overloaded{[&](const PlannedCollective &c) { each(c); }, [&](const PlannedLibrary &l) { each(l); },
+                        [&](const PlannedMemset &) { fn(0u); }, [&](const PlannedFill &) { fn(0u); },
+                        [&](const PlannedKernel &k) { arguments(k.table->kernels[k.kernel]); },
+                        [&](const PlannedCustom &c) { arguments(c.table->kernels[c.kernel]); }},
+             op.work);
 }
 
 inline void *addressAt(const PlannedOp &op, uint32_t offset) {
@@ -169,16 +163,20 @@ inline void indexPatches(GraphEntry &e, size_t sources) {
 // Whether node `n` of an executable graph holds what `op` needs.
 // Whether op is a kernel whose launch dims differ from those node n holds.
 inline bool newDims(const PlannedOp &op, const NodeState &n) {
-  return op.kind == GraphNode::Kind::Kernel && std::memcmp(op.dims, n.dims, sizeof n.dims) != 0;
+  const auto *k = std::get_if<PlannedKernel>(&op.work);
+  return k && std::memcmp(k->dims, n.dims, sizeof n.dims) != 0;
 }
 
 inline bool sameNode(const PlannedOp &op, const NodeState &n) {
-  return !newDims(op, n) && op.bytes == n.bytes && op.values == n.values;
+  return !newDims(op, n) && op.bytes() == n.bytes && op.values == n.values;
 }
 
 inline void noteNode(const PlannedOp &op, NodeState &n) {
-  std::memcpy(n.dims, op.dims, sizeof n.dims);
-  n.bytes = op.bytes;
+  if (const auto *k = std::get_if<PlannedKernel>(&op.work))
+    std::memcpy(n.dims, k->dims, sizeof n.dims);
+  else
+    std::memset(n.dims, 0, sizeof n.dims);
+  n.bytes = op.bytes();
   n.values.assign(op.values.begin(), op.values.end());
 }
 

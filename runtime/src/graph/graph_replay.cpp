@@ -127,10 +127,11 @@ int32_t GraphCache::rebuildForUpdates(GraphEntry &e) {
 
 std::string GraphCache::watchName(const GraphEntry &e) {
   for (const PlannedOp &op : e.ops)
-    for (const CollectivePart &c : op.parts)
-      if (c.kind < HJ_COLL_GROUP_BEGIN)
-        return "a replay of a graph holding " + std::to_string(e.collectives) + " collective" +
-               (e.collectives == 1 ? "" : "s") + ", the first " + c.what;
+    if (const auto *coll = std::get_if<PlannedCollective>(&op.work))
+      for (const CollectivePart &c : coll->parts)
+        if (c.kind < HJ_COLL_GROUP_BEGIN)
+          return "a replay of a graph holding " + std::to_string(e.collectives) + " collective" +
+                 (e.collectives == 1 ? "" : "s") + ", the first " + c.what;
   return "a replay of a graph holding collectives";
 }
 
@@ -244,8 +245,12 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
     e.innerKnown = false;
     for (uint32_t oi = 0; oi < e.ops.size(); ++oi) {
       const PlannedOp &op = e.ops[oi];
-      bool destination = op.kind == GraphNode::Kind::Memset || op.kind == GraphNode::Kind::Fill;
-      if (destination && !e.allocs[op.alloc].output) continue;
+      // A memset's or fill's destination is patched only for an output.
+      const uint32_t *destination = std::visit(
+          Overloaded{[](const PlannedMemset &m) { return &m.alloc; }, [](const PlannedFill &f) { return &f.alloc; },
+                     [](const auto &) { return static_cast<const uint32_t *>(nullptr); }},
+          op.work);
+      if (destination && !e.allocs[*destination].output) continue;
       forEachAddress(op, [&](uint32_t off) {
         uint32_t source;
         int64_t delta = 0;
@@ -286,11 +291,11 @@ bool GraphCache::mapValues(GraphEntry &e) {
   e.valuePatches.clear();
   std::vector<uint32_t> kernelOps;
   for (uint32_t i = 0; i < e.ops.size(); ++i)
-    if (e.ops[i].kind == GraphNode::Kind::Kernel) kernelOps.push_back(i);
+    if (e.ops[i].kind() == GraphNode::Kind::Kernel) kernelOps.push_back(i);
   for (const hj_graph_value &v : values_) {
     bool ok = v.launch < kernelOps.size();
     const PlannedOp *op = ok ? &e.ops[kernelOps[v.launch]] : nullptr;
-    const std::vector<int32_t> *kinds = ok ? &op->table->kernels[op->kernel].params : nullptr;
+    const std::vector<int32_t> *kinds = ok ? &op->kernelEntry()->params : nullptr;
     ok = ok && v.param < kinds->size() && (*kinds)[v.param] != HJ_PARAM_PTR &&
          ((*kinds)[v.param] & 0xff) != HJ_PARAM_TENSOR;
     uint32_t off = 0, bytes = 0;

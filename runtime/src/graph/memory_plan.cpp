@@ -28,40 +28,53 @@ std::string topologyOf(const GraphEntry &e) {
   auto put = [&](const void *p, size_t n) { t.append(static_cast<const char *>(p), n); };
   auto word = [&](uint64_t v) { put(&v, sizeof v); };
   for (const PlannedOp &op : e.ops) {
-    word(uint64_t(op.kind) | uint64_t(op.stream) << 8 | uint64_t(op.deps.size()) << 32);
+    word(uint64_t(op.kind()) | uint64_t(op.stream) << 8 | uint64_t(op.deps.size()) << 32);
     for (uint32_t d : op.deps) word(d);
-    switch (op.kind) {
-      case GraphNode::Kind::Kernel:
-        if (op.table->kernels[op.kernel].launchFlags & HJ_LAUNCH_COOPERATIVE) return std::string();
-        [[fallthrough]];
-      case GraphNode::Kind::Custom:
-        word(reinterpret_cast<uintptr_t>(op.table));
-        word(op.kernel);
-        word(uint64_t(op.dims[6]));
-        break;
-      case GraphNode::Kind::Fill:
-        word(op.pattern);
-        word(op.width);
-        [[fallthrough]];
-      case GraphNode::Kind::Memset: word(op.alloc); break;
-      case GraphNode::Kind::Collective:
-        for (const CollectivePart &c : op.parts) {
-          word(uint64_t(c.kind) | uint64_t(c.dtype) << 8 | uint64_t(c.op) << 16 | uint64_t(uint32_t(c.peer)) << 32);
-          word(c.count);
-        }
-        break;
-      case GraphNode::Kind::Library: {  // its shape: a child graph of cuBLASLt's calls for that shape
-        const MatmulCall &m = op.matmul;
-        for (int64_t v : {m.batch, m.m, m.n, m.k, m.batchStride[0], m.batchStride[1], m.batchStride[2],
-                          m.rowStride[0], m.rowStride[1], m.rowStride[2]})
-          word(uint64_t(v));
-        word(m.workspaceBytes);
-        word(uint64_t(m.aType) | uint64_t(m.cType) << 16 | uint64_t(m.flags) << 32);
-        put(&m.alpha, sizeof m.alpha);
-        put(&m.beta, sizeof m.beta);
-        break;
-      }
-    }
+    bool shared = std::visit(
+        Overloaded{[&](const PlannedKernel &k) {
+                     if (k.table->kernels[k.kernel].launchFlags & HJ_LAUNCH_COOPERATIVE) return false;
+                     word(reinterpret_cast<uintptr_t>(k.table));
+                     word(k.kernel);
+                     word(uint64_t(k.dims[6]));
+                     return true;
+                   },
+                   [&](const PlannedCustom &c) {
+                     word(reinterpret_cast<uintptr_t>(c.table));
+                     word(c.kernel);
+                     word(0);
+                     return true;
+                   },
+                   [&](const PlannedFill &f) {
+                     word(f.pattern);
+                     word(f.width);
+                     word(f.alloc);
+                     return true;
+                   },
+                   [&](const PlannedMemset &m) {
+                     word(m.alloc);
+                     return true;
+                   },
+                   [&](const PlannedCollective &c) {
+                     for (const CollectivePart &p : c.parts) {
+                       word(uint64_t(p.kind) | uint64_t(p.dtype) << 8 | uint64_t(p.op) << 16 |
+                            uint64_t(uint32_t(p.peer)) << 32);
+                       word(p.count);
+                     }
+                     return true;
+                   },
+                   [&](const PlannedLibrary &l) {  // its shape: a child graph of the library's calls for that shape
+                     const MatmulCall &m = l.matmul;
+                     for (int64_t v : {m.batch, m.m, m.n, m.k, m.batchStride[0], m.batchStride[1], m.batchStride[2],
+                                       m.rowStride[0], m.rowStride[1], m.rowStride[2]})
+                       word(uint64_t(v));
+                     word(m.workspaceBytes);
+                     word(uint64_t(m.aType) | uint64_t(m.cType) << 16 | uint64_t(m.flags) << 32);
+                     put(&m.alpha, sizeof m.alpha);
+                     put(&m.beta, sizeof m.beta);
+                     return true;
+                   }},
+        op.work);
+    if (!shared) return std::string();
   }
   word(e.allocs.size());
   for (const PlannedAlloc &a : e.allocs) {
@@ -88,11 +101,11 @@ void GraphCache::countWork(GraphEntry &e) {
     // Nodes of different streams may run at once, in any order (conflict()).
     if (e.streams && e.unknownUse) a.lastEvent = SIZE_MAX;
     ++e.fastAllocs;
-    if (a.op >= 0) ++(e.ops[a.op].kind == GraphNode::Kind::Memset ? e.fastMemsets : e.fastFills);
+    if (a.op >= 0) ++(e.ops[a.op].kind() == GraphNode::Kind::Memset ? e.fastMemsets : e.fastFills);
   }
   for (const PlannedOp &op : e.ops) {
-    if (op.kind == GraphNode::Kind::Library || op.kind == GraphNode::Kind::Custom) ++e.libraryCalls;
-    if (op.kind == GraphNode::Kind::Kernel) ++e.launches;
+    if (op.kind() == GraphNode::Kind::Library || op.kind() == GraphNode::Kind::Custom) ++e.libraryCalls;
+    if (op.kind() == GraphNode::Kind::Kernel) ++e.launches;
   }
   e.dirty.reserve(e.ops.size());  // markDirty then never allocates
 }
@@ -156,7 +169,7 @@ bool GraphCache::roundedOnly(const GraphEntry &e, const GraphExec &x) {
   for (size_t i = 0; i < e.ops.size(); ++i) {
     const PlannedOp &op = e.ops[i];
     if (!newDims(op, x.nodes[i])) continue;
-    if (!(op.table->kernels[op.kernel].launchFlags & HJ_LAUNCH_BOUNDS_CHECKED)) return false;
+    if (!(op.kernelEntry()->launchFlags & HJ_LAUNCH_BOUNDS_CHECKED)) return false;
     differ = true;
   }
   return differ;
@@ -239,8 +252,8 @@ int32_t GraphCache::bindPlan(GraphEntry &e) {
   e.shape = s;
   ++s->users;
   for (const PlannedOp &op : e.ops)
-    if ((op.kind == GraphNode::Kind::Kernel || op.kind == GraphNode::Kind::Custom) && !s->keepAlive) {
-      s->keepAlive = op.table->keepAlive;
+    if (op.table() && !s->keepAlive) {
+      s->keepAlive = op.table()->keepAlive;
       break;
     }
   // The executable graph to bind: the one of this shape whose kernel nodes

@@ -49,27 +49,15 @@ class HostGraph final : public Graph {
     s.deps.assign(node.deps, node.deps + node.numDeps);
     s.node.deps = nullptr;
     s.node.numDeps = 0;
-    if (node.kind == GraphNode::Kind::Kernel || node.kind == GraphNode::Kind::Custom) copyParams(s, node.params);
-    if (node.kind == GraphNode::Kind::Custom) {
-      s.site = node.site;
-      s.node.site = nullptr;
-    }
-    if (node.kind == GraphNode::Kind::Collective) {
-      s.parts.assign(node.parts, node.parts + node.numParts);
-      s.buffers.assign(node.buffers, node.buffers + 2 * node.numParts);
-    }
-    if (node.kind == GraphNode::Kind::Library) {
-      s.matmul = *node.matmul;
-      s.buffers.assign(node.buffers, node.buffers + 5);
-    }
+    store(s, s.node.op);
   }
 
   bool deviceUpdates() const override { return deviceUpdates_; }
   // As on CUDA: built for device updates only with a node that can take
   // them, a kernel neither cooperative nor in clusters.
   static bool updatable(const GraphNode &n) {
-    return n.kind == GraphNode::Kind::Kernel && !(n.kernel->launchFlags & HJ_LAUNCH_COOPERATIVE) &&
-           !n.kernel->clustered();
+    const KernelNode *k = std::get_if<KernelNode>(&n.op);
+    return k && !(k->kernel->launchFlags & HJ_LAUNCH_COOPERATIVE) && !k->kernel->clustered();
   }
   void offerDeviceUpdates() {
     deviceUpdates_ = std::any_of(nodes_.begin(), nodes_.end(), [](const Stored &s) { return updatable(s.node); });
@@ -80,31 +68,14 @@ class HostGraph final : public Graph {
     *onDevice = false;
     if (index >= nodes_.size()) return fail(HJ_ERR_INTERNAL, "host graph: node %zu does not exist", index);
     Stored &s = nodes_[index];
-    if (node.kind != s.node.kind) return fail(HJ_ERR_INTERNAL, "host graph: node %zu changes its kind", index);
-    switch (s.node.kind) {
-      case GraphNode::Kind::Kernel:
-        *onDevice = deviceUpdates_ && updatable(node) && node.smem == s.node.smem && node.block.x == s.node.block.x &&
-                    node.block.y == s.node.block.y && node.block.z == s.node.block.z;
-        s.node.grid = node.grid;
-        s.node.block = node.block;
-        s.node.smem = node.smem;
-        copyParams(s, node.params);
-        break;
-      case GraphNode::Kind::Custom: copyParams(s, node.params); break;
-      case GraphNode::Kind::Collective:
-        s.parts.assign(node.parts, node.parts + node.numParts);
-        s.buffers.assign(node.buffers, node.buffers + 2 * node.numParts);
-        break;
-      case GraphNode::Kind::Library:
-        s.matmul = *node.matmul;
-        s.buffers.assign(node.buffers, node.buffers + 5);
-        break;
-      case GraphNode::Kind::Memset:
-      case GraphNode::Kind::Fill:
-        s.node.ptr = node.ptr;
-        s.node.bytes = node.bytes;
-        break;
+    if (node.kind() != s.node.kind()) return fail(HJ_ERR_INTERNAL, "host graph: node %zu changes its kind", index);
+    if (const KernelNode *k = std::get_if<KernelNode>(&node.op)) {
+      const KernelNode &was = std::get<KernelNode>(s.node.op);
+      *onDevice = deviceUpdates_ && updatable(node) && k->smem == was.smem && k->block.x == was.block.x &&
+                  k->block.y == was.block.y && k->block.z == was.block.z;
     }
+    s.node.op = node.op;  // the same kind, kernel and call by the contract: only values change
+    store(s, s.node.op);
     return HJ_OK;
   }
 
@@ -112,31 +83,30 @@ class HostGraph final : public Graph {
     if (shuffle_) shuffledOrder();
     for (size_t at = 0; at < nodes_.size(); ++at) {
       Stored &s = nodes_[shuffle_ ? order_[at] : at];
-      const GraphNode &n = s.node;
-      int32_t st = HJ_OK;
-      switch (n.kind) {
-        case GraphNode::Kind::Memset: st = backend_.memsetZero(n.ptr, n.bytes); break;
-        case GraphNode::Kind::Fill: st = backend_.fill(n.ptr, n.bytes, n.pattern, n.width); break;
-        case GraphNode::Kind::Kernel: st = backend_.launch(*n.kernel, n.grid, n.block, n.smem, s.ptrs.data()); break;
-        case GraphNode::Kind::Collective:
-          for (size_t i = 0; i < s.parts.size() && st == HJ_OK; ++i) {
-            const CollectivePart &c = s.parts[i];
-            st = n.comm->run(c.kind, s.buffers[2 * i], s.buffers[2 * i + 1], c.count, c.dtype, c.op, c.peer, nullptr,
-                             false, c.what);
-          }
-          break;
-        case GraphNode::Kind::Custom:
-          st = invokeCustomCall(*n.kernel, s.ptrs.data(), HJ_BACKEND_HOST, 0, nullptr, s.site.c_str());
-          break;
-        case GraphNode::Kind::Library: {
-          MatmulCall m = s.matmul;
-          m.a = s.buffers[0], m.b = s.buffers[1], m.c = s.buffers[2], m.bias = s.buffers[3];
-          m.workspace = s.buffers[4];
-          bool replayed = false;
-          st = backend_.matmul(m, &replayed);
-          break;
-        }
-      }
+      int32_t st = std::visit(
+          Overloaded{[&](const MemsetNode &m) { return backend_.memsetZero(m.ptr, m.bytes); },
+                     [&](const FillNode &f) { return backend_.fill(f.ptr, f.bytes, f.pattern, f.width); },
+                     [&](const KernelNode &k) { return backend_.launch(*k.kernel, k.grid, k.block, k.smem, s.ptrs.data()); },
+                     [&](const CollectiveNode &c) {
+                       int32_t r = HJ_OK;
+                       for (size_t i = 0; i < s.parts.size() && r == HJ_OK; ++i) {
+                         const CollectivePart &p = s.parts[i];
+                         r = c.comm->run(p.kind, s.buffers[2 * i], s.buffers[2 * i + 1], p.count, p.dtype, p.op, p.peer,
+                                         nullptr, false, p.what);
+                       }
+                       return r;
+                     },
+                     [&](const CustomNode &c) {
+                       return invokeCustomCall(*c.kernel, s.ptrs.data(), HJ_BACKEND_HOST, 0, nullptr, s.site.c_str());
+                     },
+                     [&](const LibraryNode &) {
+                       MatmulCall m = s.matmul;
+                       m.a = s.buffers[0], m.b = s.buffers[1], m.c = s.buffers[2], m.bias = s.buffers[3];
+                       m.workspace = s.buffers[4];
+                       bool replayed = false;
+                       return backend_.matmul(m, &replayed);
+                     }},
+          s.node.op);
       if (st != HJ_OK) return st;
     }
     return HJ_OK;
@@ -181,9 +151,35 @@ class HostGraph final : public Graph {
     HJ_INVARIANT(order_.size() == n);
   }
 
-  // Copies the argument values, as a CUDA graph does when a node is made.
-  static void copyParams(Stored &s, void **params) {
-    const std::vector<int32_t> &kinds = s.node.kernel->params;
+  // Copies what the node points to (arguments, parts, buffers, the call,
+  // the site), as a CUDA graph does when a node is made; launch() runs the
+  // copies.
+  static void store(Stored &s, GraphOp &op) {
+    std::visit(Overloaded{[](MemsetNode &) {}, [](FillNode &) {},
+                          [&](KernelNode &k) { k.params = copyParams(s, *k.kernel, k.params); },
+                          [&](CustomNode &c) {
+                            c.params = copyParams(s, *c.kernel, c.params);
+                            s.site = c.site;
+                            c.site = nullptr;
+                          },
+                          [&](CollectiveNode &c) {
+                            s.parts.assign(c.parts, c.parts + c.numParts);
+                            s.buffers.assign(c.buffers, c.buffers + 2 * c.numParts);
+                            c.parts = s.parts.data();
+                            c.buffers = s.buffers.data();
+                          },
+                          [&](LibraryNode &l) {
+                            s.matmul = *l.matmul;
+                            s.buffers.assign(l.buffers, l.buffers + 5);
+                            l.matmul = nullptr;  // launch() reads s.matmul: a member moves with Stored
+                            l.buffers = s.buffers.data();
+                          }},
+               op);
+  }
+
+  // Copies the argument values; returns the pointers to the copies.
+  static void **copyParams(Stored &s, const KernelEntry &kernel, void **params) {
+    const std::vector<int32_t> &kinds = kernel.params;
     size_t total = 0;
     for (int32_t k : kinds) total += paramBytes(k);
     s.values.resize(total);
@@ -195,7 +191,7 @@ class HostGraph final : public Graph {
       s.ptrs[i] = s.values.data() + off;
       off += n;
     }
-    s.node.params = s.ptrs.data();
+    return s.ptrs.data();
   }
 
   Backend &backend_;
