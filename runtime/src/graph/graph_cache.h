@@ -30,6 +30,7 @@
 #include "backend/backend.h"
 #include "base/call_path.h"
 #include "graph/planned_op.h"
+#include "graph/update_policy.h"
 #include "base/fault_injection.h"
 #include "base/settings.h"
 #include "comm/comm.h"
@@ -100,13 +101,8 @@ struct GraphExec {
   const void *holder = nullptr;  // the GraphEntry whose values the nodes hold, or NULL
   uint32_t users = 0;            // signatures bound to it
   uint64_t lastUse = 0;
-  // Device updates (Settings::graphDeviceUpdates): the graph takes its
-  // kernel nodes' updates at launch; asked for at its last build; given
-  // up for good (rebuildForUpdates); of its last 8 launches, those that
-  // needed node updates and those that gave a node a new grid or block (a
-  // bit each, newest lowest).
-  bool deviceUpdates = false, askedDevice = false, hostOnly = false;
-  uint8_t updatedLaunches = 0, gridLaunches = 0;
+  bool deviceUpdates = false;  // the graph takes its kernel nodes' updates at launch
+  UpdatePolicy updates;        // when it is built again for or against them
 };
 
 // A shape of work (topologyOf: the same operations in the same order with

@@ -18,12 +18,6 @@ inline constexpr size_t kAlign = 256;
 // Settings::graphMemory: an H200 held 145 KiB per instantiated graph of 16
 // kernel nodes (scripts/gpu/graph_update_probe.cu).
 inline constexpr uint64_t kNodeBytes = 9 * 1024;
-// Of a graph's last 8 launches, those needing node updates after which,
-// under HOSTJIT_GRAPH_DEVICE_UPDATES=auto, it is built again to take them
-// at launch: the rebuild costs about one instantiation and upload (50 to
-// 250 us, bench/RESULTS.md); host updates cost 0.36 us a node (about 2
-// with a new grid, BM_ShapeUpdate) on every such call.
-inline constexpr int kDeviceUpdatesAfter = 4;
 // Graphs of their own that signatures coming back get while their shape of
 // work has a graph taking its updates at launch. The K = 16 shape cycle on
 // an H200 (bench/RESULTS.md, 2026-12-03) replayed 16 or 64 signatures in

@@ -84,7 +84,7 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
       e.dirty.clear();
       span.done(HJ_OK);
     }
-    x.gridLaunches = static_cast<uint8_t>(x.gridLaunches << 1 | anyGrid);
+    x.updates.updated(anyGrid);
   }
   if (e.ops.empty()) return HJ_OK;
   if (int32_t st = r_.injector.check("launching a graph of %zu operations", e.ops.size())) return st;
@@ -99,25 +99,11 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
 
 int32_t GraphCache::rebuildForUpdates(GraphEntry &e) {
   GraphExec &x = *e.exec;
-  x.updatedLaunches = static_cast<uint8_t>(x.updatedLaunches << 1 | !e.dirty.empty());
-  if (r_.settings.graphDeviceUpdates != Settings::kAuto) return HJ_OK;
-  Rebuilt why = Rebuilt::No;
-  if (x.deviceUpdates) {
-    // The device 16 launches behind the updates: it is what the calls wait
-    // for, and its updater adds to its time. Where the host would set
-    // arguments only (no grid changed in the last 8 launches), host
-    // updates cost less than that; a new grid costs the host 1.5 to 2 us
-    // a node, more than the updater costs the device.
-    bool behind = x.graph->deviceBehind();
-    if (behind && x.gridLaunches == 0) {
-      x.hostOnly = true;
-      why = Rebuilt::ForHost;
-    }
-  } else if (!e.dirty.empty() && !x.askedDevice && std::popcount(x.updatedLaunches) >= kDeviceUpdatesAfter) {
-    // Nodes the host keeps updating: taken at launch from now on.
-    x.askedDevice = true;
-    why = Rebuilt::ForDevice;
-  }
+  UpdatePolicy::Rebuild decided = x.updates.beforeLaunch(r_.settings.graphDeviceUpdates, !e.dirty.empty(),
+                                                         x.deviceUpdates, [&] { return x.graph->deviceBehind(); });
+  Rebuilt why = decided == UpdatePolicy::Rebuild::ForDevice ? Rebuilt::ForDevice
+                : decided == UpdatePolicy::Rebuild::ForHost ? Rebuilt::ForHost
+                                                            : Rebuilt::No;
   if (why == Rebuilt::No) return HJ_OK;
   ProfileScope span(r_.profiler, SpanKind::GraphBuild, e.ops.size(), 0, false);
   if (int32_t st = span.done(build(e))) return st;
@@ -143,8 +129,7 @@ int32_t GraphCache::build(GraphEntry &e) {
   nodes.reserve(e.ops.size());
   for (const PlannedOp &op : e.ops) nodes.push_back(nodeOf(op, r_.comm.get()));
   int32_t st = r_.injector.check("building a graph of %zu operations", e.ops.size());
-  bool device = r_.settings.graphDeviceUpdates == Settings::kAlways ||
-                (r_.settings.graphDeviceUpdates == Settings::kAuto && x.askedDevice && !x.hostOnly);
+  bool device = x.updates.wantDevice(r_.settings.graphDeviceUpdates);
   if (st == HJ_OK) st = r_.backend.buildGraph(nodes, device, x.graph);
   if (st != HJ_OK) {
     x.graph.reset();
