@@ -200,20 +200,25 @@ class GraphCache {
   int32_t reserved(void **outData);
 
   // The runtime calls of a program in Trace and Replay mode (graph_paths.h
-  // hands them here, checked as eager calls check them).
-  int32_t alloc(const AllocCall &c, void **out);
+  // hands them here, checked as eager calls check them): the trace path
+  // calls the trace* functions, the replay path the replay* ones.
+  int32_t traceAlloc(const AllocCall &c, void **out);
+  int32_t replayAlloc(const AllocCall &c, void **out);
   // Trace: the end of a traced buffer's life.
   int32_t traceFree(void *ptr, bool onError);
   // Replay: a buffer of the program is freed (a planned one keeps its last
   // kernel in the plan, for HOSTJIT_CHECK_ZEROED).
   int32_t replayFree(void *ptr, bool onError);
   // kind: Kernel, or Custom for a custom call (dims then zero).
-  int32_t launch(const hj_kernel_table *table, uint32_t kernel, const int64_t *dims, void **params,
-                 GraphNode::Kind kind = GraphNode::Kind::Kernel);
+  int32_t traceLaunch(const hj_kernel_table *table, uint32_t kernel, const int64_t *dims, void **params,
+                      GraphNode::Kind kind = GraphNode::Kind::Kernel);
+  int32_t replayLaunch(const hj_kernel_table *table, uint32_t kernel, const int64_t *dims, void **params,
+                       GraphNode::Kind kind = GraphNode::Kind::Kernel);
   // A custom call: a node captured from its function's stream work on CUDA,
   // like a library call; one that is not capturable makes this signature
   // run eagerly (the trace ends with the reason).
-  int32_t customCall(const CustomCall &c);
+  int32_t traceCustomCall(const CustomCall &c);
+  int32_t replayCustomCall(const CustomCall &c);
   // Streams and events become edges between the graph's nodes (the backend's
   // stream is not changed: the graph launches on stream 0). A wait makes the
   // stream's next operation depend on what preceded the event's record; a
@@ -228,10 +233,12 @@ class GraphCache {
   int32_t streamSync();
   // A call of hj_collective: a node of its own, or a part of the group node
   // that a GROUP_BEGIN opened, after the previous collective node.
-  int32_t collective(const CollectiveCall &c);
+  int32_t traceCollective(const CollectiveCall &c);
+  int32_t replayCollective(const CollectiveCall &c);
   // A library call (hj_matmul): a node of its own, captured from the
   // library's calls on CUDA.
-  int32_t matmul(const MatmulCall &c);
+  int32_t traceMatmul(const MatmulCall &c);
+  int32_t replayMatmul(const MatmulCall &c);
 
  private:
   GraphEntry *insert(std::string_view key);
@@ -293,9 +300,12 @@ class GraphCache {
   void markDirty(GraphEntry &e, uint32_t op, const void *value, size_t offset, size_t bytes);
   void forgetSources(GraphEntry &e);
   void noteSources(GraphEntry &e);
-  // The stream and dependencies of operation `index`, just traced or
-  // replayed (a mismatch when a replay's differ).
-  int32_t placeOp(GraphEntry &e, uint32_t index);
+  // The stream and dependencies of operation `index`, just traced; or
+  // checked as it is replayed (a mismatch when they differ). Inside a
+  // send/receive group both fail (outsideGroup).
+  int32_t placeTraced(GraphEntry &e, uint32_t index);
+  int32_t placeReplayed(GraphEntry &e, uint32_t index);
+  int32_t outsideGroup(const PlannedOp &op);
   int32_t insideGroup(const char *what);
   // After a failed build, update or launch of a graph that communicates:
   // the other ranks must not wait for this one.
@@ -306,6 +316,8 @@ class GraphCache {
   // Collective node `index` follows the previous one, whatever their
   // streams: every rank then communicates in the program's order.
   void afterCollectives(uint32_t index);
+  // A group's bracket (GROUP_BEGIN, GROUP_END) opens or closes it.
+  void groupDepth(uint32_t kind);
 
   // Switches the mode and the context's call path with it.
   void enter(Mode mode);

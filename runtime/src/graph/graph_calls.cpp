@@ -15,20 +15,30 @@
 
 namespace hj {
 
-int32_t GraphCache::placeOp(GraphEntry &e, uint32_t index) {
-  if (group_ >= 0)
-    return insideGroup(e.ops[index].kind() == GraphNode::Kind::Kernel   ? "a launch"
-                       : e.ops[index].kind() == GraphNode::Kind::Custom ? "a custom call"
-                                                                        : "a memset or fill");
+int32_t GraphCache::outsideGroup(const PlannedOp &op) {
+  if (group_ < 0) return HJ_OK;
+  return insideGroup(op.kind() == GraphNode::Kind::Kernel   ? "a launch"
+                     : op.kind() == GraphNode::Kind::Custom ? "a custom call"
+                                                            : "a memset or fill");
+}
+
+int32_t GraphCache::placeTraced(GraphEntry &e, uint32_t index) {
   PlannedOp &op = e.ops[index];
+  if (int32_t st = outsideGroup(op)) return st;
   std::vector<uint32_t> &f = frontier_[stream_];
-  if (mode_ == Mode::Trace) {
-    op.stream = stream_;
-    op.deps = f;
-  } else if (op.stream != stream_ || op.deps != f) {
+  op.stream = stream_;
+  op.deps = f;
+  f.assign(1, index);
+  return HJ_OK;
+}
+
+int32_t GraphCache::placeReplayed(GraphEntry &e, uint32_t index) {
+  const PlannedOp &op = e.ops[index];
+  if (int32_t st = outsideGroup(op)) return st;
+  std::vector<uint32_t> &f = frontier_[stream_];
+  if (op.stream != stream_ || op.deps != f)
     return mismatch("operation %u is on stream %u after other operations than when it was traced", index + 1,
                     stream_);
-  }
   f.assign(1, index);
   return HJ_OK;
 }
@@ -68,84 +78,108 @@ int32_t GraphCache::streamSync() {
   return HJ_OK;
 }
 
-int32_t GraphCache::collective(const CollectiveCall &c) {
-  uint32_t kind = c.kind;
-  const void *src = c.src;
-  void *dst = c.dst;
-  const std::string &what = *c.what;
-  GraphEntry &e = *cur_;
-  bool begin = kind == HJ_COLL_GROUP_BEGIN, end = kind == HJ_COLL_GROUP_END;
+namespace {
+
+// A collective call as one part of its node, and its source and
+// destination addresses (the node's values).
+CollectivePart partOf(const CollectiveCall &c, unsigned char (&addresses)[2 * sizeof(void *)]) {
   CollectivePart part;
-  part.kind = kind;
+  part.kind = c.kind;
   part.dtype = c.dtype;
   part.op = c.op;
   part.peer = c.peer;
   part.count = c.count;
-  unsigned char addresses[2 * sizeof(void *)];
+  const void *src = c.src;
+  void *dst = c.dst;
   std::memcpy(addresses, &src, sizeof src);
   std::memcpy(addresses + sizeof src, &dst, sizeof dst);
-  if (mode_ == Mode::Trace) {
-    part.what = what;
-    uint32_t index;
-    if (group_ >= 0) {
-      index = static_cast<uint32_t>(group_);
-    } else {
-      index = static_cast<uint32_t>(e.ops.size());
-      newOp(e).work = PlannedCollective{};
-      afterCollectives(index);
-      placeOp(e, index);
-      ++event_;
-      if (begin) group_ = static_cast<int32_t>(index);
-    }
-    PlannedOp &o = e.ops[index];
-    std::get<PlannedCollective>(o.work).parts.push_back(std::move(part));
-    o.values.insert(o.values.end(), addresses, addresses + sizeof addresses);
+  return part;
+}
+
+}  // namespace
+
+void GraphCache::groupDepth(uint32_t kind) {
+  if (kind == HJ_COLL_GROUP_BEGIN) ++groupDepth_;
+  if (kind == HJ_COLL_GROUP_END && groupDepth_ > 0 && --groupDepth_ == 0) group_ = -1;
+}
+
+int32_t GraphCache::traceCollective(const CollectiveCall &c) {
+  GraphEntry &e = *cur_;
+  bool begin = c.kind == HJ_COLL_GROUP_BEGIN, end = c.kind == HJ_COLL_GROUP_END;
+  unsigned char addresses[2 * sizeof(void *)];
+  CollectivePart part = partOf(c, addresses);
+  part.what = *c.what;
+  uint32_t index;
+  if (group_ >= 0) {
+    index = static_cast<uint32_t>(group_);
   } else {
-    uint32_t index;
-    if (group_ >= 0) {
-      index = static_cast<uint32_t>(group_);
-    } else {
-      if (opAt_ >= e.ops.size())
-        return mismatch("%s is operation %zu; there were %zu", what.c_str(), opAt_ + 1, e.ops.size());
-      index = static_cast<uint32_t>(opAt_);
-      partAt_ = 0;
-    }
-    const auto *traced = std::get_if<PlannedCollective>(&e.ops[index].work);
-    if (!traced || partAt_ >= traced->parts.size() || !samePart(traced->parts[partAt_], part))
-      return mismatch("%s, operation %u, is another call than the one traced", what.c_str(), index + 1);
-    if (group_ < 0) {
-      afterCollectives(index);
-      if (int32_t st = placeOp(e, index)) return st;
-      ++opAt_;
-      if (begin) group_ = static_cast<int32_t>(index);
-    }
-    markDirty(e, index, addresses, partAt_ * sizeof addresses, sizeof addresses);
-    ++partAt_;
-    if (end && groupDepth_ == 1 && partAt_ != traced->parts.size())
-      return mismatch("%s ends a group of %u calls; the traced one had %zu", what.c_str(), partAt_,
-                      traced->parts.size());
+    index = static_cast<uint32_t>(e.ops.size());
+    newOp(e).work = PlannedCollective{};
+    afterCollectives(index);
+    placeTraced(e, index);
+    ++event_;
+    if (begin) group_ = static_cast<int32_t>(index);
   }
-  if (begin) ++groupDepth_;
-  if (end && groupDepth_ > 0 && --groupDepth_ == 0) group_ = -1;
-  if (mode_ == Mode::Trace && !begin && !end) {
+  PlannedOp &o = e.ops[index];
+  std::get<PlannedCollective>(o.work).parts.push_back(std::move(part));
+  o.values.insert(o.values.end(), addresses, addresses + sizeof addresses);
+  groupDepth(c.kind);
+  if (!begin && !end) {
     ++e.collectives;
     e.collectiveBytes += c.bytes;
   }
   return HJ_OK;
 }
 
-int32_t GraphCache::matmul(const MatmulCall &c) {
+int32_t GraphCache::replayCollective(const CollectiveCall &c) {
+  const std::string &what = *c.what;
+  GraphEntry &e = *cur_;
+  bool begin = c.kind == HJ_COLL_GROUP_BEGIN, end = c.kind == HJ_COLL_GROUP_END;
+  unsigned char addresses[2 * sizeof(void *)];
+  CollectivePart part = partOf(c, addresses);
+  uint32_t index;
+  if (group_ >= 0) {
+    index = static_cast<uint32_t>(group_);
+  } else {
+    if (opAt_ >= e.ops.size())
+      return mismatch("%s is operation %zu; there were %zu", what.c_str(), opAt_ + 1, e.ops.size());
+    index = static_cast<uint32_t>(opAt_);
+    partAt_ = 0;
+  }
+  const auto *traced = std::get_if<PlannedCollective>(&e.ops[index].work);
+  if (!traced || partAt_ >= traced->parts.size() || !samePart(traced->parts[partAt_], part))
+    return mismatch("%s, operation %u, is another call than the one traced", what.c_str(), index + 1);
+  if (group_ < 0) {
+    afterCollectives(index);
+    if (int32_t st = placeReplayed(e, index)) return st;
+    ++opAt_;
+    if (begin) group_ = static_cast<int32_t>(index);
+  }
+  markDirty(e, index, addresses, partAt_ * sizeof addresses, sizeof addresses);
+  ++partAt_;
+  if (end && groupDepth_ == 1 && partAt_ != traced->parts.size())
+    return mismatch("%s ends a group of %u calls; the traced one had %zu", what.c_str(), partAt_,
+                    traced->parts.size());
+  groupDepth(c.kind);
+  return HJ_OK;
+}
+
+int32_t GraphCache::traceMatmul(const MatmulCall &c) {
   if (group_ >= 0) return insideGroup("a matmul");
   GraphEntry &e = *cur_;
   const void *ptrs[5] = {c.a, c.b, c.c, c.bias, c.workspace};
-  if (mode_ == Mode::Trace) {
-    PlannedOp &op = newOp(e);
-    op.work = PlannedLibrary{c};
-    op.values.assign(reinterpret_cast<const unsigned char *>(ptrs), reinterpret_cast<const unsigned char *>(ptrs) + sizeof ptrs);
-    if (int32_t st = placeOp(e, static_cast<uint32_t>(e.ops.size() - 1))) return st;
-    ++event_;
-    return HJ_OK;
-  }
+  PlannedOp &op = newOp(e);
+  op.work = PlannedLibrary{c};
+  op.values.assign(reinterpret_cast<const unsigned char *>(ptrs), reinterpret_cast<const unsigned char *>(ptrs) + sizeof ptrs);
+  if (int32_t st = placeTraced(e, static_cast<uint32_t>(e.ops.size() - 1))) return st;
+  ++event_;
+  return HJ_OK;
+}
+
+int32_t GraphCache::replayMatmul(const MatmulCall &c) {
+  if (group_ >= 0) return insideGroup("a matmul");
+  GraphEntry &e = *cur_;
+  const void *ptrs[5] = {c.a, c.b, c.c, c.bias, c.workspace};
   if (opAt_ >= e.ops.size()) return mismatch("matmul (%s) is operation %zu; there were %zu", c.site, opAt_ + 1, e.ops.size());
   const auto *traced = std::get_if<PlannedLibrary>(&e.ops[opAt_].work);
   const MatmulCall &t = traced ? traced->matmul : c;
@@ -154,7 +188,7 @@ int32_t GraphCache::matmul(const MatmulCall &c) {
               std::memcmp(t.rowStride, c.rowStride, sizeof t.rowStride) == 0 && t.workspaceBytes == c.workspaceBytes &&
               t.aType == c.aType && t.cType == c.cType && t.flags == c.flags && t.alpha == c.alpha && t.beta == c.beta;
   if (!same) return mismatch("matmul (%s), operation %zu, is another multiply than the one traced", c.site, opAt_ + 1);
-  if (int32_t st = placeOp(e, static_cast<uint32_t>(opAt_))) return st;
+  if (int32_t st = placeReplayed(e, static_cast<uint32_t>(opAt_))) return st;
   markDirty(e, static_cast<uint32_t>(opAt_++), ptrs, 0, sizeof ptrs);
   return HJ_OK;
 }
@@ -164,48 +198,54 @@ void GraphCache::afterCollectives(uint32_t index) {
   lastCollective_ = static_cast<int32_t>(index);
 }
 
-int32_t GraphCache::alloc(const AllocCall &c, void **out) {
+int32_t GraphCache::traceAlloc(const AllocCall &c, void **out) {
   const int64_t *sizes = c.sizes, *strides = c.strides;
   uint32_t rank = c.rank, dtype = c.dtype, flags = c.flags;
   uint64_t bytes = c.bytes;
   const char *name = c.name;
   GraphEntry &e = *cur_;
-  if (mode_ == Mode::Trace) {
-    if (e.allocs.size() >= kFakeAllocs || bytes >= kFakeSpan)
-      return fail(HJ_ERR_INVALID_ARGUMENT,
-                  "hj_alloc of %%%s: graph mode traces at most %zu allocations of less than 64 GiB each, and this "
-                  "is allocation %zu, of %llu bytes; run the program without graph mode",
-                  name, kFakeAllocs, e.allocs.size() + 1, static_cast<unsigned long long>(bytes));
-    uint32_t index = static_cast<uint32_t>(e.allocs.size());
-    PlannedAlloc &a = newAlloc(e);
-    a.sizes.assign(sizes, sizes + rank);
-    if (strides) a.strides.assign(strides, strides + rank);
-    a.dtype = dtype;
-    a.flags = flags;
-    a.bytes = bytes;
-    a.name = name;
-    a.output = flags & HJ_ALLOC_OUTPUT;
-    bool zero = flags & HJ_ALLOC_ZERO_INIT;
-    a.zeroed = fromZeroedArena(flags, r_.settings);
-    a.firstEvent = event_++;
-    a.stream = stream_;
-    void *p = fakeAddress(index);
-    if (bytes && ((zero && !a.zeroed) || (!zero && r_.settings.fillNan))) {
-      PlannedOp &op = newOp(e);
-      if (zero)
-        op.work = PlannedMemset{index, bytes};
-      else
-        op.work = PlannedFill{index, bytes, nanPattern(dtype), hj_dtype_size(dtype)};
-      op.values.assign(reinterpret_cast<const unsigned char *>(&p), reinterpret_cast<const unsigned char *>(&p) + sizeof p);
-      a.op = static_cast<int32_t>(e.ops.size() - 1);
-      if (int32_t st = placeOp(e, static_cast<uint32_t>(a.op))) return st;
-    }
-    liveBytes_ += bytes;
-    e.peakBytes = std::max(e.peakBytes, liveBytes_);
-    tracedLive_.push_back(1);
-    *out = p;
-    return HJ_OK;
+  if (e.allocs.size() >= kFakeAllocs || bytes >= kFakeSpan)
+    return fail(HJ_ERR_INVALID_ARGUMENT,
+                "hj_alloc of %%%s: graph mode traces at most %zu allocations of less than 64 GiB each, and this "
+                "is allocation %zu, of %llu bytes; run the program without graph mode",
+                name, kFakeAllocs, e.allocs.size() + 1, static_cast<unsigned long long>(bytes));
+  uint32_t index = static_cast<uint32_t>(e.allocs.size());
+  PlannedAlloc &a = newAlloc(e);
+  a.sizes.assign(sizes, sizes + rank);
+  if (strides) a.strides.assign(strides, strides + rank);
+  a.dtype = dtype;
+  a.flags = flags;
+  a.bytes = bytes;
+  a.name = name;
+  a.output = flags & HJ_ALLOC_OUTPUT;
+  bool zero = flags & HJ_ALLOC_ZERO_INIT;
+  a.zeroed = fromZeroedArena(flags, r_.settings);
+  a.firstEvent = event_++;
+  a.stream = stream_;
+  void *p = fakeAddress(index);
+  if (bytes && ((zero && !a.zeroed) || (!zero && r_.settings.fillNan))) {
+    PlannedOp &op = newOp(e);
+    if (zero)
+      op.work = PlannedMemset{index, bytes};
+    else
+      op.work = PlannedFill{index, bytes, nanPattern(dtype), hj_dtype_size(dtype)};
+    op.values.assign(reinterpret_cast<const unsigned char *>(&p), reinterpret_cast<const unsigned char *>(&p) + sizeof p);
+    a.op = static_cast<int32_t>(e.ops.size() - 1);
+    if (int32_t st = placeTraced(e, static_cast<uint32_t>(a.op))) return st;
   }
+  liveBytes_ += bytes;
+  e.peakBytes = std::max(e.peakBytes, liveBytes_);
+  tracedLive_.push_back(1);
+  *out = p;
+  return HJ_OK;
+}
+
+int32_t GraphCache::replayAlloc(const AllocCall &c, void **out) {
+  const int64_t *sizes = c.sizes, *strides = c.strides;
+  uint32_t rank = c.rank, dtype = c.dtype, flags = c.flags;
+  uint64_t bytes = c.bytes;
+  const char *name = c.name;
+  GraphEntry &e = *cur_;
   if (allocAt_ >= e.allocs.size())
     return mismatch("buffer %%%s is allocation %zu; there were %zu", name, allocAt_ + 1, e.allocs.size());
   const PlannedAlloc &a = e.allocs[allocAt_];
@@ -216,7 +256,7 @@ int32_t GraphCache::alloc(const AllocCall &c, void **out) {
   if (a.op >= 0 && static_cast<size_t>(a.op) != opAt_)
     return mismatch("buffer %%%s is initialised at another point", name);
   if (a.op >= 0)
-    if (int32_t st = placeOp(e, static_cast<uint32_t>(a.op))) return st;
+    if (int32_t st = placeReplayed(e, static_cast<uint32_t>(a.op))) return st;
   uint32_t index = static_cast<uint32_t>(allocAt_);
   Block *b = nullptr;
   if (a.output) {
@@ -282,17 +322,24 @@ void GraphCache::markDirty(GraphEntry &e, uint32_t index, const void *value, siz
   }
 }
 
-int32_t GraphCache::customCall(const CustomCall &c) {
+namespace {
+const int64_t kNoDims[7] = {};  // a custom call's: it has no launch dims
+}  // namespace
+
+int32_t GraphCache::traceCustomCall(const CustomCall &c) {
   if (group_ >= 0) return insideGroup("a custom call");
   const KernelEntry &k = c.table->kernels[c.callee];
-  if (mode_ == Mode::Trace && !k.capturable && uncapturable_.empty())
+  if (!k.capturable && uncapturable_.empty())
     uncapturable_ = "custom call @" + k.name + " (" + c.site +
                     ") may not be captured into a graph (its declaration does not say `capturable = true`)";
-  static const int64_t noDims[7] = {};
-  bool tracing = mode_ == Mode::Trace;
-  if (int32_t st = launch(c.table, c.callee, noDims, c.params, GraphNode::Kind::Custom)) return st;
-  if (tracing) std::get<PlannedCustom>(cur_->ops.back().work).site = c.site;
+  if (int32_t st = traceLaunch(c.table, c.callee, kNoDims, c.params, GraphNode::Kind::Custom)) return st;
+  std::get<PlannedCustom>(cur_->ops.back().work).site = c.site;
   return HJ_OK;
+}
+
+int32_t GraphCache::replayCustomCall(const CustomCall &c) {
+  if (group_ >= 0) return insideGroup("a custom call");
+  return replayLaunch(c.table, c.callee, kNoDims, c.params, GraphNode::Kind::Custom);
 }
 
 namespace {
@@ -315,35 +362,41 @@ const int64_t *nodeDims(const KernelEntry &k, const int64_t *dims, int64_t *roun
 
 }  // namespace
 
-int32_t GraphCache::launch(const hj_kernel_table *table, uint32_t kernel, const int64_t *programDims, void **params,
-                           GraphNode::Kind kind) {
+int32_t GraphCache::traceLaunch(const hj_kernel_table *table, uint32_t kernel, const int64_t *programDims,
+                                void **params, GraphNode::Kind kind) {
   GraphEntry &e = *cur_;
   const KernelEntry &k = table->kernels[kernel];
   int64_t rounded[7];
   const int64_t *dims = kind == GraphNode::Kind::Kernel ? nodeDims(k, programDims, rounded) : programDims;
-  if (mode_ == Mode::Trace) {
-    PlannedOp &op = newOp(e);
-    if (kind == GraphNode::Kind::Custom) {
-      op.work = PlannedCustom{table, kernel, std::string()};
-    } else {
-      PlannedKernel pk{table, kernel, {}};
-      std::memcpy(pk.dims, dims, sizeof pk.dims);
-      op.work = pk;
-    }
-    size_t total = 0;
-    for (int32_t kind : k.params) total += paramBytes(kind);
-    op.values.assign(total, 0);
-    op.params.resize(k.params.size());
-    size_t off = 0;
-    for (size_t i = 0; i < k.params.size(); ++i) {
-      op.params[i] = op.values.data() + off;
-      std::memcpy(op.params[i], params[i], paramBytes(k.params[i]));
-      off += paramBytes(k.params[i]);
-    }
-    if (int32_t st = placeOp(e, static_cast<uint32_t>(e.ops.size() - 1))) return st;
-    ++event_;
-    return HJ_OK;
+  PlannedOp &op = newOp(e);
+  if (kind == GraphNode::Kind::Custom) {
+    op.work = PlannedCustom{table, kernel, std::string()};
+  } else {
+    PlannedKernel pk{table, kernel, {}};
+    std::memcpy(pk.dims, dims, sizeof pk.dims);
+    op.work = pk;
   }
+  size_t total = 0;
+  for (int32_t kind : k.params) total += paramBytes(kind);
+  op.values.assign(total, 0);
+  op.params.resize(k.params.size());
+  size_t off = 0;
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    op.params[i] = op.values.data() + off;
+    std::memcpy(op.params[i], params[i], paramBytes(k.params[i]));
+    off += paramBytes(k.params[i]);
+  }
+  if (int32_t st = placeTraced(e, static_cast<uint32_t>(e.ops.size() - 1))) return st;
+  ++event_;
+  return HJ_OK;
+}
+
+int32_t GraphCache::replayLaunch(const hj_kernel_table *table, uint32_t kernel, const int64_t *programDims,
+                                 void **params, GraphNode::Kind kind) {
+  GraphEntry &e = *cur_;
+  const KernelEntry &k = table->kernels[kernel];
+  int64_t rounded[7];
+  const int64_t *dims = kind == GraphNode::Kind::Kernel ? nodeDims(k, programDims, rounded) : programDims;
   if (opAt_ >= e.ops.size())
     return mismatch("%s of @%s is operation %zu; there were %zu", kind == GraphNode::Kind::Custom ? "call" : "launch",
                     k.name.c_str(), opAt_ + 1, e.ops.size());
@@ -360,7 +413,7 @@ int32_t GraphCache::launch(const hj_kernel_table *table, uint32_t kernel, const 
   if (!same)
     return mismatch("%s of @%s, operation %zu, has another %s", kind == GraphNode::Kind::Custom ? "call" : "launch",
                     k.name.c_str(), opAt_ + 1, kind == GraphNode::Kind::Custom ? "callee" : "kernel or other dims");
-  if (int32_t st = placeOp(e, static_cast<uint32_t>(opAt_))) return st;
+  if (int32_t st = placeReplayed(e, static_cast<uint32_t>(opAt_))) return st;
   uint32_t index = static_cast<uint32_t>(opAt_++);
   size_t off = 0;
   for (size_t i = 0; i < k.params.size(); ++i) {

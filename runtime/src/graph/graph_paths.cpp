@@ -15,12 +15,12 @@ class TracePath final : public CallPath {
  public:
   TracePath(GraphCache &g, const GraphRoom &r) : g_(g), r_(r) {}
   uint32_t stream() const override { return g_.stream(); }
-  int32_t alloc(const AllocCall &c, void **out) override { return g_.alloc(c, out); }
+  int32_t alloc(const AllocCall &c, void **out) override { return g_.traceAlloc(c, out); }
   int32_t free(void *ptr, bool onError) override { return g_.traceFree(ptr, onError); }
   void afterError() override {
     if (r_.comm) r_.comm->closeGroups();
   }
-  int32_t launch(const LaunchCall &c) override { return g_.launch(c.table, c.kernel, c.dims, c.params); }
+  int32_t launch(const LaunchCall &c) override { return g_.traceLaunch(c.table, c.kernel, c.dims, c.params); }
   int32_t setStream(uint32_t stream) override { return g_.setStream(stream); }
   int32_t recordUse(void *ptr) override {
     g_.traceUse(ptr);
@@ -28,9 +28,9 @@ class TracePath final : public CallPath {
   }
   int32_t event(uint32_t event, bool wait) override { return g_.event(event, wait); }
   int32_t streamSync() override { return g_.streamSync(); }
-  int32_t collective(const CollectiveCall &c) override { return g_.collective(c); }
-  int32_t matmul(const MatmulCall &c) override { return g_.matmul(c); }
-  int32_t customCall(const CustomCall &c) override { return g_.customCall(c); }
+  int32_t collective(const CollectiveCall &c) override { return g_.traceCollective(c); }
+  int32_t matmul(const MatmulCall &c) override { return g_.traceMatmul(c); }
+  int32_t customCall(const CustomCall &c) override { return g_.traceCustomCall(c); }
   bool dropsGraphsOnAbort() const override { return true; }
 
  private:
@@ -48,7 +48,7 @@ class ReplayPath final : public CallPath {
   int32_t alloc(const AllocCall &c, void **out) override {
     if (int32_t st = r_.backend.checkFault()) return st;
     if (int32_t st = r_.injector.check("hj_alloc of %%%s", c.name)) return st;
-    return g_.alloc(c, out);
+    return g_.replayAlloc(c, out);
   }
   int32_t free(void *ptr, bool onError) override { return g_.replayFree(ptr, onError); }
   void afterError() override {
@@ -61,7 +61,7 @@ class ReplayPath final : public CallPath {
     if (int32_t st = r_.injector.check("launch of @%s (%s)", k.name.c_str(), *c.site ? c.site : "no site given"))
       return st;
     r_.buffers.noteLaunch(k, c.kernel, c.dims, c.params, g_.stream());
-    if (int32_t st = g_.launch(c.table, c.kernel, c.dims, c.params)) return st;
+    if (int32_t st = g_.replayLaunch(c.table, c.kernel, c.dims, c.params)) return st;
     ++r_.stats.launches;
     return HJ_OK;
   }
@@ -104,7 +104,7 @@ class ReplayPath final : public CallPath {
     if (int32_t st = r_.injector.check("rank %d: %s", r_.comm->rank(), c.what->c_str())) return st;
     // A node of the graph (or a part of its group's node): it communicates
     // when the graph is launched.
-    if (int32_t st = g_.collective(c)) return st;
+    if (int32_t st = g_.replayCollective(c)) return st;
     if (c.kind >= HJ_COLL_GROUP_BEGIN) return HJ_OK;
     ++r_.stats.collectives;
     r_.stats.collective_bytes += c.bytes;
@@ -115,7 +115,7 @@ class ReplayPath final : public CallPath {
     if (int32_t st = r_.backend.checkFault()) return st;
     if (int32_t st = r_.injector.check("matmul (%s)", c.site)) return st;
     // A node of the graph: it multiplies when the graph is launched.
-    if (int32_t st = g_.matmul(c)) return st;
+    if (int32_t st = g_.replayMatmul(c)) return st;
     ++r_.stats.library_calls;
     r_.buffers.noteMatmul(c, g_.stream());
     return HJ_OK;
@@ -126,7 +126,7 @@ class ReplayPath final : public CallPath {
     if (int32_t st = r_.injector.check("custom call @%s (%s)", k.name.c_str(), c.site)) return st;
     // A node of the graph: the function runs when the graph is built (its
     // work captured) and its work when the graph is launched.
-    if (int32_t st = g_.customCall(c)) return st;
+    if (int32_t st = g_.replayCustomCall(c)) return st;
     ++r_.stats.library_calls;
     r_.buffers.noteLaunch(k, c.callee, nullptr, c.params, g_.stream());
     return HJ_OK;
