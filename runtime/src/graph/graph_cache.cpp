@@ -16,14 +16,16 @@
 namespace hj {
 
 GraphCache::GraphCache(GraphRoom room)
-    : r_(room), tracePath_(makeTracePath(*this, r_)), replayPath_(makeReplayPath(*this, r_)) {}
+    : r_(room),
+      tracePath_(makeTracePath(*this, r_)),
+      replayPath_(makeReplayPath(*this, r_)),
+      worth_(room.settings.graphMinLaunches) {}
 
 GraphCache::~GraphCache() { clear(); }
 
 void GraphCache::clear() {
   while (!entries_.empty()) erase(entries_.begin()->second.get());
-  programs_.clear();
-  lastCalls_ = nullptr;
+  worth_.clear();
   enter(Mode::Off);
   cur_ = nullptr;
 }
@@ -63,8 +65,7 @@ void GraphCache::forget(std::string_view prefix) {
   if (prefix.size() == sizeof(uint64_t)) {  // a program going away: its call counts too
     uint64_t program;
     std::memcpy(&program, prefix.data(), sizeof program);
-    programs_.erase(program);
-    lastCalls_ = nullptr;
+    worth_.forget(program);
   }
   std::vector<GraphEntry *> doomed;
   for (auto &kv : entries_)
@@ -210,33 +211,10 @@ int32_t GraphCache::abortComm(GraphEntry &e, int32_t status) {
 }
 
 bool GraphCache::notWorthIt(const void *key, uint64_t keyBytes, bool miss) {
-  uint32_t least = r_.settings.graphMinLaunches;
-  if (least == 0 || keyBytes < sizeof(uint64_t)) return false;
+  if (keyBytes < sizeof(uint64_t)) return false;
   uint64_t program;
   std::memcpy(&program, key, sizeof program);
-  if (!lastCalls_ || lastProgram_ != program) {  // a model called again and again: no lookup
-    lastCalls_ = &programs_[program];
-    lastProgram_ = program;
-  }
-  ProgramCalls &p = *lastCalls_;
-  if (p.calls == 64) {  // a window of recent calls
-    p.calls /= 2;
-    p.misses /= 2;
-  }
-  ++p.calls;
-  p.misses += miss;
-  // A new signature on nearly every call (7 of 8) of a program of few
-  // launches: trace, plan and node updates cost more than launching. One in
-  // eight such calls is still traced, so that signatures that come back
-  // are cached and replay.
-  if (!miss || p.launches >= least || p.calls < 16 || p.misses * 8 < p.calls * 7 || ++p.skipped % 8 == 0)
-    return false;
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "graph mode does not pay for this program: %llu launches and a new signature on %u of its last %u "
-                "calls, which cost less eagerly (HOSTJIT_GRAPH_MIN_LAUNCHES=%u)",
-                (unsigned long long)p.launches, p.misses, p.calls, least);
-  reason_ = buf;
+  if (!worth_.eager(program, miss, &reason_)) return false;
   way_ = Way::Eager;
   return true;
 }
@@ -398,7 +376,7 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
       if (e->key.size() >= sizeof(uint64_t)) {
         uint64_t program;
         std::memcpy(&program, e->key.data(), sizeof program);
-        programs_[program].launches = e->launches + e->libraryCalls + e->collectives;
+        worth_.traced(program, e->launches + e->libraryCalls + e->collectives);
       }
       lastOps_ = e->ops.size();
       lastAllocs_ = e->allocs.size();

@@ -31,6 +31,7 @@
 #include "base/call_path.h"
 #include "graph/planned_op.h"
 #include "graph/update_policy.h"
+#include "graph/worth_policy.h"
 #include "base/fault_injection.h"
 #include "base/settings.h"
 #include "comm/comm.h"
@@ -352,18 +353,9 @@ class GraphCache {
   std::vector<PlannedOp> spareOps_;
   std::vector<PlannedAlloc> spareAllocs_;
   size_t lastOps_ = 0, lastAllocs_ = 0;  // the last trace's counts: the next one reserves them
-  // Per program (a key's first 8 bytes): its recent calls and new
-  // signatures, and the launches of its last trace, for
-  // Settings::graphMinLaunches.
-  struct ProgramCalls {
-    uint32_t calls = 0, misses = 0, skipped = 0;
-    uint64_t launches = UINT64_MAX;
-  };
-  std::unordered_map<uint64_t, ProgramCalls> programs_;
-  uint64_t lastProgram_ = 0;
-  ProgramCalls *lastCalls_ = nullptr;  // programs_[lastProgram_] (its elements do not move)
-  // A new signature of a program for which graph mode does not pay: the
-  // reason it runs eagerly, else NULL.
+  WorthPolicy worth_;  // per program: whether graph mode pays for its new signatures
+  // A new signature of a program for which graph mode does not pay: true,
+  // with reason_ saying why, when it runs eagerly.
   bool notWorthIt(const void *key, uint64_t keyBytes, bool miss);
   uint64_t uniqueShapes_ = 0;
   uint64_t tick_ = 0;

@@ -1,0 +1,54 @@
+// test_worth_policy.cpp - when graph mode runs a program's new signatures
+// eagerly (HOSTJIT_GRAPH_MIN_LAUNCHES), without a backend: a program of
+// fewer launches than the setting, 16 calls or more, 7 in 8 of them new
+// signatures, runs them eagerly but one in eight; cached signatures, a
+// program of more launches, one never traced and the setting 0 never do.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "graph/worth_policy.h"
+
+using hj::WorthPolicy;
+
+TEST_CASE("worth policy: few launches and new signatures on nearly every call run eagerly", "[unit][graph]") {
+  WorthPolicy w(4);
+  std::string why;
+  // Never traced: its launches are unknown, so it is traced.
+  for (int i = 0; i < 20; ++i) CHECK_FALSE(w.eager(7, true, &why));
+  w.traced(7, 3);
+  // 21 calls, all misses: the next misses run eagerly, one in eight traced.
+  int eager = 0, calls = 16;
+  for (int i = 0; i < calls; ++i) eager += w.eager(7, true, &why);
+  CHECK(eager == calls - calls / 8);  // the 36th call traced: the message is the 35th's
+  CHECK(why ==
+        "graph mode does not pay for this program: 3 launches and a new signature on 35 of its last 35 calls, which "
+        "cost less eagerly (HOSTJIT_GRAPH_MIN_LAUNCHES=4)");
+  // A cached signature is never run eagerly.
+  CHECK_FALSE(w.eager(7, false, &why));
+  // Another program, of more launches, is always traced.
+  w.traced(9, 4);
+  for (int i = 0; i < 40; ++i) CHECK_FALSE(w.eager(9, true, &why));
+  // Forgotten: program 7's counts start again.
+  w.forget(7);
+  w.traced(7, 3);
+  for (int i = 0; i < 15; ++i) CHECK_FALSE(w.eager(7, true, &why));
+  CHECK(w.eager(7, true, &why));
+}
+
+TEST_CASE("worth policy: a window of recent calls; the setting 0 never runs eagerly", "[unit][graph]") {
+  WorthPolicy w(4);
+  std::string why;
+  w.traced(1, 1);
+  // Hits on 1 call in 4: more than 1 in 8, so every call is traced.
+  for (int i = 0; i < 200; ++i) CHECK_FALSE(w.eager(1, i % 4 == 0 ? false : true, &why));
+  // Then only misses: the window (at most 64 calls, halved) forgets the hits.
+  int eager = 0;
+  for (int i = 0; i < 200; ++i) eager += w.eager(1, true, &why);
+  CHECK(eager > 100);
+  WorthPolicy never(0);
+  never.traced(1, 1);
+  for (int i = 0; i < 100; ++i) CHECK_FALSE(never.eager(1, true, &why));
+  w.clear();
+  for (int i = 0; i < 20; ++i) CHECK_FALSE(w.eager(1, true, &why));  // no launches known again
+}
