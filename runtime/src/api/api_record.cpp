@@ -7,6 +7,11 @@ extern "C" {
 void hj_record_enable(hj_context *ctx, int32_t on) {
   ctx->record.enable(on != 0);
   if (on) ctx->buffers.restartIds();
+  // Between calls the context's path is the outside one; it changes with it.
+  bool between = ctx->path == ctx->outside;
+  ctx->outside = on ? &ctx->recorded
+                    : ctx->observed ? static_cast<hj::CallPath *>(ctx->observed.get()) : &ctx->eager;
+  if (between) ctx->path = ctx->outside;
 }
 
 uint64_t hj_record_size(const hj_context *ctx) { return ctx->record.size(); }

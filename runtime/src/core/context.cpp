@@ -90,8 +90,10 @@ hj_context::hj_context(std::unique_ptr<hj::Backend> b, const hj_options &o, cons
       eager(hj::EagerRoom{*backend, buffers, record, events, stats, injector, settings, comm}),
       profiler(s.profile ? std::make_unique<hj::Profiler>(*backend, stats, s.traceEvents) : nullptr),
       observed(s.profile || s.nvtx ? std::make_unique<hj::ObservedPath>(eager, profiler.get(), settings) : nullptr),
-      path(observed ? static_cast<hj::CallPath *>(observed.get()) : &eager),
-      graphs(hj::GraphRoom{*backend, buffers, record, stats, injector, settings, comm, path, *path,
+      recorded(observed ? static_cast<hj::CallPath &>(*observed) : eager, record),
+      outside(record.on() ? &recorded : observed ? static_cast<hj::CallPath *>(observed.get()) : &eager),
+      path(outside),
+      graphs(hj::GraphRoom{*backend, buffers, record, stats, injector, settings, comm, path, outside,
                            profiler.get()}) {
   int64_t failAt = o.fail_at;
   if (failAt < 0) {

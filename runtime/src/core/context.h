@@ -19,6 +19,7 @@
 #include "profile/observed_path.h"
 #include "profile/profiler.h"
 #include "record/call_record.h"
+#include "record/recorded_path.h"
 #include "streams/stream_events.h"
 
 // Member order is destruction order in reverse: the backend outlives the
@@ -48,8 +49,13 @@ struct hj_context {
   // every runtime call goes through `observed`, which wraps `eager`.
   std::unique_ptr<hj::Profiler> profiler;
   std::unique_ptr<hj::ObservedPath> observed;
-  // The path each runtime call of a program takes: `eager` (or `observed`),
-  // or graph mode's trace or replay path while a graph-mode call runs.
+  // While the record is on (hj_record_enable), every runtime call outside
+  // graph mode goes through `recorded`, which wraps `observed` or `eager`.
+  hj::RecordedPath recorded;
+  // The path outside graph-mode calls: `recorded`, `observed` or `eager`.
+  hj::CallPath *outside;
+  // The path each runtime call of a program takes: `outside`, or graph
+  // mode's trace or replay path while a graph-mode call runs.
   hj::CallPath *path;
   // Declared last so it goes first: its graphs and blocks return to the
   // backend and buffers above.

@@ -23,7 +23,6 @@ int32_t EagerPath::syncAfterLaunch(const KernelEntry &k, const char *site) {
 int32_t EagerPath::setStream(uint32_t s) {
   if (int32_t st = r_.backend.checkFault()) return st;
   if (int32_t st = r_.events.make(s, r_.injector)) return st;
-  if (r_.record.on()) r_.record.add(HJ_REC_STREAM, stream(), nullptr, "").entry.index = s;
   r_.backend.setStream(s);
   return HJ_OK;
 }
@@ -31,11 +30,7 @@ int32_t EagerPath::setStream(uint32_t s) {
 int32_t EagerPath::recordUse(void *ptr) {
   Block *b = r_.buffers.find(ptr);
   if (!b) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_record_use: %p is not a live buffer of this context", ptr);
-  if (r_.record.on()) {
-    RecordedBuffer rb = recorded(*b);
-    r_.record.add(HJ_REC_USE, stream(), &rb, b->name);
-  }
-  r_.buffers.markUsed(b);
+  r_.buffers.markUsed(b, stream());
   return HJ_OK;
 }
 
@@ -50,17 +45,13 @@ int32_t EagerPath::event(uint32_t event, bool wait) {
     if (int32_t st = r_.events.record(event)) return st;
     ++r_.stats.event_records;
   }
-  if (r_.record.on())
-    r_.record.add(wait ? HJ_REC_EVENT_WAIT : HJ_REC_EVENT_RECORD, stream(), nullptr, "").entry.index = event;
   return HJ_OK;
 }
 
 int32_t EagerPath::streamSync() {
   if (int32_t st = r_.backend.checkFault()) return st;
   if (int32_t st = r_.injector.check("synchronisation of stream %u", stream())) return st;
-  if (int32_t st = r_.backend.synchronizeStream()) return st;
-  if (r_.record.on()) r_.record.add(HJ_REC_SYNC, stream(), nullptr, "");
-  return HJ_OK;
+  return r_.backend.synchronizeStream();
 }
 
 int32_t EagerPath::collective(const CollectiveCall &c) {

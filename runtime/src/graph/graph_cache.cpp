@@ -19,6 +19,7 @@ GraphCache::GraphCache(GraphRoom room)
     : r_(room),
       tracePath_(makeTracePath(*this, r_)),
       replayPath_(makeReplayPath(*this, r_)),
+      recordedReplay_(*replayPath_, r_.record),
       worth_(room.settings.graphMinLaunches) {}
 
 GraphCache::~GraphCache() { clear(); }
@@ -545,7 +546,10 @@ BufferRequest GraphCache::request(uint64_t bytes, uint32_t flags, uint32_t dtype
 
 void GraphCache::enter(Mode mode) {
   mode_ = mode;
-  r_.path = mode == Mode::Trace ? tracePath_.get() : mode == Mode::Replay ? replayPath_.get() : &r_.eager;
+  if (mode == Mode::Replay)
+    r_.path = r_.record.on() ? static_cast<CallPath *>(&recordedReplay_) : replayPath_.get();
+  else
+    r_.path = mode == Mode::Trace ? tracePath_.get() : r_.outside;
 }
 
 }  // namespace hj

@@ -38,6 +38,7 @@
 #include "memory/buffers.h"
 #include "profile/profiler.h"
 #include "record/call_record.h"
+#include "record/recorded_path.h"
 
 namespace hj {
 
@@ -55,7 +56,7 @@ struct GraphRoom {
   const Settings &settings;
   std::unique_ptr<Comm> &comm;
   CallPath *&path;
-  CallPath &eager;      // the path outside graph-mode calls (eager, or observed: core/context.h)
+  CallPath *&outside;   // the path outside graph-mode calls (eager, observed or recorded: core/context.h)
   Profiler *profiler;   // NULL unless the context profiles
 };
 
@@ -330,6 +331,7 @@ class GraphCache {
   GraphRoom r_;
   Mode mode_ = Mode::Off;
   std::unique_ptr<CallPath> tracePath_, replayPath_;
+  RecordedPath recordedReplay_;  // replayPath_ while the record is on
   GraphEntry *cur_ = nullptr;
   GraphEntry *last_ = nullptr;  // the entry of the last call, compared first; NULL once erased
   std::string reason_;

@@ -68,17 +68,12 @@ class ReplayPath final : public CallPath {
   int32_t setStream(uint32_t stream) override {
     // The stream orders the graph's nodes; the graph itself runs on stream
     // 0, where its buffers belong.
-    if (r_.record.on()) r_.record.add(HJ_REC_STREAM, g_.stream(), nullptr, "").entry.index = stream;
     return g_.setStream(stream);
   }
   int32_t recordUse(void *ptr) override {
     Block *b = r_.buffers.find(ptr);
     if (!b) return fail(HJ_ERR_INVALID_ARGUMENT, "hj_record_use: %p is not a live buffer of this context", ptr);
-    if (r_.record.on()) {
-      RecordedBuffer rb = recorded(*b);
-      r_.record.add(HJ_REC_USE, g_.stream(), &rb, b->name);
-    }
-    r_.buffers.markUsed(b);  // the backend's stream: 0 all through graph mode
+    r_.buffers.markUsed(b, g_.stream());  // the backend's stream: 0 all through graph mode
     return HJ_OK;
   }
   int32_t event(uint32_t event, bool wait) override {
@@ -86,18 +81,13 @@ class ReplayPath final : public CallPath {
     if (int32_t st = r_.injector.check("%s of event %u on stream %u", wait ? "wait for" : "record", event, g_.stream()))
       return st;
     // An edge of the graph; no event reaches the device.
-    if (int32_t st = g_.event(event, wait)) return st;
-    if (r_.record.on())
-      r_.record.add(wait ? HJ_REC_EVENT_WAIT : HJ_REC_EVENT_RECORD, g_.stream(), nullptr, "").entry.index = event;
-    return HJ_OK;
+    return g_.event(event, wait);
   }
   int32_t streamSync() override {
     if (int32_t st = r_.backend.checkFault()) return st;
     if (int32_t st = r_.injector.check("synchronisation of stream %u", g_.stream())) return st;
     // Later nodes of every stream follow this stream's.
-    if (int32_t st = g_.streamSync()) return st;
-    if (r_.record.on()) r_.record.add(HJ_REC_SYNC, g_.stream(), nullptr, "");
-    return HJ_OK;
+    return g_.streamSync();
   }
   int32_t collective(const CollectiveCall &c) override {
     if (int32_t st = r_.backend.checkFault()) return st;

@@ -302,7 +302,11 @@ int32_t Buffers::checkZeroedOnFree(Block *b, uint32_t recordStream) {
   return HJ_OK;
 }
 
-void Buffers::markUsed(Block *b) {
+void Buffers::markUsed(Block *b, uint32_t recordStream) {
+  if (record_.on()) {
+    RecordedBuffer rb = recorded(*b);
+    record_.add(HJ_REC_USE, recordStream, &rb, b->name);
+  }
   uint32_t s = backend_.currentStream();
   if (s != b->stream) b->usedOn |= uint64_t{1} << s;
 }

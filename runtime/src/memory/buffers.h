@@ -75,8 +75,9 @@ class Buffers {
   void freeLive(Block *b, uint32_t recordStream);
   // HOSTJIT_CHECK_ZEROED for an arena buffer being freed: it must be zero.
   int32_t checkZeroedOnFree(Block *b, uint32_t recordStream);
-  // Work on the backend's current stream uses b (hj_record_use).
-  void markUsed(Block *b);
+  // Work on the backend's current stream uses b (hj_record_use); recorded,
+  // when the record is on, as made on the program's recordStream.
+  void markUsed(Block *b, uint32_t recordStream);
   // A launch of `k`: recorded (buffers named by id) when the record is on,
   // and each arena or planned buffer given to it notes the kernel
   // (HOSTJIT_CHECK_ZEROED names it).
