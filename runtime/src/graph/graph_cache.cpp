@@ -221,11 +221,8 @@ bool GraphCache::notWorthIt(const void *key, uint64_t keyBytes, bool miss) {
 }
 
 void GraphCache::resetStreams() {
-  stream_ = 0;
-  frontier_.assign(1, {});
-  synced_.clear();
-  eventDeps_.clear();
-  group_ = lastCollective_ = -1;
+  order_.reset();
+  group_ = -1;
   groupDepth_ = partAt_ = 0;
 }
 
@@ -528,7 +525,7 @@ const std::string &GraphCache::outcome() const {
 }
 
 uint32_t GraphCache::programStream() const {
-  return mode_ == Mode::Trace || mode_ == Mode::Replay ? stream_ : r_.backend.currentStream();
+  return mode_ == Mode::Trace || mode_ == Mode::Replay ? order_.stream() : r_.backend.currentStream();
 }
 
 BufferRequest GraphCache::request(uint64_t bytes, uint32_t flags, uint32_t dtype, const char *name,

@@ -29,6 +29,7 @@
 
 #include "backend/backend.h"
 #include "base/call_path.h"
+#include "graph/op_order.h"
 #include "graph/planned_op.h"
 #include "graph/update_policy.h"
 #include "graph/worth_policy.h"
@@ -227,7 +228,7 @@ class GraphCache {
   // stream sync makes every stream's next operation depend on that stream's
   // work so far. Inside a send/receive group they fail (a group node holds
   // only its sends and receives).
-  uint32_t stream() const { return stream_; }
+  uint32_t stream() const { return order_.stream(); }
   // Trace: hj_record_use of `ptr` (its buffer is used on another stream).
   void traceUse(const void *ptr);
   int32_t setStream(uint32_t stream);
@@ -315,9 +316,6 @@ class GraphCache {
   // What the communicator's watchdog calls a launch of e's graph.
   static std::string watchName(const GraphEntry &e);
   void resetStreams();
-  // Collective node `index` follows the previous one, whatever their
-  // streams: every rank then communicates in the program's order.
-  void afterCollectives(uint32_t index);
   // A group's bracket (GROUP_BEGIN, GROUP_END) opens or closes it.
   void groupDepth(uint32_t kind);
 
@@ -377,13 +375,9 @@ class GraphCache {
   std::vector<void *> fastOut_;  // fast replay: the outputs, in allocation order
   std::vector<hj_graph_value> values_;  // this call's hj_graph_values
   std::vector<std::pair<const void *, uint32_t>> inputOrder_;  // resolve: the inputs by address
-  // Streams and events of the run in progress.
-  uint32_t stream_ = 0;
-  std::vector<std::vector<uint32_t>> frontier_;   // per stream: what its next operation depends on
-  std::vector<std::vector<uint32_t>> eventDeps_;  // per event: its stream's frontier at its last record
-  std::vector<uint32_t> synced_;  // what every stream's work follows (stream syncs)
-  int32_t group_ = -1;      // the collective node a GROUP_BEGIN opened
-  int32_t lastCollective_ = -1;
+  // Streams and events of the run in progress: the operations' edges.
+  OpOrder order_;
+  int32_t group_ = -1;  // the collective node a GROUP_BEGIN opened
   uint32_t groupDepth_ = 0, partAt_ = 0;
 };
 

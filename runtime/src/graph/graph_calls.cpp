@@ -25,21 +25,19 @@ int32_t GraphCache::outsideGroup(const PlannedOp &op) {
 int32_t GraphCache::placeTraced(GraphEntry &e, uint32_t index) {
   PlannedOp &op = e.ops[index];
   if (int32_t st = outsideGroup(op)) return st;
-  std::vector<uint32_t> &f = frontier_[stream_];
-  op.stream = stream_;
-  op.deps = f;
-  f.assign(1, index);
+  op.stream = order_.stream();
+  op.deps = order_.frontier();
+  order_.placed(index);
   return HJ_OK;
 }
 
 int32_t GraphCache::placeReplayed(GraphEntry &e, uint32_t index) {
   const PlannedOp &op = e.ops[index];
   if (int32_t st = outsideGroup(op)) return st;
-  std::vector<uint32_t> &f = frontier_[stream_];
-  if (op.stream != stream_ || op.deps != f)
+  if (op.stream != order_.stream() || op.deps != order_.frontier())
     return mismatch("operation %u is on stream %u after other operations than when it was traced", index + 1,
-                    stream_);
-  f.assign(1, index);
+                    order_.stream());
+  order_.placed(index);
   return HJ_OK;
 }
 
@@ -53,28 +51,21 @@ void GraphCache::traceUse(const void *ptr) {
 }
 
 int32_t GraphCache::setStream(uint32_t stream) {
-  if (group_ >= 0 && stream != stream_) return insideGroup("a change of stream");
-  stream_ = stream;
-  if (frontier_.size() <= stream) frontier_.resize(stream + 1, synced_);
+  if (group_ >= 0 && stream != order_.stream()) return insideGroup("a change of stream");
+  order_.setStream(stream);
   if (stream != 0 && cur_) cur_->streams = true;
   return HJ_OK;
 }
 
 int32_t GraphCache::event(uint32_t event, bool wait) {
   if (group_ >= 0) return insideGroup(wait ? "a wait for an event" : "an event record");
-  if (eventDeps_.size() <= event) eventDeps_.resize(event + 1);
-  if (wait)
-    merge(frontier_[stream_], eventDeps_[event]);
-  else
-    eventDeps_[event] = frontier_[stream_];
+  order_.event(event, wait);
   return HJ_OK;
 }
 
 int32_t GraphCache::streamSync() {
   if (group_ >= 0) return insideGroup("a stream sync");
-  std::vector<uint32_t> done = frontier_[stream_];
-  merge(synced_, done);
-  for (std::vector<uint32_t> &f : frontier_) merge(f, done);
+  order_.streamSync();
   return HJ_OK;
 }
 
@@ -115,7 +106,7 @@ int32_t GraphCache::traceCollective(const CollectiveCall &c) {
   } else {
     index = static_cast<uint32_t>(e.ops.size());
     newOp(e).work = PlannedCollective{};
-    afterCollectives(index);
+    order_.collective(index);
     placeTraced(e, index);
     ++event_;
     if (begin) group_ = static_cast<int32_t>(index);
@@ -150,7 +141,7 @@ int32_t GraphCache::replayCollective(const CollectiveCall &c) {
   if (!traced || partAt_ >= traced->parts.size() || !samePart(traced->parts[partAt_], part))
     return mismatch("%s, operation %u, is another call than the one traced", what.c_str(), index + 1);
   if (group_ < 0) {
-    afterCollectives(index);
+    order_.collective(index);
     if (int32_t st = placeReplayed(e, index)) return st;
     ++opAt_;
     if (begin) group_ = static_cast<int32_t>(index);
@@ -193,10 +184,6 @@ int32_t GraphCache::replayMatmul(const MatmulCall &c) {
   return HJ_OK;
 }
 
-void GraphCache::afterCollectives(uint32_t index) {
-  if (lastCollective_ >= 0) merge(frontier_[stream_], {static_cast<uint32_t>(lastCollective_)});
-  lastCollective_ = static_cast<int32_t>(index);
-}
 
 int32_t GraphCache::traceAlloc(const AllocCall &c, void **out) {
   const int64_t *sizes = c.sizes, *strides = c.strides;
@@ -221,7 +208,7 @@ int32_t GraphCache::traceAlloc(const AllocCall &c, void **out) {
   bool zero = flags & HJ_ALLOC_ZERO_INIT;
   a.zeroed = fromZeroedArena(flags, r_.settings);
   a.firstEvent = event_++;
-  a.stream = stream_;
+  a.stream = order_.stream();
   void *p = fakeAddress(index);
   if (bytes && ((zero && !a.zeroed) || (!zero && r_.settings.fillNan))) {
     PlannedOp &op = newOp(e);

@@ -107,14 +107,6 @@ inline GraphNode nodeOf(const PlannedOp &op, Comm *comm) {
   return n;
 }
 
-// Adds `more` to the sorted set `to`.
-inline void merge(std::vector<uint32_t> &to, const std::vector<uint32_t> &more) {
-  for (uint32_t x : more) {
-    auto it = std::lower_bound(to.begin(), to.end(), x);
-    if (it == to.end() || *it != x) to.insert(it, x);
-  }
-}
-
 // Calls fn(offset) for each address in an operation's values: a kernel's or
 // custom call's pointer and tensor arguments, a memset's or fill's
 // destination, a collective's or library call's buffers.
