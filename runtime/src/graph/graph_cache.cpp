@@ -216,7 +216,7 @@ bool GraphCache::notWorthIt(const void *key, uint64_t keyBytes, bool miss) {
   uint64_t program;
   std::memcpy(&program, key, sizeof program);
   if (!worth_.eager(program, miss, &reason_)) return false;
-  way_ = Way::Eager;
+  outcome_.way(CallOutcome::Way::Eager);
   return true;
 }
 
@@ -249,13 +249,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
   if (numValues && !values) return fail(HJ_ERR_INVALID_ARGUMENT, "%s: values is NULL", fn);
   if (int32_t st = r_.backend.checkFault()) return st;
   reason_.clear();
-  updatesMark_ = r_.stats.graph_updates;
-  deviceMark_ = r_.stats.graph_device_updates;
-  buildsMark_ = r_.stats.graph_builds;
-  rebuilt_ = Rebuilt::No;
-  replansMark_ = r_.stats.graph_replans;
-  why_ = nullptr;
-  way_ = Way::Eager;
+  outcome_.start(r_.stats);
   inputs_.assign(inputs, inputs + numInputs);
   numOutputs_ = numOutputs;
   numDims_ = numDims;
@@ -284,7 +278,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
   if (reserve && hit) {  // planned already, when it was first seen
     last_ = hit;
     hit->lastUse = ++tick_;
-    way_ = Way::Reserved;
+    outcome_.way(CallOutcome::Way::Reserved);
     reason_ = hit->eagerReason;
     *done = 1;
     return HJ_OK;
@@ -295,7 +289,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
     return HJ_OK;
   }
   if (!hit) {
-    way_ = reserve ? Way::Reserved : Way::New;
+    outcome_.way(reserve ? CallOutcome::Way::Reserved : CallOutcome::Way::New);
     cur_ = last_ = insert(k);
     cur_->ops.reserve(lastOps_);  // the last trace's counts, often this one's
     cur_->allocs.reserve(lastAllocs_);
@@ -323,15 +317,15 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
   bool placed = e.epoch == e.shape->epoch || e.innerKnown;
   if (e.resolved && e.fast && fast && placed && !r_.record.on() && numValues == e.valuePatches.size()) {
     *done = 1;
-    way_ = Way::Fast;
+    outcome_.way(CallOutcome::Way::Fast);
     return fastReplay(e, inputs, values, outData, outDims);
   }
-  way_ = Way::Replay;
-  why_ = r_.record.on()                               ? "the call is recorded"
-         : !placed                                    ? "its memory plan moved"
-         : !e.resolved                                ? "its graph is not yet built"
-         : !fast || numValues != e.valuePatches.size() ? "the caller gave no kernel arguments for this call"
-                                                      : "a kernel argument depends on more than the key";
+  outcome_.way(CallOutcome::Way::Replay);
+  outcome_.ranBecause(r_.record.on()                               ? "the call is recorded"
+                      : !placed                                    ? "its memory plan moved"
+                      : !e.resolved                                ? "its graph is not yet built"
+                      : !fast || numValues != e.valuePatches.size() ? "the caller gave no kernel arguments for this call"
+                                                                   : "a kernel argument depends on more than the key");
   values_.assign(values, values + numValues);
   cur_ = &e;
   startReplay();
@@ -359,7 +353,7 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
         // Nothing of the trace reached the device: keep the signature, with
         // the reason, and run this call and the later ones eagerly.
         e->eagerReason = reason_ = uncapturable_;
-        way_ = Way::Eager;
+        outcome_.way(CallOutcome::Way::Eager);
         e->allocs.clear();
         e->ops.clear();
         e->libraryCalls = e->launches = e->collectives = 0;
@@ -391,9 +385,9 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
       bool resolved = resolve(*e, outData, outDims);
       if (resolved && !r_.record.on() && !r_.settings.checkZeroed)
         return fastReplay(*e, inputs_.data(), values_.data(), outData, outDims, /*first=*/true);
-      why_ = r_.record.on()             ? "the call is recorded"
-             : r_.settings.checkZeroed ? "zeroed memory is checked"
-                                       : "an address of the trace is no input's and no buffer's";
+      outcome_.ranBecause(r_.record.on()             ? "the call is recorded"
+                          : r_.settings.checkZeroed ? "zeroed memory is checked"
+                                                    : "an address of the trace is no input's and no buffer's");
       cur_ = e;
       startReplay();
       *again = 1;
@@ -434,7 +428,7 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
     r_.stats.library_calls = statsMark_.library_calls;
     mismatched_ = false;
     e.eagerReason = reason_;
-    way_ = Way::Eager;
+    outcome_.way(CallOutcome::Way::Eager);
     unbind(e);
     e.allocs.clear();
     e.ops.clear();
@@ -462,66 +456,14 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
 
 int32_t GraphCache::reserved(void **outData) {
   reserve_ = false;
-  way_ = Way::Reserved;
+  outcome_.way(CallOutcome::Way::Reserved);
   for (uint32_t k = 0; outData && k < numOutputs_; ++k) outData[k] = nullptr;  // the trace's were fake
   return HJ_OK;
 }
 
-const char *GraphCache::rebuiltText() const {
-  switch (rebuilt_) {
-    case Rebuilt::ForDevice: return "to take its node updates at launch";
-    case Rebuilt::NoDevice: return "to take its node updates at launch, which its backend could not give it";
-    default: return "to take its node updates from the host (the device fell behind its updates)";
-  }
-}
-
 const std::string &GraphCache::outcome() const {
-  unsigned long long updates = r_.stats.graph_updates - updatesMark_;
-  unsigned long long atLaunch = r_.stats.graph_device_updates - deviceMark_;
-  char onDevice[48] = "";
-  if (atLaunch) std::snprintf(onDevice, sizeof onDevice, " (%llu at launch)", atLaunch);
-  char buf[360];
-  switch (way_) {
-    case Way::None: outcome_.clear(); return outcome_;
-    case Way::Eager: outcome_ = "eager: " + reason_; return outcome_;
-    case Way::Reserved:
-      if (!reason_.empty()) {
-        outcome_ = "reserved: its calls run eagerly: " + reason_;
-      } else if (const GraphEntry *e = lastPlanned()) {
-        std::snprintf(buf, sizeof buf, "reserved: the memory plan of its shape of work holds %zu bytes%s",
-                      e->shape->blockBytes, r_.stats.graph_replans > replansMark_ ? " (grown)" : "");
-        outcome_ = buf;
-      } else {
-        outcome_ = "reserved";
-      }
-      return outcome_;
-    case Way::Fast:
-      if (rebuilt_ != Rebuilt::No)
-        std::snprintf(buf, sizeof buf, "fast replay: graph built again %s", rebuiltText());
-      else if (r_.stats.graph_builds > buildsMark_)
-        std::snprintf(buf, sizeof buf, "fast replay: graph built (the graph it was bound to held another signature's values)");
-      else
-        std::snprintf(buf, sizeof buf, "fast replay: %llu nodes updated%s", updates, onDevice);
-      break;
-    case Way::Replay:
-      std::snprintf(buf, sizeof buf, "replay that ran the program (%s): %llu nodes updated%s", why_ ? why_ : "",
-                    updates, onDevice);
-      break;
-    case Way::New: {
-      bool built = r_.stats.graph_builds > buildsMark_;
-      char updated[96] = "";
-      if (!built) std::snprintf(updated, sizeof updated, ", %llu nodes updated%s", updates, onDevice);
-      std::string how = rebuilt_ != Rebuilt::No
-                            ? std::string("bound to a cached graph of its shape of work, built again ") + rebuiltText()
-                        : built ? "graph built"
-                                : "bound to a cached graph of its shape of work";
-      std::snprintf(buf, sizeof buf, "new signature: %s%s%s%s%s%s", how.c_str(), updated, r_.stats.graph_replans > replansMark_ ? ", memory plan grown" : "",
-                    why_ ? "; the program ran again (" : "", why_ ? why_ : "", why_ ? ")" : "");
-      break;
-    }
-  }
-  outcome_ = buf;
-  return outcome_;
+  const GraphEntry *e = lastPlanned();
+  return outcome_.text(r_.stats, reason_, e ? static_cast<int64_t>(e->shape->blockBytes) : -1);
 }
 
 uint32_t GraphCache::programStream() const {

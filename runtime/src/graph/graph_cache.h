@@ -29,6 +29,7 @@
 
 #include "backend/backend.h"
 #include "base/call_path.h"
+#include "graph/call_outcome.h"
 #include "graph/op_order.h"
 #include "graph/planned_op.h"
 #include "graph/update_policy.h"
@@ -333,18 +334,7 @@ class GraphCache {
   GraphEntry *cur_ = nullptr;
   GraphEntry *last_ = nullptr;  // the entry of the last call, compared first; NULL once erased
   std::string reason_;
-  // The last call's way (hj_graph_outcome), and the counters at its start.
-  enum class Way : uint8_t { None, Fast, Replay, New, Eager, Reserved };
-  Way way_ = Way::None;
-  const char *why_ = nullptr;  // Replay, New: why the program ran (again)
-  uint64_t updatesMark_ = 0, deviceMark_ = 0, buildsMark_ = 0, replansMark_ = 0;
-  // Whether this call built its graph again: for device updates
-  // (ForDevice; NoDevice when the backend could not give them), or back
-  // for host updates (ForHost).
-  enum class Rebuilt : uint8_t { No, ForDevice, ForHost, NoDevice };
-  Rebuilt rebuilt_ = Rebuilt::No;
-  const char *rebuiltText() const;  // "to take its node updates ...", for outcome()
-  mutable std::string outcome_;
+  CallOutcome outcome_;  // the last call's way (hj_graph_outcome)
   std::unordered_map<std::string_view, std::unique_ptr<GraphEntry>> entries_;
   std::unordered_map<std::string_view, std::unique_ptr<GraphShape>> shapes_;  // by topology
   // The operations and allocations of evicted signatures, for newOp and

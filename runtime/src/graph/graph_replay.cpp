@@ -101,13 +101,13 @@ int32_t GraphCache::rebuildForUpdates(GraphEntry &e) {
   GraphExec &x = *e.exec;
   UpdatePolicy::Rebuild decided = x.updates.beforeLaunch(r_.settings.graphDeviceUpdates, !e.dirty.empty(),
                                                          x.deviceUpdates, [&] { return x.graph->deviceBehind(); });
-  Rebuilt why = decided == UpdatePolicy::Rebuild::ForDevice ? Rebuilt::ForDevice
-                : decided == UpdatePolicy::Rebuild::ForHost ? Rebuilt::ForHost
-                                                            : Rebuilt::No;
-  if (why == Rebuilt::No) return HJ_OK;
+  if (decided == UpdatePolicy::Rebuild::No) return HJ_OK;
   ProfileScope span(r_.profiler, SpanKind::GraphBuild, e.ops.size(), 0, false);
   if (int32_t st = span.done(build(e))) return st;
-  rebuilt_ = why == Rebuilt::ForDevice && !x.deviceUpdates ? Rebuilt::NoDevice : why;
+  using Rebuilt = CallOutcome::Rebuilt;
+  outcome_.rebuilt(decided == UpdatePolicy::Rebuild::ForHost ? Rebuilt::ForHost
+                   : x.deviceUpdates                         ? Rebuilt::ForDevice
+                                                             : Rebuilt::NoDevice);
   return HJ_OK;
 }
 
