@@ -184,43 +184,38 @@ int32_t GraphCache::replayMatmul(const MatmulCall &c) {
   return HJ_OK;
 }
 
-
 int32_t GraphCache::traceAlloc(const AllocCall &c, void **out) {
-  const int64_t *sizes = c.sizes, *strides = c.strides;
-  uint32_t rank = c.rank, dtype = c.dtype, flags = c.flags;
-  uint64_t bytes = c.bytes;
-  const char *name = c.name;
   GraphEntry &e = *cur_;
-  if (e.allocs.size() >= kFakeAllocs || bytes >= kFakeSpan)
+  if (e.allocs.size() >= kFakeAllocs || c.bytes >= kFakeSpan)
     return fail(HJ_ERR_INVALID_ARGUMENT,
                 "hj_alloc of %%%s: graph mode traces at most %zu allocations of less than 64 GiB each, and this "
                 "is allocation %zu, of %llu bytes; run the program without graph mode",
-                name, kFakeAllocs, e.allocs.size() + 1, static_cast<unsigned long long>(bytes));
+                c.name, kFakeAllocs, e.allocs.size() + 1, static_cast<unsigned long long>(c.bytes));
   uint32_t index = static_cast<uint32_t>(e.allocs.size());
   PlannedAlloc &a = newAlloc(e);
-  a.sizes.assign(sizes, sizes + rank);
-  if (strides) a.strides.assign(strides, strides + rank);
-  a.dtype = dtype;
-  a.flags = flags;
-  a.bytes = bytes;
-  a.name = name;
-  a.output = flags & HJ_ALLOC_OUTPUT;
-  bool zero = flags & HJ_ALLOC_ZERO_INIT;
-  a.zeroed = fromZeroedArena(flags, r_.settings);
+  a.sizes.assign(c.sizes, c.sizes + c.rank);
+  if (c.strides) a.strides.assign(c.strides, c.strides + c.rank);
+  a.dtype = c.dtype;
+  a.flags = c.flags;
+  a.bytes = c.bytes;
+  a.name = c.name;
+  a.output = c.flags & HJ_ALLOC_OUTPUT;
+  bool zero = c.flags & HJ_ALLOC_ZERO_INIT;
+  a.zeroed = fromZeroedArena(c.flags, r_.settings);
   a.firstEvent = event_++;
   a.stream = order_.stream();
   void *p = fakeAddress(index);
-  if (bytes && ((zero && !a.zeroed) || (!zero && r_.settings.fillNan))) {
+  if (c.bytes && ((zero && !a.zeroed) || (!zero && r_.settings.fillNan))) {
     PlannedOp &op = newOp(e);
     if (zero)
-      op.work = PlannedMemset{index, bytes};
+      op.work = PlannedMemset{index, c.bytes};
     else
-      op.work = PlannedFill{index, bytes, nanPattern(dtype), hj_dtype_size(dtype)};
+      op.work = PlannedFill{index, c.bytes, nanPattern(c.dtype), hj_dtype_size(c.dtype)};
     op.values.assign(reinterpret_cast<const unsigned char *>(&p), reinterpret_cast<const unsigned char *>(&p) + sizeof p);
     a.op = static_cast<int32_t>(e.ops.size() - 1);
     if (int32_t st = placeTraced(e, static_cast<uint32_t>(a.op))) return st;
   }
-  liveBytes_ += bytes;
+  liveBytes_ += c.bytes;
   e.peakBytes = std::max(e.peakBytes, liveBytes_);
   tracedLive_.push_back(1);
   *out = p;
@@ -228,26 +223,24 @@ int32_t GraphCache::traceAlloc(const AllocCall &c, void **out) {
 }
 
 int32_t GraphCache::replayAlloc(const AllocCall &c, void **out) {
-  const int64_t *sizes = c.sizes, *strides = c.strides;
-  uint32_t rank = c.rank, dtype = c.dtype, flags = c.flags;
-  uint64_t bytes = c.bytes;
-  const char *name = c.name;
   GraphEntry &e = *cur_;
   if (allocAt_ >= e.allocs.size())
-    return mismatch("buffer %%%s is allocation %zu; there were %zu", name, allocAt_ + 1, e.allocs.size());
+    return mismatch("buffer %%%s is allocation %zu; there were %zu", c.name, allocAt_ + 1, e.allocs.size());
   const PlannedAlloc &a = e.allocs[allocAt_];
-  bool same = a.sizes.size() == rank && std::equal(a.sizes.begin(), a.sizes.end(), sizes) && a.dtype == dtype &&
-              a.flags == flags && (strides ? a.strides.size() == rank && std::equal(a.strides.begin(), a.strides.end(), strides)
-                                           : a.strides.empty());
-  if (!same) return mismatch("buffer %%%s, allocation %zu, has other extents, strides, dtype or flags", name, allocAt_ + 1);
+  bool sameStrides = c.strides ? a.strides.size() == c.rank && std::equal(a.strides.begin(), a.strides.end(), c.strides)
+                               : a.strides.empty();
+  bool same = a.sizes.size() == c.rank && std::equal(a.sizes.begin(), a.sizes.end(), c.sizes) && a.dtype == c.dtype &&
+              a.flags == c.flags && sameStrides;
+  if (!same)
+    return mismatch("buffer %%%s, allocation %zu, has other extents, strides, dtype or flags", c.name, allocAt_ + 1);
   if (a.op >= 0 && static_cast<size_t>(a.op) != opAt_)
-    return mismatch("buffer %%%s is initialised at another point", name);
+    return mismatch("buffer %%%s is initialised at another point", c.name);
   if (a.op >= 0)
     if (int32_t st = placeReplayed(e, static_cast<uint32_t>(a.op))) return st;
   uint32_t index = static_cast<uint32_t>(allocAt_);
   Block *b = nullptr;
   if (a.output) {
-    if (int32_t st = r_.buffers.allocate(request(bytes, flags, dtype, name), &b)) return st;
+    if (int32_t st = r_.buffers.allocate(request(c.bytes, c.flags, c.dtype, c.name), &b)) return st;
     try {
       outputs_.emplace_back(index, b->ptr);
     } catch (...) {
@@ -258,8 +251,8 @@ int32_t GraphCache::replayAlloc(const AllocCall &c, void **out) {
   } else {
     char *at = static_cast<char *>(e.shape->block) + e.shape->offset[index];
     if (r_.buffers.find(at))
-      return mismatch("buffer %%%s would share memory with a buffer still live: the frees moved", name);
-    BufferRequest r = request(bytes, flags, dtype, name);
+      return mismatch("buffer %%%s would share memory with a buffer still live: the frees moved", c.name);
+    BufferRequest r = request(c.bytes, c.flags, c.dtype, c.name);
     r.at = at;
     r.planned = static_cast<int32_t>(index);
     if (int32_t st = r_.buffers.allocate(r, &b)) return st;

@@ -86,7 +86,9 @@ class HostGraph final : public Graph {
       int32_t st = std::visit(
           Overloaded{[&](const MemsetNode &m) { return backend_.memsetZero(m.ptr, m.bytes); },
                      [&](const FillNode &f) { return backend_.fill(f.ptr, f.bytes, f.pattern, f.width); },
-                     [&](const KernelNode &k) { return backend_.launch(*k.kernel, k.grid, k.block, k.smem, s.ptrs.data()); },
+                     [&](const KernelNode &k) {
+                       return backend_.launch(*k.kernel, k.grid, k.block, k.smem, s.ptrs.data());
+                     },
                      [&](const CollectiveNode &c) {
                        int32_t r = HJ_OK;
                        for (size_t i = 0; i < s.parts.size() && r == HJ_OK; ++i) {
