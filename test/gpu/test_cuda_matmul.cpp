@@ -51,6 +51,14 @@ Reference linearReference(const std::vector<float> &xs, const std::vector<float>
   return r;
 }
 
+// Sets the environment variable `name` to `value`, or unsets it for "".
+void setEnv(const char *name, const char *value) {
+  if (*value)
+    setenv(name, value, 1);
+  else
+    unsetenv(name);
+}
+
 }  // namespace
 
 TEST_CASE("matmul on the GPU: a linear layer of GPT-2's size through cuBLASLt, eager and graph mode",
@@ -209,10 +217,7 @@ TEST_CASE("matmul on the GPU: the context's workspace, PyTorch's size, none, or 
   auto [want, scale] = linearReference(xs, wsv, bs, m, k, n, false);  // want holds the bias
   for (const char *setting : {"", "0", "lots"}) {
     INFO("HOSTJIT_MATMUL_WORKSPACE=" << setting);
-    if (*setting)
-      setenv("HOSTJIT_MATMUL_WORKSPACE", setting, 1);
-    else
-      unsetenv("HOSTJIT_MATMUL_WORKSPACE");
+    setEnv("HOSTJIT_MATMUL_WORKSPACE", setting);
     auto rt = cudaRuntime();  // the setting is read by its first matmul
     auto x = Tensor::fromHost(rt, {m, k}, xs);
     auto w = Tensor::fromHost(rt, {k, n}, wsv);
@@ -265,10 +270,7 @@ TEST_CASE("matmul on the GPU: eager matmuls replayed from their captured graphs,
   std::vector<std::vector<float>> off;  // per path and call: y then z
   for (const char *setting : {"0", "", "lots"}) {
     INFO("HOSTJIT_MATMUL_REPLAYS=" << setting);
-    if (*setting)
-      setenv("HOSTJIT_MATMUL_REPLAYS", setting, 1);
-    else
-      unsetenv("HOSTJIT_MATMUL_REPLAYS");
+    setEnv("HOSTJIT_MATMUL_REPLAYS", setting);
     auto rt = cudaRuntime();  // the setting is read by its first matmul
     auto x = Tensor::fromHost(rt, {m, k}, xs);
     auto w = Tensor::fromHost(rt, {k, 3072}, wsv);

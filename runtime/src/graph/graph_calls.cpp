@@ -328,9 +328,10 @@ namespace {
 // kernel's grid rounded up to a power of two per dim (within the driver's
 // limits), so that signatures whose grids round alike differ in their
 // nodes' arguments only, which the driver sets for a fraction of the cost
-// of a new grid (bench/RESULTS.md). The record keeps the program's dims.
-const int64_t *nodeDims(const KernelEntry &k, const int64_t *dims, int64_t *rounded) {
-  if (!(k.launchFlags & HJ_LAUNCH_BOUNDS_CHECKED)) return dims;
+// of a new grid (bench/RESULTS.md). The record keeps the program's dims; a
+// custom call (kind Custom) has none to round.
+const int64_t *nodeDims(GraphNode::Kind kind, const KernelEntry &k, const int64_t *dims, int64_t *rounded) {
+  if (kind != GraphNode::Kind::Kernel || !(k.launchFlags & HJ_LAUNCH_BOUNDS_CHECKED)) return dims;
   std::memcpy(rounded, dims, 7 * sizeof(int64_t));
   for (int d = 0; d < 3; ++d) {
     int64_t limit = d == 0 ? INT32_MAX : 65535, g = 1;
@@ -347,7 +348,7 @@ int32_t GraphCache::traceLaunch(const hj_kernel_table *table, uint32_t kernel, c
   GraphEntry &e = *cur_;
   const KernelEntry &k = table->kernels[kernel];
   int64_t rounded[7];
-  const int64_t *dims = kind == GraphNode::Kind::Kernel ? nodeDims(k, programDims, rounded) : programDims;
+  const int64_t *dims = nodeDims(kind, k, programDims, rounded);
   PlannedOp &op = newOp(e);
   if (kind == GraphNode::Kind::Custom) {
     op.work = PlannedCustom{table, kernel, std::string()};
@@ -376,7 +377,7 @@ int32_t GraphCache::replayLaunch(const hj_kernel_table *table, uint32_t kernel, 
   GraphEntry &e = *cur_;
   const KernelEntry &k = table->kernels[kernel];
   int64_t rounded[7];
-  const int64_t *dims = kind == GraphNode::Kind::Kernel ? nodeDims(k, programDims, rounded) : programDims;
+  const int64_t *dims = nodeDims(kind, k, programDims, rounded);
   if (opAt_ >= e.ops.size())
     return mismatch("%s of @%s is operation %zu; there were %zu", kind == GraphNode::Kind::Custom ? "call" : "launch",
                     k.name.c_str(), opAt_ + 1, e.ops.size());
