@@ -18,13 +18,11 @@ int32_t makeCudaBackend(int32_t, void *, std::unique_ptr<Backend> &) {
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
-#include "cuda/cublas_gemm.h"
-#include "cuda/cublaslt.h"
-#include "cuda/matmul_replays.h"
-#include "cuda/matmul_workspace.h"
+#include "cuda/cuda_matmuls.h"
 #include "cuda/cuda_comm_device.h"
 #include "cuda/cuda_driver.h"
 #include "cuda/cuda_graph.h"
@@ -40,15 +38,15 @@ class CudaBackend final : public Backend {
  public:
   CudaBackend(const Driver &d, std::shared_ptr<CudaModules> modules, int32_t ordinal, int ccMajor, int ccMinor)
       : d_(d), modules_(std::move(modules)), ctx_(modules_->ctx), ordinal_(ordinal), ccMajor_(ccMajor),
-        ccMinor_(ccMinor) {}
+        ccMinor_(ccMinor) {
+    matmuls_.emplace(d_, ordinal_, ccMajor_, ccMinor_,
+                     [this](const char *what, CUresult r) { return driverError(what, r); });
+  }
 
   ~CudaBackend() override {
     CurrentContext cc(d_, ctx_);
     if (cc.result() != CUDA_SUCCESS) return;
-    replays_.reset();  // the graphs, handles and workspaces go with the context current
-    blas_.reset();
-    blasLt_.reset();
-    workspaces_.reset();
+    matmuls_.reset();  // the graphs, handles and workspaces go with the context current
     for (CUevent e : {joinIn_, joinOut_})
       if (e) d_.cuEventDestroy_v2(e);
     for (size_t i = 0; i < streams_.size(); ++i) {
@@ -210,38 +208,7 @@ class CudaBackend final : public Backend {
     *replayed = false;
     CurrentContext cc(d_, ctx_);
     if (CUresult r = cc.result()) return driverError("cuCtxSetCurrent", r);
-    MatmulCall m = c;
-    if (int32_t st = giveWorkspace(m, current_)) return st;
-    if (!replays_)
-      replays_ = std::make_unique<MatmulReplays>(
-          d_, [this](const MatmulCall &mm, CUstream s) { return libraryCall(mm, s); },
-          [this](const char *what, CUresult r) { return driverError(what, r); });
-    return replays_->issue(m, stream_, replayed);
-  }
-
-  // The library's call of c, with the workspace PyTorch gives each unless
-  // the call brings its own. programStream: the program's stream the call
-  // is on (its workspace's).
-  int32_t libraryMatmul(const MatmulCall &c, CUstream stream, uint32_t programStream) {
-    MatmulCall m = c;
-    if (int32_t st = giveWorkspace(m, programStream)) return st;
-    return libraryCall(m, stream);
-  }
-
-  int32_t giveWorkspace(MatmulCall &m, uint32_t programStream) {
-    if (!workspaces_) workspaces_ = std::make_unique<MatmulWorkspaces>(d_, ccMajor_, ccMinor_);
-    return workspaces_->give(m, programStream, ordinal_);
-  }
-
-  // A bias goes through cuBLASLt's epilogue, anything else through cuBLAS's
-  // gemm: the calls PyTorch makes for addmm with a bias and for mm and bmm.
-  int32_t libraryCall(const MatmulCall &m, CUstream stream) {
-    if (m.flags & HJ_MM_BIAS) {
-      if (!blasLt_) blasLt_ = std::make_unique<CublasLt>();
-      return blasLt_->matmul(m, stream, ordinal_);
-    }
-    if (!blas_) blas_ = std::make_unique<CublasGemm>();
-    return blas_->matmul(m, stream, ordinal_);
+    return matmuls_->eager(c, stream_, current_, replayed);
   }
 
   int32_t buildGraph(const std::vector<GraphNode> &nodes, bool deviceUpdates, std::unique_ptr<Graph> &out) override {
@@ -259,7 +226,7 @@ class CudaBackend final : public Backend {
           return st;
     }
     auto library = [this](const MatmulCall &c, CUstream s, uint32_t programStream) {
-      return libraryMatmul(c, s, programStream);
+      return matmuls_->library(c, s, programStream);
     };
     return makeCudaGraph(d_, ctx_, streams_[0], ordinal_, [this](const std::string &cause) { return faulted(cause); },
                          library, kit, nodes, out);
@@ -554,10 +521,7 @@ class CudaBackend final : public Backend {
   const Driver &d_;
   std::shared_ptr<CudaModules> modules_;
   CoResidency coResidency_;
-  std::unique_ptr<CublasLt> blasLt_;  // made by the first matmul with a bias
-  std::unique_ptr<CublasGemm> blas_;   // made by the first matmul without one
-  std::unique_ptr<MatmulWorkspaces> workspaces_;  // made by the first matmul
-  std::unique_ptr<MatmulReplays> replays_;        // made by the first eager matmul
+  std::optional<CudaMatmuls> matmuls_;  // cuBLAS, cuBLASLt, workspaces, replays; reset with the context current
   bool updaterTried_ = false;       // device updates: updateKit()
   DeviceUpdateKit kit_;
   std::unordered_map<CUfunction, std::unique_ptr<ParamLayout>> layouts_;  // NULL: none (updated by the host)
