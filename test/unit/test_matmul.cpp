@@ -283,6 +283,47 @@ TEST_CASE("matmul: graph mode holds it as a node, replayed with moving inputs", 
   }
 }
 
+TEST_CASE("matmul: graph mode keeps one graph while the sizes change, as a decode loop's do", "[matmul][graph]") {
+  // The sizes of a matmul are not part of the shape of work: each new size
+  // is bound to the graph already built and its node set anew.
+  Program p = parseOk(
+      "func @main(%a: f32[?, ?], %b: f32[?, ?]) -> (f32[?, ?]) {\n  %m = size %a, 0\n  %n = size %b, 1\n"
+      "  %c = alloc f32[%m, %n]\n  matmul %a, %b, %c\n  return %c\n}\n",
+      "grow.hir");
+  for (bool jit : {false, true}) {
+    INFO((jit ? "jit" : "eval"));
+    auto rt = makeRuntime();
+    Runner eager(p, rt, jit), graph(p, rt, jit, OptLevel::O2, true);
+    std::mt19937 g(17);
+    std::string ways;
+    const int64_t lengths[] = {3, 4, 5, 9, 6, 17};
+    for (int64_t len : lengths) {
+      INFO("length " << len);
+      auto a = Tensor::fromHost(rt, {2, len}, dyadic(size_t(2 * len), g));
+      auto b = Tensor::fromHost(rt, {len, len + 1}, dyadic(size_t(len * (len + 1)), g));
+      REQUIRE(a);
+      REQUIRE(b);
+      DLTensor ad = a->dl(), bd = b->dl();
+      const DLTensor *inputs[] = {&ad, &bd};
+      auto want = eager.run(inputs);
+      auto got = graph.run(inputs);
+      INFO((got ? "" : got.error().message));
+      REQUIRE(want);
+      REQUIRE(got);
+      CHECK((*got)[0].sizes() == std::vector<int64_t>{2, len + 1});
+      CHECK(floats((*got)[0]) == floats((*want)[0]));
+      ways += std::to_string(len) + ": " + hj_graph_outcome(rt->context()) + "\n";
+    }
+    INFO(ways);
+    // One build, and one more when the update policy sees every launch
+    // needing updates (graph-mode.md, "Updates at launch").
+    CHECK(rt->stats().graph_builds == 2);
+    CHECK(ways.find("built again to take its node updates at launch") != std::string::npos);
+    CHECK(rt->stats().graph_reuses == 5);
+    CHECK(rt->stats().graph_fallbacks == 0);
+  }
+}
+
 TEST_CASE("matmul: a failure injected at every operation frees everything", "[matmul][inject]") {
   Config c;
   c.bias = true, c.beta = 0.5;

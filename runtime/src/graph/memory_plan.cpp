@@ -20,8 +20,9 @@ namespace {
 // must already hold for another signature's nodes to be set into it. Sizes,
 // grids, arguments and addresses may differ; node kinds, their order and
 // dependencies, the kernels (and their shared memory, whose opt-in the
-// build made), fill patterns, collectives and library calls may not, nor
-// the allocations' order, lifetimes and streams. Empty: never shared (a
+// build made), fill patterns, collectives and library calls (but for
+// their sizes and strides) may not, nor the allocations' order, lifetimes
+// and streams. Empty: never shared (a
 // cooperative kernel's grid is checked for co-residency when it is built).
 std::string topologyOf(const GraphEntry &e) {
   std::string t = "T";
@@ -62,11 +63,13 @@ std::string topologyOf(const GraphEntry &e) {
                      }
                      return true;
                    },
-                   [&](const PlannedLibrary &l) {  // its shape: a child graph of the library's calls for that shape
+                   [&](const PlannedLibrary &l) {
+                     // Not its sizes or strides: a new size captures the
+                     // library's calls again into the child graph node, and
+                     // when the library chose kernels of another topology
+                     // the driver refuses the update and the graph is built
+                     // again (replay()), keeping the shape's memory plan.
                      const MatmulCall &m = l.matmul;
-                     for (int64_t v : {m.batch, m.m, m.n, m.k, m.batchStride[0], m.batchStride[1], m.batchStride[2],
-                                       m.rowStride[0], m.rowStride[1], m.rowStride[2]})
-                       word(uint64_t(v));
                      word(m.workspaceBytes);
                      word(uint64_t(m.aType) | uint64_t(m.cType) << 16 | uint64_t(m.flags) << 32);
                      put(&m.alpha, sizeof m.alpha);
