@@ -22,6 +22,7 @@ config (GridExpr), over the launch's numel arguments. A statement it does
 not know raises Unsupported naming the wrapper's line.
 """
 import ast
+import contextlib
 import glob
 import json
 import os
@@ -296,6 +297,8 @@ class Recorder:
         if kname not in self.kernels:
             raise Unsupported("kernel %s did not run in the recorded call" % kname)
         k = self.kernels[kname]
+        if isinstance(k, Unsupported):
+            raise k
         params = [p for p in k["arg_names"] if p not in k["constexprs"]]
         args = [a for a in c.args]
         if len(args) != len(params):
@@ -346,6 +349,52 @@ class Recorder:
         return "kernels/%s/%s.json" % (kname, base)
 
 
+def launch_seen(autotuner):
+    """What a launch of Inductor's CachingAutotuner showed of the variant it
+    ran (its launcher's Triton cache entry, grid and parameters), in the
+    form Recorder takes."""
+    from torch._inductor.runtime import triton_heuristics as th
+    l = autotuner.launchers[0]
+    g = th.GridExpr.from_meta(autotuner.inductor_meta, l.config, mode="python")
+    if g.prefix:
+        raise Unsupported("%s: a grid with temporaries %s" % (autotuner.fn.__name__, g.prefix))
+    cdir = os.environ.get("TRITON_CACHE_DIR") or os.path.expanduser("~/.triton/cache")
+    fn = autotuner.fn
+    return {"cache_hash": l.cache_hash, "grid": [g.x_grid, g.y_grid, g.z_grid],
+            "arg_names": list(fn.arg_names),
+            "constexprs": [fn.arg_names[i] for i in fn.constexprs] if hasattr(fn, "constexprs") else [],
+            "specialized": [n for n, t in autotuner.triton_meta["signature"].items() if t == "constexpr"],
+            "cache_dir": cdir}
+
+
+@contextlib.contextmanager
+def watch_launches():
+    """A dict filled, while the context is open, with launch_seen() of each
+    kernel Inductor launches, by the kernel's name (the launch hook of
+    record() and of the torch.compile backend). It patches
+    CachingAutotuner.run for the whole process while open: a launch of
+    another thread is seen too. A launch whose grid Recorder cannot take
+    is kept as the error it raises, for Recorder to report if the kernel is
+    used."""
+    from torch._inductor.runtime import triton_heuristics as th
+    seen = {}
+    orig = th.CachingAutotuner.run
+
+    def run(self, *args, **kw):
+        r = orig(self, *args, **kw)
+        try:
+            seen[self.fn.__name__] = launch_seen(self)
+        except Unsupported as e:
+            seen[self.fn.__name__] = e
+        return r
+
+    th.CachingAutotuner.run = run
+    try:
+        yield seen
+    finally:
+        th.CachingAutotuner.run = orig
+
+
 class Recording:
     """What record() made: desc (the description, a dict) and path (its
     file); args, the arguments Inductor's graph took in the recorded call
@@ -368,29 +417,9 @@ def record(fn, inputs, out_dir, name, dynamic=False, calls=2, workspace=None):
     Raises Unsupported for what the description cannot hold."""
     import torch
     import torch._inductor.config as ic
-    from torch._inductor.runtime import triton_heuristics as th
     if hasattr(ic, "use_static_cuda_launcher"):
         ic.use_static_cuda_launcher = False
     os.makedirs(out_dir, exist_ok=True)
-    seen = {}
-    orig = th.CachingAutotuner.run
-
-    def run(self, *args, **kw):
-        r = orig(self, *args, **kw)
-        l = self.launchers[0]
-        g = th.GridExpr.from_meta(self.inductor_meta, l.config, mode="python")
-        if g.prefix:
-            raise Unsupported("%s: a grid with temporaries %s" % (self.fn.__name__, g.prefix))
-        cdir = os.environ.get("TRITON_CACHE_DIR") or os.path.expanduser("~/.triton/cache")
-        seen[self.fn.__name__] = {"cache_hash": l.cache_hash, "grid": [g.x_grid, g.y_grid, g.z_grid],
-                                  "arg_names": list(self.fn.arg_names),
-                                  "constexprs": [self.fn.arg_names[i] for i in self.fn.constexprs]
-                                  if hasattr(self.fn, "constexprs") else [],
-                                  "specialized": [n for n, t in self.triton_meta["signature"].items()
-                                                  if t == "constexpr"],
-                                  "cache_dir": cdir}
-        return r
-
     # The arguments of Inductor's call (parameters lifted, sizes Dynamo
     # passes), copied before the call writes any of them.
     from torch._inductor import output_code
@@ -409,13 +438,12 @@ def record(fn, inputs, out_dir, name, dynamic=False, calls=2, workspace=None):
     for _ in range(calls):
         compiled(*inputs)
     torch.cuda.synchronize()
-    th.CachingAutotuner.run = run
     output_code.CompiledFxGraph.__call__ = call
     try:
-        out = compiled(*inputs)
-        torch.cuda.synchronize()
+        with watch_launches() as seen:
+            out = compiled(*inputs)
+            torch.cuda.synchronize()
     finally:
-        th.CachingAutotuner.run = orig
         output_code.CompiledFxGraph.__call__ = orig_call
     if not graph_args:
         raise Unsupported("the call did not go through one CompiledFxGraph")

@@ -52,6 +52,32 @@ Program inductorOf(const std::string &jsonText, const std::string &filename, boo
   return std::move(i->program);
 }
 
+// Where each output of a recorded Inductor program lies: a dict per output
+// with "input" (the input's name, or None for a result), "result" (the
+// program's result it lies in, or None), and "sizes", "strides", "offset" as
+// expression texts over the inputs' sizes and scalars (SizeExpr::str).
+pyb::list inductorOutputs(const std::string &jsonText, const std::string &filename, bool isPath) {
+  auto i = isPath ? loadInductor(filename) : importInductor(jsonText, filename);
+  if (!i) raise(i.error());
+  auto texts = [](const std::vector<SizeExpr> &v) {
+    pyb::list l;
+    for (const SizeExpr &e : v) l.append(e.str());
+    return l;
+  };
+  pyb::list outs;
+  for (const InductorOutput &o : i->outputs) {
+    pyb::dict d;
+    const Program &p = i->program;
+    d["input"] = o.fromInput ? pyb::object(pyb::str(p.value(p.tensorInputs.at(o.index)).name)) : pyb::none();
+    d["result"] = o.fromInput ? pyb::object(pyb::none()) : pyb::object(pyb::int_(o.index));
+    d["sizes"] = texts(o.sizes);
+    d["strides"] = texts(o.strides);
+    d["offset"] = o.offset.str();
+    outs.append(d);
+  }
+  return outs;
+}
+
 // hostjit.HostjitError. Never destroyed: a static Python object would be
 // released after the interpreter is gone.
 PyObject *gError = nullptr;
@@ -188,6 +214,7 @@ PYBIND11_MODULE(_hostjit, m) {
       },
       pyb::arg("source"), pyb::arg("filename"), pyb::arg("is_path"), pyb::arg("kind"), pyb::arg("runtime"),
       pyb::arg("mode"), pyb::arg("opt"), pyb::arg("graph"), pyb::arg("tiered"), pyb::arg("cache"));
+  m.def("_inductor_outputs", &inductorOutputs, pyb::arg("source"), pyb::arg("filename"), pyb::arg("is_path"));
   m.def(
       "_lower",
       [](const std::string &source, const std::string &filename, bool isPath) {

@@ -1,0 +1,249 @@
+"""hostjit.imported_graph - one graph Inductor compiled, called through one
+hostjit program from its second call on, or through Inductor with the
+reason reported: the torch-free core of the torch.compile backend
+(hostjit.dynamo, docs/torch-compile.md), tested in CI on recorded wrappers.
+
+An ImportedGraph stands in for Inductor's callable (it takes the boxed
+argument list Inductor's call takes and returns its outputs). Its first
+call runs Inductor's callable while the launches are watched, so that each
+kernel is the variant the autotuner chose; the wrapper's source is then
+recorded as a description (hostjit.inductor.Recorder), compiled, and every
+later call runs the hostjit program. What the description cannot hold, or
+hostjit refuses, leaves the graph on Inductor's callable: the reason goes
+to the log (logger "hostjit.dynamo") and to report().
+"""
+import json
+import logging
+import os
+import shutil
+import tempfile
+import threading
+
+from . import _hostjit, inductor
+from .output_views import OutputViews
+
+log = logging.getLogger("hostjit.dynamo")
+
+
+class Options:
+    """What the backend does, from torch.compile's options= dict (or
+    hostjit.dynamo.backend_with's keywords); an unknown name is an error
+    naming it and the known ones.
+
+    graph: graph mode (docs/graph-mode.md); None (the default) turns it on
+      on CUDA. tiered: the first hostjit calls may run on the evaluator
+      while the native code is compiled (default True). opt: "O2", "light"
+      or "O0". memory_limit: bytes the backend's runtime of a device may hold
+      (buffers and graph mode's plans together; 0 no limit).
+      graph_memory_mb: the device memory executable graphs may take
+      (HOSTJIT_GRAPH_MEMORY_MB; None: the runtime's default). dump_dir: keep
+      each graph's description and kernels there (else a temporary folder,
+      removed with the program). host_kernels: the host backend's stand-in
+      for each Triton kernel name (tests; CUDA runs the kernels' images)."""
+
+    FIELDS = {"graph": None, "tiered": True, "opt": "O2", "memory_limit": 0, "graph_memory_mb": None,
+              "dump_dir": None, "host_kernels": None}
+
+    def __init__(self, **kw):
+        unknown = sorted(set(kw) - set(self.FIELDS))
+        if unknown:
+            raise ValueError("hostjit backend: unknown option %s (known: %s)" %
+                             (", ".join(repr(u) for u in unknown), ", ".join(sorted(self.FIELDS))))
+        for k, v in self.FIELDS.items():
+            setattr(self, k, kw.get(k, v))
+        if self.graph not in (None, True, False):
+            raise ValueError("hostjit backend: option 'graph' must be None, True or False, got %r" % (self.graph,))
+        if self.opt not in ("O0", "light", "O2"):
+            raise ValueError("hostjit backend: option 'opt' must be 'O0', 'light' or 'O2', got %r" % (self.opt,))
+        for k in ("memory_limit", "graph_memory_mb"):
+            v = getattr(self, k)
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+                raise ValueError("hostjit backend: option %r must be a non-negative int, got %r" % (k, v))
+
+    @classmethod
+    def of(cls, options):
+        if options is None:
+            return cls()
+        if isinstance(options, cls):
+            return options
+        if not isinstance(options, dict):
+            raise TypeError("hostjit backend: options must be a dict, got %s" % type(options).__name__)
+        return cls(**options)
+
+
+class Report:
+    """The backend's counters and one entry per graph, read with stats() and
+    graphs(); thread-safe."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.entries = []
+
+    def add(self, name):
+        entry = {"name": name, "status": "pending", "reason": "", "hostjit_calls": 0, "inductor_calls": 0,
+                 "kernels": 0, "launches": 0, "matmuls": 0, "graph_mode": False}
+        with self.lock:
+            self.entries.append(entry)
+        return entry
+
+    def stats(self):
+        with self.lock:
+            es = [dict(e) for e in self.entries]
+        return {"graphs": len(es),
+                "imported": sum(e["status"] == "hostjit" for e in es),
+                "fallbacks": sum(e["status"] == "inductor" for e in es),
+                "pending": sum(e["status"] == "pending" for e in es),
+                "hostjit_calls": sum(e["hostjit_calls"] for e in es),
+                "inductor_calls": sum(e["inductor_calls"] for e in es)}
+
+    def graphs(self):
+        with self.lock:
+            return [dict(e) for e in self.entries]
+
+    def clear(self):
+        with self.lock:
+            self.entries.clear()
+
+
+REPORT = Report()
+
+
+class ImportedGraph:
+    """Inductor's callable for one graph, taken over.
+
+    name: the graph's name in reports. source: the wrapper's Python text.
+    inductor_call: Inductor's callable (a boxed list of arguments in, the
+    outputs out). watch: a context manager factory whose value, a dict, is
+    filled with the launches made inside it (hostjit.inductor.watch_launches).
+    runtime_for(args): the hostjit Runtime to run on, or None when the
+    arguments are not on a device hostjit imports for, with a reason (a
+    (runtime, reason) pair). tensors: the caller's tensors, as functions:
+    convert(t), a hostjit.Tensor as the caller's tensor; view(base, sizes,
+    strides, offset); size(t, d) and stride(t, d) in elements; and
+    stream(runtime), the stream a call runs on (None: the runtime's own).
+    options: an Options. report: where it is counted."""
+
+    def __init__(self, name, source, inductor_call, watch, runtime_for, tensors, options, report=REPORT):
+        self.name, self.source, self.inductor_call = name, source, inductor_call
+        self.watch, self.runtime_for, self.tensors = watch, runtime_for, tensors
+        self.options = options
+        self.entry = report.add(name)
+        self.lock = threading.Lock()
+        self.program = None
+        self.runtime = None
+        self.decided = False
+        self.picks = ()  # (argument index, how it is passed) per program input
+        self.folder = None
+        self.refused = None  # a call refused by the program: the first such reason
+
+    def __call__(self, args):
+        if self.program is not None:
+            return self.run(args)
+        if not self.decided:
+            with self.lock:
+                if not self.decided:
+                    return self.first(args)
+        if self.program is not None:
+            return self.run(args)
+        self.entry["inductor_calls"] += 1
+        return self.inductor_call(args)
+
+    def first(self, args):
+        """Inductor's call, watched; then the import, or the reason there is none."""
+        inputs = list(args)
+        with self.watch() as seen:
+            out = self.inductor_call(args)
+        self.entry["inductor_calls"] += 1
+        try:
+            self.take(inputs, seen)
+        except (inductor.Unsupported, OSError, ValueError, TypeError, RuntimeError) as e:
+            self.fall_back(str(e))
+        finally:
+            self.decided = True
+        return out
+
+    def take(self, inputs, seen):
+        from . import compile as hj_compile
+        rt, why = self.runtime_for(inputs)
+        if rt is None:
+            raise inductor.Unsupported(why)
+        folder = self.options.dump_dir
+        if folder:
+            folder = os.path.join(folder, self.name)
+            os.makedirs(folder, exist_ok=True)
+        else:
+            folder = tempfile.mkdtemp(prefix="hostjit-%s-" % self.name)
+            self.folder = folder
+        recorder = inductor.Recorder(self.source, seen, inputs, folder, self.name)
+        desc = recorder.run()
+        stand_ins = self.options.host_kernels or {}
+        if rt.backend == "host":
+            for k in desc["kernels"]:
+                if k["name"] in stand_ins:
+                    k["host"] = stand_ins[k["name"]]
+        path = os.path.join(folder, self.name + ".inductor.json")
+        with open(path, "w") as f:
+            json.dump(desc, f, indent=1)
+        graph = self.options.graph if self.options.graph is not None else rt.backend == "cuda"
+        prog = hj_compile(path, runtime=rt, graph=graph, opt=self.options.opt, tiered=self.options.tiered)
+        self.picks = tuple(self.pick(recorder, decl, inputs) for decl in desc["inputs"])
+        allocs = {s["name"] for s in desc["body"] if s["op"] == "alloc"}
+        self.views = OutputViews(_hostjit._inductor_outputs("", path, True), [i["name"] for i in desc["inputs"]],
+                                 desc.get("symbols", {}), [o in allocs for o in desc["outputs"]])
+        body = desc["body"]
+        self.entry.update(status="hostjit", kernels=len(desc["kernels"]),
+                          launches=sum(s["op"] == "launch" for s in body),
+                          matmuls=sum(s["op"] == "extern" for s in body), graph_mode=graph)
+        self.runtime = rt
+        self.program = prog
+        log.info("%s: imported as one hostjit program (%d kernels, %d launches, %d matmuls, graph mode %s)",
+                 self.name, self.entry["kernels"], self.entry["launches"], self.entry["matmuls"],
+                 "on" if graph else "off")
+
+    @staticmethod
+    def pick(recorder, decl, inputs):
+        """Where a program input comes from: (its index among Inductor's
+        arguments, "tensor", "item" for a 0-d host tensor read as a scalar,
+        or "as is" for a size)."""
+        i = recorder.arg_names.index(decl["name"])
+        if "sizes" in decl:
+            return i, "tensor"
+        return i, "item" if hasattr(inputs[i], "shape") else "as is"
+
+    def fall_back(self, reason):
+        self.entry.update(status="inductor", reason=reason)
+        self.program = None
+        self.drop_folder()
+        log.warning("%s: runs through Inductor: %s", self.name, reason)
+
+    def run(self, args):
+        xs = []
+        for i, how in self.picks:
+            a = args[i]
+            xs.append(a if how != "item" else a.item())
+        try:
+            t = self.tensors
+            s = t.stream(self.runtime)
+            out = self.program(*xs) if s is None else self.program(*xs, stream=s)
+        except Exception as e:  # a call the program refuses before it runs: Inductor runs it
+            from . import HostjitError, Status
+            if not isinstance(e, (HostjitError, TypeError)) or \
+                    (isinstance(e, HostjitError) and e.status != Status.INVALID_ARGUMENT):
+                raise
+            if self.refused is None:
+                self.refused = str(e)
+                log.warning("%s: a call hostjit refused runs through Inductor: %s", self.name, e)
+            self.entry["inductor_calls"] += 1
+            return self.inductor_call(args)
+        args.clear()
+        self.entry["hostjit_calls"] += 1
+        results = out if isinstance(out, tuple) else () if out is None else (out,)
+        return self.views.make(xs, results, t.convert, t.view, t.size, t.stride)
+
+    def drop_folder(self):
+        if self.folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
+
+    def __del__(self):
+        self.drop_folder()

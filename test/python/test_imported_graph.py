@@ -1,0 +1,195 @@
+# test_imported_graph.py - the torch.compile backend's core without PyTorch:
+# an ImportedGraph standing in for Inductor's callable of a recorded wrapper
+# (test_inductor_record's linear layer, in-place kernel, written input and
+# size symbol) runs Inductor's call first, then hostjit's program on the
+# host backend, eager and in graph mode, over several sizes; what the
+# description cannot hold, a device hostjit does not take and a call the
+# program refuses all run through Inductor, reported and logged.
+import contextlib
+import logging
+
+import numpy as np
+import pytest
+
+from conftest import TEST_KERNELS
+from test_inductor_record import SCALE_WRAPPER, WRAPPER, cache_entry, scale_entry
+
+
+def fake_inductor(calls):
+    """Inductor's callable of WRAPPER, in NumPy: the boxed call, its
+    outputs and the input it writes."""
+    def call(args):
+        rows, w, b, x, res = args
+        args.clear()
+        calls.append(rows)
+        y = 2 * (x @ w.T + b + res)
+        res += y
+        return y, y[:, 2:4], res
+    return call
+
+
+def graph(hostjit, tmp_path, wrapper, seen, inductor_call, report, runtime=None, why="", **options):
+    from hostjit.imported_graph import ImportedGraph, Options
+
+    @contextlib.contextmanager
+    def watch():
+        yield seen
+
+    rt = runtime if runtime is not None or why else hostjit.Runtime(backend="host", host_kernels=[str(TEST_KERNELS)])
+    opts = Options(host_kernels={"triton_poi_fused_add_0": "triton_add", "triton_poi_fused_mul_0": "triton_scale"},
+                   tiered=False, **options)
+    return ImportedGraph("g", wrapper, inductor_call, watch, lambda args: (rt, why), NumpyArrays, opts, report)
+
+
+class NumpyArrays:
+    """NumPy arrays as ImportedGraph takes tensors."""
+    convert = staticmethod(np.from_dlpack)
+
+    @staticmethod
+    def view(base, sizes, strides, offset):
+        item = base.itemsize
+        return np.lib.stride_tricks.as_strided(base.reshape(-1)[offset:], sizes, [s * item for s in strides])
+
+    @staticmethod
+    def size(t, d):
+        return t.shape[d]
+
+    @staticmethod
+    def stride(t, d):
+        return t.strides[d] // t.itemsize
+
+    @staticmethod
+    def stream(rt):
+        return None
+
+
+def linear_args(rng, rows):
+    f = np.float32
+    return [rows, rng.standard_normal((4, 8)).astype(f), rng.standard_normal(4).astype(f),
+            rng.standard_normal((rows, 8)).astype(f), rng.standard_normal((rows, 4)).astype(f)]
+
+
+@pytest.mark.parametrize("graph_mode", [False, True])
+def test_first_call_inductor_then_hostjit_over_sizes(hostjit, tmp_path, graph_mode):
+    from hostjit.imported_graph import Report
+    report, calls = Report(), []
+    g = graph(hostjit, tmp_path, WRAPPER, cache_entry(tmp_path), fake_inductor(calls), report, graph=graph_mode)
+    rng = np.random.default_rng(11)
+    for i, rows in enumerate((5, 5, 9, 3, 9)):
+        args = linear_args(rng, rows)
+        rows_, w, b, x, res = args
+        before = res.copy()
+        out = g(list(args))
+        y = 2 * (x @ w.T + b + before)
+        assert len(out) == 3
+        np.testing.assert_allclose(out[0], y, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(out[1], y[:, 2:4], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(res, y + before, rtol=1e-5, atol=1e-5)  # the written input
+        np.testing.assert_allclose(out[2], res, rtol=0, atol=0)
+    assert calls == [5]  # Inductor ran the first call only
+    assert report.stats() == {"graphs": 1, "imported": 1, "fallbacks": 0, "pending": 0, "hostjit_calls": 4,
+                              "inductor_calls": 1}
+    e = report.graphs()[0]
+    assert (e["status"], e["reason"], e["kernels"], e["launches"], e["matmuls"]) == ("hostjit", "", 1, 3, 1)
+    assert g.program.graph == graph_mode
+    if graph_mode:
+        assert g.runtime.stats()["graph_replays"] + g.runtime.stats()["graph_builds"] >= 4
+
+
+def test_a_scalar_read_on_the_host_is_passed_as_a_number(hostjit, tmp_path):
+    from hostjit.imported_graph import Report
+    report = Report()
+
+    def call(args):
+        x, scale = args
+        return (np.float32(scale.item()) * x,)
+    g = graph(hostjit, tmp_path, SCALE_WRAPPER, scale_entry(tmp_path), call, report)
+    x = np.random.default_rng(12).standard_normal(8).astype(np.float32)
+    for s in (0.37, 0.37, -2.5):
+        out = g([x, np.array(s)])
+        np.testing.assert_array_equal(out[0], np.float32(s) * x)
+    assert report.stats()["hostjit_calls"] == 2
+
+
+def test_what_the_description_cannot_hold_runs_through_inductor(hostjit, tmp_path, caplog):
+    from hostjit.imported_graph import Report
+    report, calls = Report(), []
+    lines = WRAPPER.splitlines()
+    at = next(i for i, s in enumerate(lines) if "del buf0" in s)
+    lines.insert(at, " " * 12 + "buf3 = extern_kernels.convolution(buf0, primals_1, stride=(1, 1))")
+    g = graph(hostjit, tmp_path, "\n".join(lines), cache_entry(tmp_path), fake_inductor(calls), report)
+    rng = np.random.default_rng(13)
+    with caplog.at_level(logging.WARNING, logger="hostjit.dynamo"):
+        for rows in (5, 6, 7):
+            args = linear_args(rng, rows)
+            before = args[4].copy()
+            out = g(list(args))
+            np.testing.assert_allclose(out[0], 2 * (args[3] @ args[1].T + args[2] + before), rtol=1e-6)
+    assert calls == [5, 6, 7]
+    e = report.graphs()[0]
+    assert e["status"] == "inductor" and e["inductor_calls"] == 3 and e["hostjit_calls"] == 0
+    assert e["reason"].startswith("statement (wrapper line %d: buf3 = extern_kernels.convolution" % (at + 1))
+    assert [r.getMessage() for r in caplog.records] == ["g: runs through Inductor: " + e["reason"]]
+    assert report.stats()["fallbacks"] == 1
+
+
+def test_a_kernel_that_did_not_run_is_a_reason(hostjit, tmp_path):
+    from hostjit.imported_graph import Report
+    report = Report()
+    g = graph(hostjit, tmp_path, WRAPPER, {}, fake_inductor([]), report)
+    g(linear_args(np.random.default_rng(14), 5))
+    assert report.graphs()[0]["reason"].startswith(
+        "kernel triton_poi_fused_add_0 did not run in the recorded call (wrapper line")
+
+
+def test_a_graph_on_a_device_hostjit_does_not_take(hostjit, tmp_path):
+    from hostjit.imported_graph import Report
+    report, calls = Report(), []
+    g = graph(hostjit, tmp_path, WRAPPER, cache_entry(tmp_path), fake_inductor(calls), report,
+              why="the graph has no CUDA tensor argument (hostjit imports CUDA graphs)")
+    rng = np.random.default_rng(15)
+    g(linear_args(rng, 5))
+    g(linear_args(rng, 5))
+    assert calls == [5, 5]
+    assert report.graphs()[0]["reason"] == "the graph has no CUDA tensor argument (hostjit imports CUDA graphs)"
+
+
+def test_a_call_the_program_refuses_runs_through_inductor(hostjit, tmp_path, caplog):
+    from hostjit.imported_graph import Report
+    report, calls = Report(), []
+    g = graph(hostjit, tmp_path, WRAPPER, cache_entry(tmp_path), fake_inductor(calls), report)
+    rng = np.random.default_rng(16)
+    g(linear_args(rng, 5))
+    bad = linear_args(rng, 5)
+    bad[3] = bad[3].astype(np.float64)  # x: f32 expected
+    with caplog.at_level(logging.WARNING, logger="hostjit.dynamo"):
+        for _ in range(2):
+            g(list(bad))
+    assert calls == [5, 5, 5]
+    msgs = [r.getMessage() for r in caplog.records]
+    assert len(msgs) == 1 and msgs[0].startswith("g: a call hostjit refused runs through Inductor: argument %primals_3")
+    assert report.graphs()[0]["status"] == "hostjit"
+
+
+def test_options_are_checked():
+    from hostjit.imported_graph import Options
+    with pytest.raises(ValueError) as e:
+        Options.of({"graphs": True})
+    assert str(e.value) == ("hostjit backend: unknown option 'graphs' (known: dump_dir, graph, graph_memory_mb, "
+                            "host_kernels, memory_limit, opt, tiered)")
+    with pytest.raises(ValueError, match="option 'graph' must be None, True or False, got 'yes'"):
+        Options(graph="yes")
+    with pytest.raises(ValueError, match="option 'memory_limit' must be a non-negative int, got -1"):
+        Options(memory_limit=-1)
+    with pytest.raises(TypeError, match="options must be a dict, got list"):
+        Options.of([1])
+    assert Options.of(None).graph is None and Options.of({"opt": "O0"}).opt == "O0"
+
+
+def test_dump_dir_keeps_the_description(hostjit, tmp_path):
+    from hostjit.imported_graph import Report
+    g = graph(hostjit, tmp_path, WRAPPER, cache_entry(tmp_path), fake_inductor([]), Report(),
+              dump_dir=str(tmp_path / "dump"))
+    g(linear_args(np.random.default_rng(17), 5))
+    assert (tmp_path / "dump" / "g" / "g.inductor.json").is_file()
+    assert (tmp_path / "dump" / "g" / "kernels" / "triton_poi_fused_add_0" / "add_kernel.json").is_file()
