@@ -60,6 +60,33 @@ TEST_CASE("point 1: plain buffers are cached by size and reused", "[runtime]") {
   CHECK((*rt)->stats().live_bytes == 0);
 }
 
+TEST_CASE("point 1: sizes that only grow do not keep every size they passed cached", "[runtime]") {
+  // A decode loop's output, one row longer each step, freed after the next
+  // is made: the cache holds a few sizes, not one per step.
+  auto rt = Runtime::create(testOptions());
+  REQUIRE(rt);
+  hj_context *ctx = (*rt)->context();
+  const size_t row = 300 << 10;  // elements of f32: 1.2 MB per row
+  void *held = nullptr;
+  uint64_t most = 0;
+  for (size_t rows = 1; rows <= 40; ++rows) {
+    void *next = alloc1d(ctx, int64_t(rows * row), HJ_DTYPE_f32, 0);
+    REQUIRE(next);
+    if (held) REQUIRE(hj_free(ctx, held) == HJ_OK);
+    held = next;
+    most = std::max(most, (*rt)->stats().reserved_bytes);
+  }
+  REQUIRE(hj_free(ctx, held) == HJ_OK);
+  const uint64_t largest = 40 * row * 4;
+  // Every size kept would be 820 rows' worth; the trim keeps it to a few.
+  CHECK(most <= 4 * largest);
+  CHECK((*rt)->stats().backend_frees > 20);
+  void *small = alloc1d(ctx, 1000, HJ_DTYPE_f32, 0);  // below 1 MiB: cached as before
+  REQUIRE(hj_free(ctx, small) == HJ_OK);
+  CHECK(alloc1d(ctx, 1000, HJ_DTYPE_f32, 0) == small);
+  REQUIRE(hj_free(ctx, small) == HJ_OK);
+}
+
 TEST_CASE("point 1: out of memory releases cached blocks, retries once, then fails clearly", "[runtime]") {
   auto rt = Runtime::create(testOptions(8192));
   REQUIRE(rt);

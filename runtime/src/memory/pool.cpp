@@ -37,6 +37,7 @@ int32_t Pool::allocate(size_t bytes, uint32_t stream, Block **out, const void *p
     *out = b;
     return HJ_OK;
   }
+  if (size >= kTrimFrom) trimBelow(size, stream);
   void *p = nullptr;
   if (int32_t st = memory_.allocate(size, &p)) return st;
   Block *b = newBlock();
@@ -45,6 +46,26 @@ int32_t Pool::allocate(size_t bytes, uint32_t stream, Block **out, const void *p
   b->stream = stream;
   *out = b;
   return HJ_OK;
+}
+
+void Pool::trimBelow(size_t size, uint32_t stream) {
+  // Keys are a rounded size (a multiple of 512) | the stream (below 64).
+  auto smaller = [&](size_t key) {
+    size_t bytes = key & ~size_t{511};
+    return (key & 511) == stream && bytes >= kTrimFrom && bytes < size;
+  };
+  size_t held = 0;
+  for (const auto &[key, blocks] : cached_)
+    if (smaller(key)) held += (key & ~size_t{511}) * blocks.size();
+  if (held < size) return;
+  for (auto &[key, blocks] : cached_) {
+    if (!smaller(key)) continue;
+    for (Block *b : blocks) {
+      memory_.release(b->ptr, b->capacity);
+      spare_.push_back(b);
+    }
+    blocks.clear();
+  }
 }
 
 void Pool::release(Block *block) {

@@ -23,6 +23,11 @@ class Pool {
   // when one of the same rounded size is free: the one at `prefer` if it is
   // there (graph mode keeps its outputs where its nodes point), else the
   // last cached. Block objects are recycled so steady state allocates nothing.
+  // A block of kTrimFrom bytes or more that no cached block serves first
+  // releases the stream's cached blocks of kTrimFrom bytes or more that are
+  // smaller than it, when together they hold at least as much: sizes that
+  // only grow (a decode loop's outputs) would otherwise keep every size they
+  // passed cached, and the cache would grow with the number of sizes.
   int32_t allocate(size_t bytes, uint32_t stream, Block **out, const void *prefer = nullptr);
   // Caches the block for its stream (block->stream).
   void release(Block *block);
@@ -32,7 +37,9 @@ class Pool {
   void recycle(Block *b) { spare_.push_back(b); }
 
  private:
+  static constexpr size_t kTrimFrom = size_t{1} << 20;
   static size_t roundSize(size_t bytes);
+  void trimBelow(size_t size, uint32_t stream);
   DeviceMemory &memory_;
   hj_stats &stats_;
   // Keyed by rounded size | stream (sizes are multiples of 512, streams < 64).
