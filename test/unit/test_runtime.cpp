@@ -81,7 +81,7 @@ TEST_CASE("point 1: sizes that only grow do not keep every size they passed cach
   // Every size kept would be 820 rows' worth; the trim keeps it to a few.
   CHECK(most <= 4 * largest);
   CHECK((*rt)->stats().backend_frees > 20);
-  void *small = alloc1d(ctx, 1000, HJ_DTYPE_f32, 0);  // below 1 MiB: cached as before
+  void *small = alloc1d(ctx, 1000, HJ_DTYPE_f32, 0);  // below 64 KiB: cached as before
   REQUIRE(hj_free(ctx, small) == HJ_OK);
   CHECK(alloc1d(ctx, 1000, HJ_DTYPE_f32, 0) == small);
   REQUIRE(hj_free(ctx, small) == HJ_OK);

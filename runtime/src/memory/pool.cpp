@@ -6,9 +6,13 @@
 namespace hj {
 
 size_t Pool::roundSize(size_t bytes) {
-  constexpr size_t kSmall = 512, kLarge = size_t{128} << 10, kSmallLimit = size_t{1} << 20;
+  constexpr size_t kSmall = 512;
   if (bytes == 0) return kSmall;
-  size_t unit = bytes < kSmallLimit ? kSmall : kLarge;
+  if (bytes < kTrimFrom) return (bytes + kSmall - 1) / kSmall * kSmall;
+  // Four sizes per power of two: a size that grows a little each call
+  // keeps its rounded size for many calls.
+  size_t octave = size_t{1} << (63 - __builtin_clzll(bytes));
+  size_t unit = octave / 4;
   return (bytes + unit - 1) / unit * unit;
 }
 

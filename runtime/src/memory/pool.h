@@ -23,6 +23,8 @@ class Pool {
   // when one of the same rounded size is free: the one at `prefer` if it is
   // there (graph mode keeps its outputs where its nodes point), else the
   // last cached. Block objects are recycled so steady state allocates nothing.
+  // Sizes are rounded up to a multiple of 512 bytes below kTrimFrom, and
+  // above it to a quarter of their power of two (at most 25% more).
   // A block of kTrimFrom bytes or more that no cached block serves first
   // releases the stream's cached blocks of kTrimFrom bytes or more that are
   // smaller than it, when together they hold at least as much: sizes that
@@ -37,7 +39,7 @@ class Pool {
   void recycle(Block *b) { spare_.push_back(b); }
 
  private:
-  static constexpr size_t kTrimFrom = size_t{1} << 20;
+  static constexpr size_t kTrimFrom = size_t{64} << 10;
   static size_t roundSize(size_t bytes);
   void trimBelow(size_t size, uint32_t stream);
   DeviceMemory &memory_;
