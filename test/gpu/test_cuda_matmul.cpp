@@ -250,6 +250,59 @@ TEST_CASE("matmul on the GPU: the context's workspace, PyTorch's size, none, or 
   unsetenv("HOSTJIT_MATMUL_WORKSPACE");
 }
 
+TEST_CASE("matmul on the GPU: graph mode over sizes that change every call, eager's bits each call",
+          "[cuda][matmul][graph]") {
+  // A decode step's attention and projection at lengths 16 to 401: one
+  // shape of work, each matmul's child graph captured again for its sizes
+  // (or the graph built anew when cuBLAS or cuBLASLt chose other kernels).
+  Program p = parseText(
+      "func @main(%q: f32[12, ?, 64], %k: f32[12, ?, 64], %x: f32[?, 768], %w: f32[2304, 768], %b: f32[2304])"
+      " -> (f32[12, ?, 64], f32[?, 2304]) {\n  %len = size %q, 1\n"
+      "  %s = alloc f32[12, %len, %len]\n  matmul %q, %k, %s transpose_b alpha 0.125\n"
+      "  %o = alloc f32[12, %len, 64]\n  matmul %s, %k, %o\n  free %s\n"
+      "  %y = alloc f32[%len, 2304]\n  %ws = alloc u8[4194304]\n"
+      "  matmul %x, %w, %y transpose_b bias %b workspace %ws\n  free %ws\n  return %o, %y\n}\n");
+  setEnv("HOSTJIT_GRAPH_MIN_LAUNCHES", "0");  // three library calls: graph mode every call
+  auto rt = cudaRuntime();
+  setEnv("HOSTJIT_GRAPH_MIN_LAUNCHES", "");
+  auto w = Tensor::fromHost(rt, {2304, 768}, uniform(2304 * 768, 5));
+  auto b = Tensor::fromHost(rt, {2304}, uniform(2304, 6));
+  REQUIRE((w && b));
+  Runner eager(p, rt, true, false), graph(p, rt, true, true);
+  int calls = 0;
+  for (int64_t len = 16; len <= 401; len += 11, ++calls) {
+    INFO("length " << len);
+    auto q = Tensor::fromHost(rt, {12, len, 64}, uniform(size_t(12 * len * 64), unsigned(len)));
+    auto k = Tensor::fromHost(rt, {12, len, 64}, uniform(size_t(12 * len * 64), unsigned(len + 1)));
+    auto x = Tensor::fromHost(rt, {len, 768}, uniform(size_t(len * 768), unsigned(len + 2)));
+    REQUIRE((q && k && x));
+    DLTensor qd = q->dl(), kd = k->dl(), xd = x->dl(), wd = w->dl(), bd = b->dl();
+    const DLTensor *inputs[] = {&qd, &kd, &xd, &wd, &bd};
+    auto want = eager.run(inputs);
+    auto got = graph.run(inputs);
+    INFO((got ? "" : got.error().message));
+    REQUIRE(want);
+    REQUIRE(got);
+    std::string way = hj_graph_outcome(rt->context());
+    for (size_t o = 0; o < 2; ++o) {
+      std::vector<float> g = hostFloats((*got)[o]), e = hostFloats((*want)[o]);
+      REQUIRE(g.size() == e.size());
+      double worst = 0, largest = 0;
+      for (size_t i = 0; i < g.size(); ++i) {
+        worst = std::max(worst, double(std::fabs(g[i] - e[i])));
+        largest = std::max(largest, double(std::fabs(e[i])));
+      }
+      INFO("output " << o << " after \"" << way << "\": largest difference " << worst << " of " << largest);
+      CHECK(std::memcmp(g.data(), e.data(), g.size() * sizeof(float)) == 0);
+    }
+  }
+  hj_stats s = rt->stats();
+  WARN(calls << " lengths: " << s.graph_builds << " graph builds, " << s.graph_reuses << " reuses, "
+             << s.graph_updates << " nodes set");
+  CHECK(s.graph_reuses >= uint64_t(calls) / 2);
+  CHECK(s.graph_fallbacks == 0);
+}
+
 TEST_CASE("matmul on the GPU: eager matmuls replayed from their captured graphs, the same bits", "[cuda][matmul]") {
   // A plain product (cuBLAS) and one with a bias (cuBLASLt), outputs of
   // two sizes so that each call's buffers come back at the same addresses:

@@ -90,8 +90,9 @@ struct Patch {
 // What a node of an executable graph holds now: compared with a
 // signature's operation to find the nodes that must be set.
 struct NodeState {
-  int64_t dims[6] = {};  // Kernel: grid and block
-  uint64_t bytes = 0;    // Memset, Fill
+  int64_t dims[6] = {};     // Kernel: grid and block
+  int64_t matmul[10] = {};  // Library: the sizes and strides (matmulSizes), not in its shape of work
+  uint64_t bytes = 0;       // Memset, Fill
   std::vector<unsigned char> values;
 };
 

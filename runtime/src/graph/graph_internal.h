@@ -153,8 +153,25 @@ inline bool newDims(const PlannedOp &op, const NodeState &n) {
   return k && std::memcmp(k->dims, n.dims, sizeof n.dims) != 0;
 }
 
+// A library call's sizes and strides (zeros for other operations): a
+// shape of work leaves them out (memory_plan.cpp), so a node holding other
+// ones must be set even where its buffers' addresses are the same.
+inline void matmulSizes(const PlannedOp &op, int64_t (&out)[10]) {
+  std::memset(out, 0, sizeof out);
+  if (const auto *l = std::get_if<PlannedLibrary>(&op.work)) {
+    const MatmulCall &m = l->matmul;
+    const int64_t v[10] = {m.batch,          m.m,           m.n,           m.k,           m.batchStride[0],
+                           m.batchStride[1], m.batchStride[2], m.rowStride[0], m.rowStride[1], m.rowStride[2]};
+    std::memcpy(out, v, sizeof out);
+  }
+}
+
 inline bool sameNode(const PlannedOp &op, const NodeState &n) {
-  return !newDims(op, n) && op.bytes() == n.bytes && op.values == n.values;
+  if (newDims(op, n) || op.bytes() != n.bytes || op.values != n.values) return false;
+  if (!std::holds_alternative<PlannedLibrary>(op.work)) return true;
+  int64_t sizes[10];
+  matmulSizes(op, sizes);
+  return std::memcmp(sizes, n.matmul, sizeof sizes) == 0;
 }
 
 inline void noteNode(const PlannedOp &op, NodeState &n) {
@@ -162,6 +179,7 @@ inline void noteNode(const PlannedOp &op, NodeState &n) {
     std::memcpy(n.dims, k->dims, sizeof n.dims);
   else
     std::memset(n.dims, 0, sizeof n.dims);
+  matmulSizes(op, n.matmul);
   n.bytes = op.bytes();
   n.values.assign(op.values.begin(), op.values.end());
 }
