@@ -136,3 +136,29 @@ def test_unknown_options_and_modes_are_refused():
     with pytest.raises(Exception, match="mode 'reduce-overhead' is not taken"):
         torch._dynamo.reset()
         torch.compile(lambda x: x + 1, backend="hostjit", mode="reduce-overhead")(rand(4))
+
+
+def test_the_pages_complete_example_prints_what_it_shows(tmp_path):
+    """docs/torch-compile.md's complete example, run as a script, prints
+    the lines the page shows after it."""
+    import pathlib
+    import subprocess
+    import sys
+    page = pathlib.Path(__file__).resolve().parents[2] / "docs" / "torch-compile.md"
+    lines = page.read_text(encoding="utf-8").split("\n")
+    mark = next(i for i, s in enumerate(lines) if "test/python/test_dynamo.py runs it -->" in s)
+    blocks, i = [], mark + 1
+    while len(blocks) < 2:
+        if lines[i].startswith("```"):
+            j = lines.index("```", i + 1)
+            blocks.append(lines[i + 1:j])
+            i = j + 1
+        else:
+            i += 1
+    program, shown = blocks
+    assert program[0].startswith("# torch_compile_example.py - ")
+    (tmp_path / "torch_compile_example.py").write_text("\n".join(program) + "\n")
+    run = subprocess.run([sys.executable, "torch_compile_example.py"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.rstrip("\n").split("\n") == shown

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""decode_gpt2.py - GPT-2 small generating on the GPU: hostjit's torch.compile
+backend against eager PyTorch, torch.compile and its reduce-overhead mode.
+
+    decode_gpt2.py all OUTDIR [--steps N] [--batches 1,8] [--loops grow,kv] [--modes ...] [--timeout S]
+    decode_gpt2.py one MODE LOOP BATCH STEPS OUT.json      (one run, in its own process)
+    decode_gpt2.py table OUTDIR                            (the summary, from the runs' files)
+
+Run where PyTorch, Triton and transformers are (the GPU machine; no part of
+the build). The model is transformers' GPT2LMHeadModel from GPT2Config()
+(GPT-2 small: 12 layers, 768 wide) with random weights from a fixed seed,
+nothing downloaded, eager attention (SDPA's kernel is an aten call that
+hostjit's import refuses), fp32 with TF32 off, inference.
+
+Loops (the token ids are random from a fixed seed, the same for every mode,
+so each mode does the same work):
+  grow  the whole sequence each step, its length 16, 17, ... (no cache);
+  kv    a 16-token prompt, then one token per step with the KV cache
+        (transformers' DynamicCache), whose length grows by one each step.
+Modes: eager; inductor (torch.compile's default); reduce_overhead and
+reduce_overhead_dynamic (dynamic=True): with the KV cache these need
+torch.compiler.cudagraph_mark_step_begin() and the cache cloned each step,
+which the run does (cudagraph trees overwrite their outputs otherwise);
+hostjit (torch.compile(backend="hostjit"), graph mode on) and hostjit_eager
+(options={"graph": False}).
+
+Per step: host us (the call returned; the device was idle when it began)
+and end-to-end us (the device done), a checksum of the last position's
+logits (float64 sum and sum of magnitudes), and every 16 steps the device
+memory held (torch's reserved bytes, hostjit's runtimes' reserved and graph
+bytes). Once per run: the first step's wall time (compiles included: time
+to the first token), Dynamo's graphs, recompiles, re-records (cudagraph
+trees' recordings; hostjit's graphs built), and the logits of steps 0, 1,
+N/2 and N-1 (OUT.pt) for a bit-for-bit comparison across modes.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+MODES = ["hostjit", "hostjit_eager", "inductor", "reduce_overhead", "reduce_overhead_dynamic", "eager"]
+LOOPS = ["grow", "kv"]
+PROMPT = 16
+
+
+def one(mode, loop, batch, steps, out):
+    import logging
+    import torch
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("hostjit.dynamo").setLevel(logging.INFO)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(attn_implementation="eager")
+    model = GPT2LMHeadModel(cfg).cuda().eval()
+    g = torch.Generator(device="cuda").manual_seed(1)
+    tokens = torch.randint(0, cfg.vocab_size, (batch, PROMPT + steps + 1), device="cuda", generator=g)
+
+    records = []
+    if mode.startswith("reduce_overhead"):
+        from torch._inductor import cudagraph_trees as ct
+        orig = ct.CUDAGraphNode._record
+
+        def record(self, *a, **kw):
+            records.append(1)
+            return orig(self, *a, **kw)
+        ct.CUDAGraphNode._record = record
+    hd = None
+    if mode == "eager":
+        fwd = model
+    elif mode == "inductor":
+        fwd = torch.compile(model)
+    elif mode == "reduce_overhead":
+        fwd = torch.compile(model, mode="reduce-overhead")
+    elif mode == "reduce_overhead_dynamic":
+        fwd = torch.compile(model, mode="reduce-overhead", dynamic=True)
+    elif mode in ("hostjit", "hostjit_eager"):
+        import hostjit.dynamo as hd
+        fwd = torch.compile(model, backend="hostjit", options={"graph": mode == "hostjit"})
+    else:
+        raise SystemExit("unknown mode %s (%s)" % (mode, ", ".join(MODES)))
+    cudagraphs = mode.startswith("reduce_overhead")
+
+    def held():
+        m = {"torch_reserved": torch.cuda.memory_reserved()}
+        if hd is not None:
+            st = [rt.stats() for rt in hd.runtimes()]
+            m["hostjit_reserved"] = sum(s["reserved_bytes"] for s in st)
+            m["hostjit_graph_bytes"] = sum(s["graph_bytes"] for s in st)
+        return m
+
+    host, e2e, sums, memory, keep = [], [], [], [], {}
+    keep_steps = {0, 1, steps // 2, steps - 1}
+    past = None
+    with torch.no_grad():
+        if loop == "kv":  # the prompt, with the cache, before step 0
+            t0 = time.perf_counter()
+            if cudagraphs:
+                torch.compiler.cudagraph_mark_step_begin()
+            o = fwd(input_ids=tokens[:, :PROMPT], use_cache=True)
+            past = o.past_key_values
+            if cudagraphs:  # the first step's replay overwrites the prompt's outputs
+                for layer in past.layers:
+                    layer.keys, layer.values = layer.keys.clone(), layer.values.clone()
+            torch.cuda.synchronize()
+            prefill = time.perf_counter() - t0
+        for i in range(steps):
+            if loop == "grow":
+                kw = {"input_ids": tokens[:, :PROMPT + i], "use_cache": False}
+            else:
+                kw = {"input_ids": tokens[:, PROMPT + i:PROMPT + i + 1], "past_key_values": past, "use_cache": True}
+            t0 = time.perf_counter()
+            if cudagraphs:
+                torch.compiler.cudagraph_mark_step_begin()
+            o = fwd(**kw)
+            t1 = time.perf_counter()
+            torch.cuda.synchronize()
+            t2 = time.perf_counter()
+            logits = o.logits[:, -1]
+            if loop == "kv":
+                past = o.past_key_values
+                if cudagraphs:  # the next replay overwrites this one's outputs
+                    for layer in past.layers:
+                        layer.keys, layer.values = layer.keys.clone(), layer.values.clone()
+            host.append((t1 - t0) * 1e6)
+            e2e.append((t2 - t0) * 1e6)
+            d = logits.double()
+            sums.append([float(d.sum()), float(d.abs().sum())])
+            if i in keep_steps:
+                keep[i] = logits.clone().cpu()
+            if i % 16 == 0 or i == steps - 1:
+                memory.append(dict(held(), step=i))
+    from torch._dynamo.utils import counters
+    res = {"mode": mode, "loop": loop, "batch": batch, "steps": steps, "host_us": host, "e2e_us": e2e,
+           "checksums": sums, "memory": memory, "first_step_s": e2e[0] / 1e6,
+           "dynamo_graphs": int(counters["stats"]["unique_graphs"]),
+           "recompiles": int(sum(counters["recompiles"].values())) if "recompiles" in counters else 0,
+           "cudagraph_records": len(records), "torch": torch.__version__}
+    if loop == "kv":
+        res["prefill_s"] = prefill
+        res["first_token_s"] = prefill + e2e[0] / 1e6
+    else:
+        res["first_token_s"] = e2e[0] / 1e6
+    if hd is not None:
+        st = [rt.stats() for rt in hd.runtimes()]
+        for k in ("graph_builds", "graph_reuses", "graph_replans", "graph_fallbacks", "graph_replays", "graph_fast",
+                  "graph_updates", "library_replays"):
+            res[k] = sum(s[k] for s in st)
+        res["hostjit"] = hd.stats()
+        res["graphs"] = hd.graphs()
+    torch.save(keep, out[:-len(".json")] + ".pt")
+    with open(out, "w") as f:
+        json.dump(res, f)
+
+
+def all_runs(outdir, steps, batches, loops, modes, timeout):
+    os.makedirs(outdir, exist_ok=True)
+    for loop in loops:
+        for batch in batches:
+            for mode in modes:
+                out = os.path.join(outdir, "%s_%s_b%d.json" % (loop, mode, batch))
+                t0 = time.time()
+                try:
+                    p = subprocess.run([sys.executable, os.path.abspath(__file__), "one", mode, loop, str(batch),
+                                        str(steps), out], capture_output=True, text=True, timeout=timeout)
+                    rc, err = p.returncode, p.stderr
+                except subprocess.TimeoutExpired as e:
+                    rc, err = "timeout", (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) \
+                        else (e.stderr or "")
+                with open(out[:-5] + ".log", "w") as f:
+                    f.write(err)
+                print("%s %s b%d: rc=%s %.0fs" % (loop, mode, batch, rc, time.time() - t0), flush=True)
+                if rc != 0:
+                    print("\n".join(err.strip().splitlines()[-4:]), flush=True)
+
+
+def median_half(v):
+    return statistics.median(v[len(v) // 2:])
+
+
+def table(outdir):
+    import glob
+    rows = []
+    for path in sorted(glob.glob(os.path.join(outdir, "*.json"))):
+        with open(path) as f:
+            rows.append(json.load(f))
+    print("| loop | batch | mode | host us/step | end-to-end us/step | first token s | graphs | re-records "
+          "| memory MiB first/last | same logits as inductor |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for loop in LOOPS:
+        for batch in sorted({r["batch"] for r in rows}):
+            ref = next((r for r in rows if r["loop"] == loop and r["batch"] == batch and r["mode"] == "inductor"),
+                       None)
+            for mode in MODES:
+                r = next((r for r in rows if r["loop"] == loop and r["batch"] == batch and r["mode"] == mode), None)
+                if r is None:
+                    continue
+                rerec = r["cudagraph_records"] if mode.startswith("reduce") else r.get("graph_builds", "")
+
+                def mib(m):
+                    return (m["torch_reserved"] + m.get("hostjit_reserved", 0)) / 2 ** 20
+                same = ""
+                if ref is not None and mode != "inductor":
+                    n = sum(a == b for a, b in zip(r["checksums"], ref["checksums"]))
+                    same = "%d/%d steps" % (n, len(ref["checksums"]))
+                graphs = str(r["dynamo_graphs"])
+                if "hostjit" in r:
+                    graphs += " (%d imported)" % r["hostjit"]["imported"]
+                print("| %s | %d | %s | %.0f | %.0f | %.2f | %s | %s | %.0f / %.0f | %s |" % (
+                    loop, batch, mode, median_half(r["host_us"]), median_half(r["e2e_us"]), r["first_token_s"],
+                    graphs, rerec, mib(r["memory"][0]), mib(r["memory"][-1]), same))
+
+
+def main():
+    a = sys.argv[1:]
+    if a[:1] == ["one"] and len(a) == 6:
+        return one(a[1], a[2], int(a[3]), int(a[4]), a[5])
+    if a[:1] == ["table"] and len(a) == 2:
+        return table(a[1])
+    if a[:1] == ["all"] and len(a) >= 2:
+        opts = {"--steps": "512", "--batches": "1,8", "--loops": ",".join(LOOPS), "--modes": ",".join(MODES),
+                "--timeout": "600"}
+        rest = a[2:]
+        for k, v in zip(rest[::2], rest[1::2]):
+            if k not in opts:
+                raise SystemExit("unknown option %s (%s)" % (k, ", ".join(opts)))
+            opts[k] = v
+        return all_runs(a[1], int(opts["--steps"]), [int(b) for b in opts["--batches"].split(",")],
+                        opts["--loops"].split(","), opts["--modes"].split(","), int(opts["--timeout"]))
+    raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
