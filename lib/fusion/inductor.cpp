@@ -199,7 +199,7 @@ class Importer : public JsonFields {
                          dtypeName(t.dtype));
           params[a].dtype = t.dtype;
         }
-        operands.push_back(Operand::of(t.value));
+        operands.push_back(Operand::of(t.input && !contiguous(t) ? stridedInput(t, ap) : t.value));
       } else {
         SizeExpr e = expr(args[a], ap);
         if (params[a].dtype == DType::i32) e = SizeExpr::op(OpCode::ToI32, {e});
@@ -479,6 +479,22 @@ class Importer : public JsonFields {
       st[d - 1] = isLiteral(st[d], 1) ? sizes[d] : SizeExpr::binary(OpCode::Mul, st[d], sizes[d]);
     return st;
   }
+  // An input the description gives other strides than contiguous ones (a
+  // slice Dynamo passes, its row stride a symbol), as a view with those
+  // strides: a kernel indexes it with the strides Inductor passes it, so
+  // it takes its data pointer without asking it to be contiguous. Made at
+  // its first use by a kernel, once.
+  ValueId stridedInput(const Tensor &t, const std::string &path) {
+    auto it = strided_.find(t.root);
+    if (it != strided_.end()) return it->second;
+    std::string name = ops_.fresh(t.root + "_strided");
+    auto [sizes, strides] = shape(t, name, path);
+    ValueId v = b_.view(name, Operand::of(t.value), sizes, strides);
+    origin(path);
+    strided_.emplace(t.root, v);
+    return v;
+  }
+
   // Whether the description's strides are the contiguous ones (or absent).
   static bool contiguous(const Tensor &t) {
     if (t.strides.empty()) return true;
@@ -526,6 +542,7 @@ class Importer : public JsonFields {
   SizeExprOps ops_{b_};
   std::set<std::string> names_, building_;
   std::map<std::string, Tensor> tensors_;
+  std::map<std::string, ValueId> strided_;  // an input -> its view with the description's strides
   std::map<std::string, ValueId> scalars_;
   std::map<std::string, SizeExpr> symbols_;
   std::map<std::string, Operand> built_;

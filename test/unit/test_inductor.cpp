@@ -283,6 +283,45 @@ TEST_CASE("inductor: addmm's whole-matrix bias is accumulated onto where it dies
                "accumulate onto it): hostjit's matmul adds one row to every row");
 }
 
+TEST_CASE("inductor: an input with a symbol for its row stride reaches a kernel as its data pointer", "[inductor]") {
+  // input_ids at batch 8 is a slice of a wider token buffer: Inductor
+  // asserts its strides as (s1, 1) and its kernels index it with s1. The
+  // kernel takes the slice's data pointer; a contiguous copy is not asked
+  // for. The host stand-in adds n contiguous elements from that pointer.
+  std::string text = description(
+      R"({"name": "x", "dtype": "f32", "sizes": [2, "s0"], "strides": ["s1", 1]},
+         {"name": "y", "dtype": "f32", "sizes": [8], "strides": [1]})",
+      R"({"op": "alloc", "name": "buf0", "dtype": "f32", "sizes": [8], "strides": [1]},
+         {"op": "launch", "kernel": "add", "grid": [1, 1, 1], "args": ["x", "y", "buf0", 8]})",
+      R"("buf0")",
+      R"j("symbols": {"s0": "size(x, 1)", "s1": "stride(x, 0)"},
+         "kernels": [{"name": "add", "triton": "kernels/add_kernel/add_kernel.json", "host": "triton_add"}], )j");
+  auto imported = importInductor(text, kDir + "t.inductor.json");
+  INFO((imported ? "" : imported.error().message));
+  REQUIRE(imported);
+  eachPath([&](bool jit, bool graph) {
+    auto rt = makeRuntime();
+    Runner r(imported->program, rt, jit, OptLevel::O2, graph);
+    for (int64_t width : {6, 9}) {
+      std::mt19937 g(static_cast<unsigned>(width));
+      std::vector<float> wide = dyadic(size_t(2 * width), g), y = dyadic(8, g);
+      Tensor tw = hostTensor(rt, {2, width}, wide), ty = hostTensor(rt, {8}, y);
+      DLTensor xd = tw.dl();
+      int64_t shape[2] = {2, 4}, strides[2] = {width, 1};  // x = wide[:, :4]
+      xd.shape = shape;
+      xd.strides = strides;
+      DLTensor yd = ty.dl();
+      const DLTensor *inputs[] = {&xd, &yd};
+      auto out = r.run(inputs);
+      INFO((out ? "" : out.error().message));
+      REQUIRE(out);
+      std::vector<float> want(8);
+      for (size_t i = 0; i < 8; ++i) want[i] = wide[i] + y[i];
+      CHECK(floats((*out)[0]) == want);
+    }
+  });
+}
+
 TEST_CASE("inductor: what cannot be imported is refused, naming where it stands", "[inductor]") {
   std::string x = R"({"name": "x", "dtype": "f32", "sizes": ["s0", 4]})";
   std::string sym = R"J("symbols": {"s0": "size(x, 0)"}, )J";
