@@ -193,3 +193,40 @@ def test_dump_dir_keeps_the_description(hostjit, tmp_path):
     g(linear_args(np.random.default_rng(17), 5))
     assert (tmp_path / "dump" / "g" / "g.inductor.json").is_file()
     assert (tmp_path / "dump" / "g" / "kernels" / "triton_poi_fused_add_0" / "add_kernel.json").is_file()
+
+
+def test_output_views_compute_each_calls_geometry():
+    """OutputViews turns the import's expression texts (over sizes, strides,
+    scalars and size symbols) into one function of a call's arguments."""
+    from hostjit.output_views import OutputViews
+    outs = [{"input": None, "result": 0, "sizes": ["ceildiv(size(x, 0), 2)", "min(s0, 3)"], "strides": ["s1", "1"],
+             "offset": "size(x, 0) % 3"},
+            {"input": "x", "result": None, "sizes": ["size(x, 0) - 1"], "strides": ["stride(x, 0)"], "offset": "n"},
+            {"input": None, "result": 1, "sizes": ["4"], "strides": ["1"], "offset": "0"}]
+    v = OutputViews(outs, ["x", "n"], {"s0": "size(x, 1)", "s1": "(s0 * 2)"}, [False, False, True])
+    calls = []
+
+    def view(base, sizes, strides, offset):
+        calls.append((base, sizes, strides, offset))
+        return len(calls) - 1
+    x = np.zeros((7, 5), dtype=np.float32)
+    got = v.make([x, 2], ("R0", "R1"), lambda t: "T" + t, view, lambda t, d: t.shape[d],
+                 lambda t, d: t.strides[d] // t.itemsize)
+    assert got == (0, 1, "TR1")
+    assert calls == [("TR0", (4, 3), (10, 1), 1), (x, (6,), (5,), 2)]
+
+
+@pytest.mark.parametrize("outs, why", [
+    ([{"input": None, "result": 0, "sizes": ["select(lt(n, 3), 1, 2)"], "strides": ["1"], "offset": "0"}],
+     "an output's geometry 'select(lt(n, 3), 1, 2)': select(lt(n, 3), 1, 2) is not computed on the host"),
+    ([{"input": "y", "result": None, "sizes": ["1"], "strides": ["1"], "offset": "0"}],
+     "an output lies in y, which is not a parameter of the program"),
+    ([{"input": None, "result": 0, "sizes": ["1 +"], "strides": ["1"], "offset": "0"}],
+     "an output's geometry '1 +' is no expression"),
+])
+def test_output_views_refuse_what_they_cannot_compute(outs, why):
+    from hostjit import inductor
+    from hostjit.output_views import OutputViews
+    with pytest.raises(inductor.Unsupported) as e:
+        OutputViews(outs, ["x", "n"], {}, [False])
+    assert str(e.value) == why
