@@ -25,7 +25,9 @@ hostjit (torch.compile(backend="hostjit"), graph mode on) and hostjit_eager
 (options={"graph": False}).
 
 Per step: host us (the call returned; the device was idle when it began)
-and end-to-end us (the device done), a checksum of the last position's
+and end-to-end us (the device done); for hostjit, the host us inside the
+programs' calls and in the backend's Python around them (the rest is
+Dynamo, AOTAutograd and the model's Python); a checksum of the last position's
 logits (float64 sum and sum of magnitudes), and every 16 steps the device
 memory held (torch's reserved bytes, hostjit's runtimes' reserved and graph
 bytes). Once per run: the first step's wall time (compiles included: time
@@ -103,6 +105,11 @@ def one(mode, loop, batch, steps, out):
         return m
 
     host, e2e, sums, memory, keep = [], [], [], [], {}
+    inside, around = [], []  # hostjit modes: µs in the programs' calls, and in the backend's Python around them
+
+    def spent():
+        gs = hd.graphs() if hd is not None else []
+        return sum(g["program_us"] for g in gs), sum(g["python_us"] for g in gs)
     keep_steps = {0, 1, steps // 2, steps - 1}
     past = None
     with torch.no_grad():
@@ -122,6 +129,7 @@ def one(mode, loop, batch, steps, out):
                 kw = {"input_ids": tokens[:, :PROMPT + i], "use_cache": False}
             else:
                 kw = {"input_ids": tokens[:, PROMPT + i:PROMPT + i + 1], "past_key_values": past, "use_cache": True}
+            was = spent()
             t0 = time.perf_counter()
             if cudagraphs:
                 torch.compiler.cudagraph_mark_step_begin()
@@ -135,6 +143,9 @@ def one(mode, loop, batch, steps, out):
                 if cudagraphs:  # the next replay overwrites this one's outputs
                     for layer in past.layers:
                         layer.keys, layer.values = layer.keys.clone(), layer.values.clone()
+            now = spent()
+            inside.append(now[0] - was[0])
+            around.append(now[1] - was[1])
             host.append((t1 - t0) * 1e6)
             e2e.append((t2 - t0) * 1e6)
             d = logits.double()
@@ -161,6 +172,7 @@ def one(mode, loop, batch, steps, out):
                   "graph_updates", "library_replays"):
             res[k] = sum(s[k] for s in st)
         res["hostjit"] = hd.stats()
+        res["program_us"], res["backend_python_us"] = inside, around
         res["graphs"] = hd.graphs()
     torch.save(keep, out[:-len(".json")] + ".pt")
     with open(out, "w") as f:
@@ -217,6 +229,9 @@ def table(outdir):
                 if ref is not None and mode != "inductor":
                     n = sum(a == b for a, b in zip(r["checksums"], ref["checksums"]))
                     same = "%d/%d steps" % (n, len(ref["checksums"]))
+                if r.get("program_us"):
+                    mode = "%s (of the host us: %.0f in the programs, %.0f around them)" % (
+                        mode, median_half(r["program_us"]), median_half(r["backend_python_us"]))
                 graphs = str(r["dynamo_graphs"])
                 if "hostjit" in r:
                     graphs += " (%d imported)" % r["hostjit"]["imported"]

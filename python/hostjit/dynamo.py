@@ -135,7 +135,10 @@ def stats():
 def graphs():
     """One dict per graph the backend was given: name, status ("hostjit",
     "inductor" or "pending"), reason (why it runs through Inductor), the
-    calls each way, and its kernels, launches and matmuls."""
+    calls each way, its kernels, launches and matmuls, whether graph mode
+    is on, and the host time of its hostjit calls: program_us inside the
+    program's call, python_us around it (arguments picked, outputs made
+    into the caller's tensors)."""
     return REPORT.graphs()
 
 

@@ -18,6 +18,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 
 from . import _hostjit, inductor
 from .output_views import OutputViews
@@ -81,7 +82,8 @@ class Report:
 
     def add(self, name):
         entry = {"name": name, "status": "pending", "reason": "", "hostjit_calls": 0, "inductor_calls": 0,
-                 "kernels": 0, "launches": 0, "matmuls": 0, "graph_mode": False}
+                 "kernels": 0, "launches": 0, "matmuls": 0, "graph_mode": False, "program_us": 0.0,
+                 "python_us": 0.0}
         with self.lock:
             self.entries.append(entry)
         return entry
@@ -217,14 +219,14 @@ class ImportedGraph:
         log.warning("%s: runs through Inductor: %s", self.name, reason)
 
     def run(self, args):
-        xs = []
-        for i, how in self.picks:
-            a = args[i]
-            xs.append(a if how != "item" else a.item())
+        t0 = time.perf_counter()
+        xs = [args[i] if how != "item" else args[i].item() for i, how in self.picks]
         try:
             t = self.tensors
             s = t.stream(self.runtime)
+            t1 = time.perf_counter()
             out = self.program(*xs) if s is None else self.program(*xs, stream=s)
+            t2 = time.perf_counter()
         except Exception as e:  # a call the program refuses before it runs: Inductor runs it
             from . import HostjitError, Status
             if not isinstance(e, (HostjitError, TypeError)) or \
@@ -236,9 +238,13 @@ class ImportedGraph:
             self.entry["inductor_calls"] += 1
             return self.inductor_call(args)
         args.clear()
-        self.entry["hostjit_calls"] += 1
         results = out if isinstance(out, tuple) else () if out is None else (out,)
-        return self.views.make(xs, results, t.convert, t.view, t.size, t.stride)
+        made = self.views.make(xs, results, t.convert, t.view, t.size, t.stride)
+        e = self.entry
+        e["hostjit_calls"] += 1
+        e["program_us"] += (t2 - t1) * 1e6
+        e["python_us"] += (time.perf_counter() - t0 - (t2 - t1)) * 1e6
+        return made
 
     def drop_folder(self):
         if self.folder:
