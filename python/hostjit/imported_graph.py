@@ -19,6 +19,7 @@ import shutil
 import tempfile
 import threading
 import time
+import weakref
 
 from . import _hostjit, inductor
 from .output_views import OutputViews
@@ -135,7 +136,7 @@ class ImportedGraph:
         self.runtime = None
         self.decided = False
         self.picks = ()  # (argument index, how it is passed) per program input
-        self.folder = None
+        self.folder = None  # a weakref.finalize removing the temporary folder
         self.refused = None  # a call refused by the program: the first such reason
 
     def __call__(self, args):
@@ -175,7 +176,7 @@ class ImportedGraph:
             os.makedirs(folder, exist_ok=True)
         else:
             folder = tempfile.mkdtemp(prefix="hostjit-%s-" % self.name)
-            self.folder = folder
+            self.folder = weakref.finalize(self, shutil.rmtree, folder, True)
         recorder = inductor.Recorder(self.source, seen, inputs, folder, self.name)
         desc = recorder.run()
         stand_ins = self.options.host_kernels or {}
@@ -247,9 +248,8 @@ class ImportedGraph:
         return made
 
     def drop_folder(self):
+        """Removes the temporary folder of the description (at once, or
+        when the graph goes)."""
         if self.folder:
-            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder()
             self.folder = None
-
-    def __del__(self):
-        self.drop_folder()

@@ -231,3 +231,16 @@ def test_output_views_refuse_what_they_cannot_compute(outs, why):
     with pytest.raises(inductor.Unsupported) as e:
         OutputViews(outs, ["x", "n"], {}, [False])
     assert str(e.value) == why
+
+
+def test_the_temporary_description_goes_with_the_graph(hostjit, tmp_path):
+    import gc
+    import os
+    from hostjit.imported_graph import Report
+    g = graph(hostjit, tmp_path, WRAPPER, cache_entry(tmp_path), fake_inductor([]), Report())
+    g(linear_args(np.random.default_rng(18), 5))
+    folder = g.folder.peek()[2][0]
+    assert os.path.isfile(os.path.join(folder, "g.inductor.json"))
+    del g
+    gc.collect()
+    assert not os.path.exists(folder)
