@@ -17,7 +17,7 @@ import threading
 import torch
 
 from . import Runtime, inductor
-from .imported_graph import REPORT, ImportedGraph, Options
+from .imported_graph import REPORT, ImportedGraph, Options, recorded_from
 
 __all__ = ["backend", "backend_with", "stats", "graphs", "runtimes", "reset"]
 
@@ -68,7 +68,8 @@ def take_over(compiled, opts):
         entry = REPORT.add(name)
         entry.update(status="inductor", reason="Inductor made no Python wrapper (%s)" % type(compiled).__name__)
         return compiled
-    compiled.current_callable = ImportedGraph(name, source, compiled.current_callable, inductor.watch_launches,
+    compiled.current_callable = ImportedGraph(name, recorded_from(source), compiled.current_callable,
+                                              inductor.watch_launches,
                                               lambda args: runtime_for(args, opts), TorchTensors, opts)
     return compiled
 

@@ -111,11 +111,22 @@ class Report:
 REPORT = Report()
 
 
+def recorded_from(source):
+    """A describe function for ImportedGraph: the wrapper `source` recorded
+    (hostjit.inductor.Recorder), its kernels copied into the folder."""
+    def describe(name, folder, inputs, seen):
+        recorder = inductor.Recorder(source, seen, inputs, folder, name)
+        return recorder.run(), recorder.arg_names, folder
+    return describe
+
+
 class ImportedGraph:
     """Inductor's callable for one graph, taken over.
 
-    name: the graph's name in reports. source: the wrapper's Python text.
-    inductor_call: Inductor's callable (a boxed list of arguments in, the
+    name: the graph's name in reports. describe(name, folder, inputs,
+    seen): the description of the graph (recorded_from(source) reads the
+    wrapper's Python text), with the names of Inductor's arguments in
+    order and the folder its kernel paths start from. inductor_call: Inductor's callable (a boxed list of arguments in, the
     outputs out). watch: a context manager factory whose value, a dict, is
     filled with the launches made inside it (hostjit.inductor.watch_launches).
     runtime_for(args): the hostjit Runtime to run on, or None when the
@@ -126,8 +137,8 @@ class ImportedGraph:
     stream(runtime), the stream a call runs on (None: the runtime's own).
     options: an Options. report: where it is counted."""
 
-    def __init__(self, name, source, inductor_call, watch, runtime_for, tensors, options, report=REPORT):
-        self.name, self.source, self.inductor_call = name, source, inductor_call
+    def __init__(self, name, describe, inductor_call, watch, runtime_for, tensors, options, report=REPORT):
+        self.name, self.describe, self.inductor_call = name, describe, inductor_call
         self.watch, self.runtime_for, self.tensors = watch, runtime_for, tensors
         self.options = options
         self.entry = report.add(name)
@@ -177,21 +188,23 @@ class ImportedGraph:
         else:
             folder = tempfile.mkdtemp(prefix="hostjit-%s-" % self.name)
             self.folder = weakref.finalize(self, shutil.rmtree, folder, True)
-        recorder = inductor.Recorder(self.source, seen, inputs, folder, self.name)
-        desc = recorder.run()
+        desc, arg_names, base = self.describe(self.name, folder, inputs, seen)
         stand_ins = self.options.host_kernels or {}
         if rt.backend == "host":
             for k in desc["kernels"]:
                 if k["name"] in stand_ins:
                     k["host"] = stand_ins[k["name"]]
-        path = os.path.join(folder, self.name + ".inductor.json")
-        with open(path, "w") as f:
-            json.dump(desc, f, indent=1)
+        text = json.dumps(desc, indent=1)
+        path = os.path.join(base, self.name + ".inductor.json")
+        if base == folder:  # kept beside its kernels (dump_dir's, or removed with the graph)
+            with open(path, "w") as f:
+                f.write(text)
         graph = self.options.graph if self.options.graph is not None else rt.backend == "cuda"
-        prog = hj_compile(path, runtime=rt, graph=graph, opt=self.options.opt, tiered=self.options.tiered)
-        self.picks = tuple(self.pick(recorder, decl, inputs) for decl in desc["inputs"])
+        prog = hj_compile(text, runtime=rt, graph=graph, opt=self.options.opt, tiered=self.options.tiered,
+                          filename=path)
+        self.picks = tuple(self.pick(arg_names, decl, inputs) for decl in desc["inputs"])
         allocs = {s["name"] for s in desc["body"] if s["op"] == "alloc"}
-        self.views = OutputViews(_hostjit._inductor_outputs("", path, True), [i["name"] for i in desc["inputs"]],
+        self.views = OutputViews(_hostjit._inductor_outputs(text, path, False), [i["name"] for i in desc["inputs"]],
                                  desc.get("symbols", {}), [o in allocs for o in desc["outputs"]])
         body = desc["body"]
         self.entry.update(status="hostjit", kernels=len(desc["kernels"]),
@@ -204,11 +217,11 @@ class ImportedGraph:
                  "on" if graph else "off")
 
     @staticmethod
-    def pick(recorder, decl, inputs):
+    def pick(arg_names, decl, inputs):
         """Where a program input comes from: (its index among Inductor's
         arguments, "tensor", "item" for a 0-d host tensor read as a scalar,
         or "as is" for a size)."""
-        i = recorder.arg_names.index(decl["name"])
+        i = arg_names.index(decl["name"])
         if "sizes" in decl:
             return i, "tensor"
         return i, "item" if hasattr(inputs[i], "shape") else "as is"

@@ -4,14 +4,16 @@
 # size symbol) runs Inductor's call first, then hostjit's program on the
 # host backend, eager and in graph mode, over several sizes; what the
 # description cannot hold, a device hostjit does not take and a call the
-# program refuses all run through Inductor, reported and logged.
+# program refuses all run through Inductor, reported and logged. Then the
+# five programs recorded on the H200 (docs/inductor.md) through the same
+# core, to the H200's results.
 import contextlib
 import logging
 
 import numpy as np
 import pytest
 
-from conftest import TEST_KERNELS
+from conftest import REPO, TEST_KERNELS
 from test_inductor_record import SCALE_WRAPPER, WRAPPER, cache_entry, scale_entry
 
 
@@ -29,7 +31,7 @@ def fake_inductor(calls):
 
 
 def graph(hostjit, tmp_path, wrapper, seen, inductor_call, report, runtime=None, why="", **options):
-    from hostjit.imported_graph import ImportedGraph, Options
+    from hostjit.imported_graph import ImportedGraph, Options, recorded_from
 
     @contextlib.contextmanager
     def watch():
@@ -38,7 +40,8 @@ def graph(hostjit, tmp_path, wrapper, seen, inductor_call, report, runtime=None,
     rt = runtime if runtime is not None or why else hostjit.Runtime(backend="host", host_kernels=[str(TEST_KERNELS)])
     opts = Options(host_kernels={"triton_poi_fused_add_0": "triton_add", "triton_poi_fused_mul_0": "triton_scale"},
                    tiered=False, **options)
-    return ImportedGraph("g", wrapper, inductor_call, watch, lambda args: (rt, why), NumpyArrays, opts, report)
+    return ImportedGraph("g", recorded_from(wrapper), inductor_call, watch, lambda args: (rt, why), NumpyArrays, opts,
+                         report)
 
 
 class NumpyArrays:
@@ -244,3 +247,82 @@ def test_the_temporary_description_goes_with_the_graph(hostjit, tmp_path):
     del g
     gc.collect()
     assert not os.path.exists(folder)
+
+
+RECORDED = REPO / "test" / "lit" / "inputs" / "inductor" / "recorded"
+
+
+def recorded_graph(hostjit, name, report):
+    """An ImportedGraph of program NAME recorded on the H200 (its
+    description, kernels and host stand-ins under RECORDED/NAME): describe
+    reads the recorded description where it lies; Inductor's callable
+    returns the H200's result; the host runtime runs the stand-ins."""
+    import json
+    from hostjit.imported_graph import ImportedGraph, Options
+    desc = json.loads((RECORDED / name / (name + ".inductor.json")).read_text())
+
+    def describe(graph_name, folder, inputs, seen):
+        return json.loads(json.dumps(desc)), [i["name"] for i in desc["inputs"]], str(RECORDED / name)
+
+    @contextlib.contextmanager
+    def watch():
+        yield {}
+    rt = hostjit.Runtime(backend="host", host_kernels=[str(TEST_KERNELS)])
+    calls = []
+
+    def inductor_call(args):
+        calls.append(len(args))
+        return ("Inductor's result",)
+    g = ImportedGraph(name, describe, inductor_call, watch, lambda args: (rt, ""), NumpyArrays, Options(tiered=False),
+                      report)
+    return g, desc, calls
+
+
+def recorded_args(name, desc, rows=None):
+    """The arguments the recorded call took (argI_1.npy), the first `rows`
+    rows of each that has the size symbol, and the size itself."""
+    args = []
+    for i in desc["inputs"]:
+        if "sizes" not in i:
+            args.append(rows)
+            continue
+        a = np.load(RECORDED / name / (i["name"] + ".npy"))
+        args.append(np.ascontiguousarray(a[:rows]) if rows is not None and isinstance(i["sizes"][0], str) else a)
+    return args
+
+
+def root_of(view):
+    """The array a view's memory belongs to, and the view's offset in it."""
+    root = view
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    return root, (view.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // view.itemsize
+
+
+@pytest.mark.parametrize("name, expected, rows", [("mlp", "buf2.npy", None), ("attention", "buf2.npy", None),
+                                                  ("cross_entropy", "buf2.npy", None), ("sgd", "buf0.npy", None),
+                                                  ("dynamic_ln_gelu", "buf3.npy", 24)])
+def test_recorded_programs_run_through_the_backends_core(hostjit, name, expected, rows):
+    """The programs recorded on the H200 (docs/inductor.md), through the
+    backend's ImportedGraph on the host backend: the first call is
+    Inductor's, the second the program's, its first output where it lies in
+    its buffer within 1e-5 of the H200's largest value; the dynamic one
+    again with 7 of its 24 rows."""
+    from hostjit.imported_graph import Report
+    report = Report()
+    g, desc, calls = recorded_graph(hostjit, name, report)
+    want = np.load(RECORDED / name / "expected" / expected).ravel()
+    scale = np.abs(want).max()
+    assert g(recorded_args(name, desc, rows)) == ("Inductor's result",)
+    for n in ([rows, 7] if rows else [None]):
+        out = g(recorded_args(name, desc, n))
+        got = np.asarray(out[0])
+        root, offset = root_of(got)
+        mine = np.lib.stride_tricks.as_strided(want[offset:], got.shape, got.strides)
+        if n == 7:  # the first 7 rows of the recorded 24
+            mine = mine[:7]
+        assert got.size > 0 and np.abs(got).max() > 0
+        np.testing.assert_allclose(got, mine, rtol=0, atol=1e-5 * scale)
+    e = report.graphs()[0]
+    assert (e["status"], e["reason"], e["inductor_calls"]) == ("hostjit", "", 1)
+    assert e["hostjit_calls"] == (2 if rows else 1) and len(calls) == 1
