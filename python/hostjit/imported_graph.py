@@ -1,14 +1,15 @@
 """hostjit.imported_graph - one graph Inductor compiled, called through one
 hostjit program from its second call on, or through Inductor with the
 reason reported: the torch-free core of the torch.compile backend
-(hostjit.dynamo, docs/torch-compile.md), tested in CI on recorded wrappers.
+(hostjit.dynamo, docs/torch-compile.md), tested in CI on recorded wrappers
+and on the programs recorded on the H200.
 
 An ImportedGraph stands in for Inductor's callable (it takes the boxed
 argument list Inductor's call takes and returns its outputs). Its first
 call runs Inductor's callable while the launches are watched, so that each
-kernel is the variant the autotuner chose; the wrapper's source is then
-recorded as a description (hostjit.inductor.Recorder), compiled, and every
-later call runs the hostjit program. What the description cannot hold, or
+kernel is the variant the autotuner chose; the graph is then described
+(the wrapper's source recorded by hostjit.inductor.Recorder), imported and
+compiled, and every later call runs the hostjit program. What the description cannot hold, or
 hostjit refuses, leaves the graph on Inductor's callable: the reason goes
 to the log (logger "hostjit.dynamo") and to report().
 """
@@ -177,6 +178,8 @@ class ImportedGraph:
         return out
 
     def take(self, inputs, seen):
+        """The graph described, imported and compiled for the runtime of its
+        arguments' device; raises what makes it stay on Inductor."""
         from . import compile as hj_compile
         rt, why = self.runtime_for(inputs)
         if rt is None:
