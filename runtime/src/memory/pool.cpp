@@ -62,14 +62,16 @@ void Pool::trimBelow(size_t size, uint32_t stream) {
   for (const auto &[key, blocks] : cached_)
     if (smaller(key)) held += (key & ~size_t{511}) * blocks.size();
   if (held < size) return;
-  for (auto &[key, blocks] : cached_) {
-    if (!smaller(key)) continue;
-    for (Block *b : blocks) {
-      memory_.release(b->ptr, b->capacity);
-      spare_.push_back(b);
-    }
-    blocks.clear();
+  for (auto &[key, blocks] : cached_)
+    if (smaller(key)) releaseAll(blocks);
+}
+
+void Pool::releaseAll(std::vector<Block *> &blocks) {
+  for (Block *b : blocks) {
+    memory_.release(b->ptr, b->capacity);
+    spare_.push_back(b);
   }
+  blocks.clear();
 }
 
 void Pool::release(Block *block) {
@@ -83,13 +85,7 @@ void Pool::release(Block *block) {
 }
 
 void Pool::emptyCache() {
-  for (auto &[size, blocks] : cached_) {
-    for (Block *b : blocks) {
-      memory_.release(b->ptr, b->capacity);
-      spare_.push_back(b);
-    }
-    blocks.clear();
-  }
+  for (auto &[size, blocks] : cached_) releaseAll(blocks);
 }
 
 Pool::~Pool() {

@@ -42,6 +42,8 @@ class Pool {
   static constexpr size_t kTrimFrom = size_t{64} << 10;
   static size_t roundSize(size_t bytes);
   void trimBelow(size_t size, uint32_t stream);
+  // Returns the blocks to the backend and keeps their Block objects.
+  void releaseAll(std::vector<Block *> &blocks);
   DeviceMemory &memory_;
   hj_stats &stats_;
   // Keyed by rounded size | stream (sizes are multiples of 512, streams < 64).
