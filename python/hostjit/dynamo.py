@@ -105,8 +105,12 @@ def runtime_for(args, opts):
 
 
 class TorchTensors:
-    """torch's tensors, as ImportedGraph takes them."""
-    convert = staticmethod(torch.from_dlpack)
+    """torch's tensors, as ImportedGraph takes them: made by the program
+    through torch's DLPack C exchange API where torch has one, else
+    converted with from_dlpack."""
+    tensor_type = torch.Tensor if any(hasattr(torch.Tensor, a) for a in (
+        "__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__")) else None
+    convert = staticmethod(torch.from_dlpack if tensor_type is None else (lambda t: t))
 
     @staticmethod
     def view(base, sizes, strides, offset):

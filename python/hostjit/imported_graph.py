@@ -132,10 +132,12 @@ class ImportedGraph:
     filled with the launches made inside it (hostjit.inductor.watch_launches).
     runtime_for(args): the hostjit Runtime to run on, or None when the
     arguments are not on a device hostjit imports for, with a reason (a
-    (runtime, reason) pair). tensors: the caller's tensors, as functions:
-    convert(t), a hostjit.Tensor as the caller's tensor; view(base, sizes,
-    strides, offset); size(t, d) and stride(t, d) in elements; and
-    stream(runtime), the stream a call runs on (None: the runtime's own).
+    (runtime, reason) pair). tensors: the caller's tensors: tensor_type,
+    their type when it has a DLPack C exchange API (the program then
+    returns them itself), else None; convert(t), a program's output as the
+    caller's tensor; view(base, sizes, strides, offset); size(t, d) and
+    stride(t, d) in elements; and stream(runtime), the stream a call runs
+    on (None: the runtime's own).
     options: an Options. report: where it is counted."""
 
     def __init__(self, name, describe, inductor_call, watch, runtime_for, tensors, options, report=REPORT):
@@ -241,8 +243,11 @@ class ImportedGraph:
         try:
             t = self.tensors
             s = t.stream(self.runtime)
+            kw = {"tensor_type": t.tensor_type} if t.tensor_type is not None else {}
+            if s is not None:
+                kw["stream"] = s
             t1 = time.perf_counter()
-            out = self.program(*xs) if s is None else self.program(*xs, stream=s)
+            out = self.program(*xs, **kw)
             t2 = time.perf_counter()
         except Exception as e:  # a call the program refuses before it runs: Inductor runs it
             from . import HostjitError, Status

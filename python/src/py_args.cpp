@@ -56,6 +56,8 @@ TypeInfo &typeInfo(PyTypeObject *type) {
 
 }  // namespace
 
+const DLPackExchangeAPI *exchangeApi(PyTypeObject *type) { return typeInfo(type).api; }
+
 CallArgs::CallArgs(size_t numTensors, size_t numScalars, const PyRuntime &rt, void *execStream)
     : rt_(rt), exec_(execStream), numTensors_(numTensors), numScalars_(numScalars), slots_(numTensors),
       ptrs_(numTensors), scalars_(numScalars), scalarBound_(numScalars), waits_(numTensors + 1), keep_(numTensors),

@@ -16,6 +16,10 @@
 
 namespace hostjit::py {
 
+// The DLPack C exchange API (version 1.2 or later) of a tensor type, or
+// nullptr when it has none; looked up once per type (the GIL held).
+const DLPackExchangeAPI *exchangeApi(PyTypeObject *type);
+
 // A program's parameters in declared order, for binding arguments.
 struct Param {
   std::string name;  // without '%'

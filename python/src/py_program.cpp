@@ -117,7 +117,7 @@ void PyProgram::bindArgs(CallArgs &a, PyObject *args, PyObject *kwargs) const {
       const char *k = PyUnicode_AsUTF8AndSize(key, &size);
       if (!k) throw pyb::error_already_set();
       std::string_view word(k, static_cast<size_t>(size));
-      if (word == "stream") continue;
+      if (word == "stream" || word == "tensor_type") continue;
       auto it = byName_.find(word);
       if (it == byName_.end()) raise(HJ_ERR_INVALID_ARGUMENT, "@" + name() + " has no parameter %" + std::string(word));
       a.bind(*it->second, value);
@@ -137,6 +137,21 @@ PyObject *PyProgram::call(PyObject *args, PyObject *kwargs) {
   }
   if (given && sameStream(stream, rt_->stream())) given = false;  // the runtime's own: nothing to join
   void *exec = given ? stream : rt_->stream();
+  const DLPackExchangeAPI *api = nullptr;
+  void *consumer = nullptr;  // the framework's current stream, to order the outputs before
+  if (PyObject *type = kwargs ? PyDict_GetItemString(kwargs, "tensor_type") : nullptr; type && type != Py_None) {
+    api = PyType_Check(type) ? exchangeApi(reinterpret_cast<PyTypeObject *>(type)) : nullptr;
+    if (!api || !api->managed_tensor_to_py_object_no_sync)
+      raise(HJ_ERR_INVALID_ARGUMENT, std::string("tensor_type: expected a tensor type with a DLPack C exchange API "
+                                                 "(__dlpack_c_exchange_api__, DLPack 1.2) that makes tensors, got ") +
+                                         (PyType_Check(type) ? reinterpret_cast<PyTypeObject *>(type)->tp_name
+                                                             : Py_TYPE(type)->tp_name));
+    DLDevice dev = rt_->runtime()->device();
+    if (!given && rt_->cuda() && api->current_work_stream &&
+        api->current_work_stream(kDLCUDA, dev.device_id, &consumer) != 0)
+      throw pyb::error_already_set();
+    if (consumer && sameStream(consumer, exec)) consumer = nullptr;
+  }
   CallArgs a(numTensors_, numScalars_, *rt_, exec);
   bindArgs(a, args, kwargs);
   Expected<std::vector<Tensor>> out{std::vector<Tensor>{}};
@@ -154,14 +169,17 @@ PyObject *PyProgram::call(PyObject *args, PyObject *kwargs) {
     if (!st) {
       out = exe_->run(a.inputs(), a.scalars());
       if (out && given && (st = hj_native_after_stream(ctx, exec))) failed = "stream";
+      if (out && !st && consumer && (st = hj_native_after_stream(ctx, consumer)))
+        failed = "ordering the outputs before tensor_type's current stream";
     }
   }
   if (st) raiseRuntime(st, failed);
   if (!out) raise(out.error());
   size_t n = out->size();
   if (n == 0) Py_RETURN_NONE;
+  auto wrap = [&](Tensor &&t) { return api ? newFrameworkTensor(api, rt_, std::move(t)) : newTensor(rt_, std::move(t)); };
   if (n == 1) {
-    PyObject *t = newTensor(rt_, std::move((*out)[0]));
+    PyObject *t = wrap(std::move((*out)[0]));
     if (!t) throw pyb::error_already_set();
     return t;
   }
@@ -170,7 +188,7 @@ PyObject *PyProgram::call(PyObject *args, PyObject *kwargs) {
   PyObject *tuple = PyTuple_New(static_cast<Py_ssize_t>(n));
   bool ok = tuple != nullptr;
   for (size_t i = 0; i < n; ++i) {
-    PyObject *t = newTensor(rt_, std::move((*out)[i]));
+    PyObject *t = wrap(std::move((*out)[i]));
     if (t && tuple) PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(i), t);
     else Py_XDECREF(t);
     ok &= t != nullptr;

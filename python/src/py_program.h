@@ -27,9 +27,13 @@ class PyProgram {
   static std::unique_ptr<PyProgram> make(Program program, const CompileArgs &a);
   ~PyProgram();
 
-  // prog(*args, stream=None, **kwargs): arguments in declared order, or by
-  // name; returns None, one hostjit.Tensor, or a tuple of them (a new
-  // reference). The type's tp_call (module.cpp) calls it directly.
+  // prog(*args, stream=None, tensor_type=None, **kwargs): arguments in
+  // declared order, or by name; returns None, one output, or a tuple of
+  // them (a new reference). Outputs are hostjit.Tensor, or with
+  // tensor_type (a type with a DLPack C exchange API, torch.Tensor) that
+  // framework's tensors, made without Python calls; they are ordered
+  // before `stream` when one is given, else before the framework's
+  // current stream. The type's tp_call (module.cpp) calls it directly.
   PyObject *call(PyObject *args, PyObject *kwargs);
   // prog.reserve_graph(*args, **kwargs): plans graph mode for the signature
   // of these arguments (Executable::reserveGraph); nothing runs.

@@ -268,6 +268,30 @@ PyObject *newTensor(std::shared_ptr<PyRuntime> rt, Tensor t) {
   return o;
 }
 
+PyObject *newFrameworkTensor(const DLPackExchangeAPI *api, std::shared_ptr<PyRuntime> rt, Tensor t) {
+  std::shared_ptr<OwnedBuffer> b;
+  DLManagedTensorVersioned *m = nullptr;
+  try {
+    b = std::make_shared<OwnedBuffer>(rt, std::move(t));
+    m = makeExport<DLManagedTensorVersioned>(b);
+  } catch (const std::bad_alloc &) {
+    if (!b) {
+      std::lock_guard lk(rt->mutex());
+      t = Tensor();
+    }
+    return PyErr_NoMemory();
+  }
+  b.reset();  // the export holds the buffer now
+  m->version = {1, 0};
+  m->flags = 0;
+  void *out = nullptr;
+  if (api->managed_tensor_to_py_object_no_sync(m, &out) != 0) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "the tensor type's DLPack exchange API refused an output");
+    return nullptr;
+  }
+  return static_cast<PyObject *>(out);
+}
+
 OwnedBuffer *tensorBuffer(PyObject *obj) {
   if (Py_TYPE(obj) != gTensorType) return nullptr;
   return reinterpret_cast<TensorObject *>(obj)->buf.get();

@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include "dlpack_v1.h"
 #include "py_runtime.h"
 
 namespace hostjit::py {
@@ -27,6 +28,11 @@ void addTensorType(pyb::module_ &m);
 // A new hostjit.Tensor owning `t` (a new reference), or nullptr with a
 // Python error set.
 PyObject *newTensor(std::shared_ptr<PyRuntime> rt, Tensor t);
+// `t` as a tensor of the framework whose exchange API is `api` (a new
+// reference): exported zero-copy and handed over with
+// managed_tensor_to_py_object_no_sync, which steals the export even when
+// it fails; no stream synchronisation. nullptr with a Python error set.
+PyObject *newFrameworkTensor(const DLPackExchangeAPI *api, std::shared_ptr<PyRuntime> rt, Tensor t);
 // The buffer of a hostjit.Tensor, or nullptr when obj is not one.
 OwnedBuffer *tensorBuffer(PyObject *obj);
 

@@ -82,6 +82,35 @@ def test_streams_order_the_call(hostjit):
         torch.testing.assert_close(z, 2 * (2.0 * x + b))
 
 
+def test_outputs_as_torch_tensors(hostjit, cuda_rt):
+    """tensor_type=torch.Tensor: outputs made through torch's DLPack
+    exchange API, the values and lifetimes of from_dlpack's, ordered before
+    torch's current stream (no stream given: the runtime's own stream ran
+    the call) or before the stream given."""
+    prog = hostjit.compile(AXPB, runtime=cuda_rt, filename=AXPB_FILE, tiered=False)
+    x, b = inputs(4096)
+    t = prog(x, b, 1.5, tensor_type=torch.Tensor)
+    assert type(t) is torch.Tensor and t.device == x.device and t.shape == (4096,)
+    assert torch.equal(t, torch.from_dlpack(prog(x, b, 1.5)))
+    gc.collect()
+    assert cuda_rt.stats()["live_bytes"] == 4096 * 4  # the torch tensor holds its buffer
+    del t
+    gc.collect()
+    assert cuda_rt.stats()["live_bytes"] == 0
+    side = torch.cuda.Stream()
+    for kw in ({}, {"stream": side}):
+        with torch.cuda.stream(side):
+            y = torch.full((1 << 22,), 1.0, device="cuda")
+            for _ in range(50):  # long work on the side stream, still queued at the call
+                y.mul_(1.01)
+            ones = torch.ones_like(y)
+            z = prog(y, ones, 2.0, tensor_type=torch.Tensor, **kw) * 2
+        side.synchronize()
+        torch.testing.assert_close(z, 2 * (2.0 * y + ones))
+    with pytest.raises(RuntimeError, match="tensor_type: expected a tensor type with a DLPack C exchange API"):
+        prog(x, b, 1.5, tensor_type=int)
+
+
 def test_the_legacy_default_stream(hostjit):
     rt = hostjit.Runtime(backend="cuda", stream=torch.cuda.default_stream())
     prog = hostjit.compile(AXPB, runtime=rt, filename=AXPB_FILE, tiered=False, graph=True)

@@ -112,6 +112,10 @@ def test_bad_arguments_name_the_argument(hostjit, host_rt, rng):
         (lambda: prog(x, b, 1.0, x=x), "argument %x: given twice"),
         (lambda: prog(x, b, 1.0, beta=2.0), "@axpb has no parameter %beta"),
         (lambda: prog(x, b, 1.0, stream=1), "stream: the host backend has no streams; give none"),
+        (lambda: prog(x, b, 1.0, tensor_type=np.ndarray), "tensor_type: expected a tensor type with a DLPack C "
+         "exchange API (__dlpack_c_exchange_api__, DLPack 1.2) that makes tensors, got numpy.ndarray"),
+        (lambda: prog(x, b, 1.0, tensor_type="torch"), "tensor_type: expected a tensor type with a DLPack C "
+         "exchange API (__dlpack_c_exchange_api__, DLPack 1.2) that makes tensors, got str"),
     ]
     for fn, message in cases:
         e = error_of(fn)

@@ -46,6 +46,7 @@ def graph(hostjit, tmp_path, wrapper, seen, inductor_call, report, runtime=None,
 
 class NumpyArrays:
     """NumPy arrays as ImportedGraph takes tensors."""
+    tensor_type = None
     convert = staticmethod(np.from_dlpack)
 
     @staticmethod
