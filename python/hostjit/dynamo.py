@@ -143,7 +143,10 @@ def graphs():
     calls each way, its kernels, launches and matmuls, whether graph mode
     is on, and the host time of its hostjit calls: program_us inside the
     program's call, python_us around it (arguments picked, outputs made
-    into the caller's tensors)."""
+    into the caller's tensors); and of its first call: first_call_s
+    (Inductor's, watched), describe_s (its wrapper recorded) and compile_s
+    (hostjit.compile; with tiering the native code is still compiling
+    after it)."""
     return REPORT.graphs()
 
 

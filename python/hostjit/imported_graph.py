@@ -85,7 +85,7 @@ class Report:
     def add(self, name):
         entry = {"name": name, "status": "pending", "reason": "", "hostjit_calls": 0, "inductor_calls": 0,
                  "kernels": 0, "launches": 0, "matmuls": 0, "graph_mode": False, "program_us": 0.0,
-                 "python_us": 0.0}
+                 "python_us": 0.0, "first_call_s": 0.0, "describe_s": 0.0, "compile_s": 0.0}
         with self.lock:
             self.entries.append(entry)
         return entry
@@ -168,8 +168,10 @@ class ImportedGraph:
     def first(self, args):
         """Inductor's call, watched; then the import, or the reason there is none."""
         inputs = list(args)
+        t0 = time.perf_counter()
         with self.watch() as seen:
             out = self.inductor_call(args)
+        self.entry["first_call_s"] = time.perf_counter() - t0
         self.entry["inductor_calls"] += 1
         try:
             self.take(inputs, seen)
@@ -193,6 +195,7 @@ class ImportedGraph:
         else:
             folder = tempfile.mkdtemp(prefix="hostjit-%s-" % self.name)
             self.folder = weakref.finalize(self, shutil.rmtree, folder, True)
+        t0 = time.perf_counter()
         desc, arg_names, base = self.describe(self.name, folder, inputs, seen)
         stand_ins = self.options.host_kernels or {}
         if rt.backend == "host":
@@ -205,8 +208,10 @@ class ImportedGraph:
             with open(path, "w") as f:
                 f.write(text)
         graph = self.options.graph if self.options.graph is not None else rt.backend == "cuda"
+        t1 = time.perf_counter()
         prog = hj_compile(text, runtime=rt, graph=graph, opt=self.options.opt, tiered=self.options.tiered,
                           filename=path)
+        self.entry.update(describe_s=t1 - t0, compile_s=time.perf_counter() - t1)
         self.picks = tuple(self.pick(arg_names, decl, inputs) for decl in desc["inputs"])
         allocs = {s["name"] for s in desc["body"] if s["op"] == "alloc"}
         self.views = OutputViews(_hostjit._inductor_outputs(text, path, False), [i["name"] for i in desc["inputs"]],

@@ -67,6 +67,8 @@ def test_an_mlp_is_one_program_with_inductors_bits():
     same_bits(ref, got)
     assert [(g["status"], g["reason"], g["matmuls"], g["graph_mode"]) for g in graphs] == [("hostjit", "", 2, True)]
     assert graphs[0]["hostjit_calls"] == 3 and graphs[0]["inductor_calls"] == 1
+    assert hd.TorchTensors.tensor_type is torch.Tensor  # the program makes torch's tensors (PyTorch 2.11)
+    assert graphs[0]["first_call_s"] > 0 and graphs[0]["compile_s"] > 0
 
 
 def test_attention_views_at_offsets_and_many_lengths():
@@ -96,6 +98,36 @@ def test_inputs_updated_in_place():
     ref, got, graphs = both(sgd, calls)
     same_bits(ref, got)
     assert graphs[0]["status"] == "hostjit" and graphs[0]["hostjit_calls"] == 2
+
+
+def test_training_steps_forward_and_backward():
+    """loss.backward() under torch.compile: AOTAutograd's forward and
+    backward graphs each go through the backend; over 4 steps the loss and
+    every gradient have Inductor's bits, and each graph reports what it
+    became (hostjit, or Inductor with the reason)."""
+    def steps(backend):
+        torch._dynamo.reset()
+        m = MLP().cuda()
+        f = torch.compile(m, backend=backend)
+        out = []
+        for s in range(4):
+            m.zero_grad(set_to_none=True)
+            loss = f(rand(16, 64, seed=20 + s)).log().mean()
+            loss.backward()
+            out.append([loss.detach().clone()] + [p.grad.clone() for p in m.parameters()])
+        torch.cuda.synchronize()
+        return out
+    ref = steps("inductor")
+    hd.reset()
+    got = steps("hostjit")
+    for r, g in zip(ref, got):
+        for a, b in zip(r, g):
+            assert torch.equal(a, b)
+    graphs = hd.graphs()
+    assert len(graphs) == 2, graphs  # forward and backward
+    for g in graphs:
+        assert g["status"] == "hostjit" or g["reason"], g
+    assert hd.stats()["hostjit_calls"] + hd.stats()["inductor_calls"] == 8
 
 
 def test_torchs_current_stream_and_graph_mode_off():

@@ -96,6 +96,7 @@ def test_first_call_inductor_then_hostjit_over_sizes(hostjit, tmp_path, graph_mo
     e = report.graphs()[0]
     assert (e["status"], e["reason"], e["kernels"], e["launches"], e["matmuls"]) == ("hostjit", "", 1, 3, 1)
     assert e["program_us"] > 0 and e["python_us"] > 0  # the host time of the 4 hostjit calls, split
+    assert e["first_call_s"] > 0 and e["describe_s"] > 0 and e["compile_s"] > 0  # the first call's, split
     assert g.program.graph == graph_mode
     if graph_mode:
         assert g.runtime.stats()["graph_replays"] + g.runtime.stats()["graph_builds"] >= 4
