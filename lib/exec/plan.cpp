@@ -315,16 +315,19 @@ class Planner {
   void step(const ScalarOp &) {}
 
   // No runtime call: launches pass the root's memory at the view's offset.
-  // Outside loops, a view at an offset (a slice) is checked before any call
-  // to stay inside its root, an input or a buffer; the verifier refuses a
-  // constant view that does not. (Other views are not checked at run time:
-  // they start where their root does, and the check costs every call.)
+  // Outside loops, a view of an input (whose memory and strides are the
+  // caller's) and a view of a buffer at an offset (a slice) are checked
+  // before any call to stay inside their root; the verifier refuses a
+  // constant view of a buffer that does not. (Other views of buffers are
+  // not checked at run time: they start where their root does, and the
+  // check costs every call.)
   void step(const View &n) {
     ValueId root = p_.rootOf(n.result);
     const Value &r = p_.value(root);
-    bool rooted = r.def == Value::Def::TensorInput ||
-                  (r.def == Value::Def::Stmt && std::holds_alternative<Alloc>(p_.body[r.defIndex].node));
+    bool input = r.def == Value::Def::TensorInput;
+    bool rooted = input || (r.def == Value::Def::Stmt && std::holds_alternative<Alloc>(p_.body[r.defIndex].node));
     ExprId at = geometry_.offsetElements(n.result);
+    if (!at.valid() && input) at = table_.constInt(0);
     if (!open_.empty() || !rooted || !at.valid()) return;
     std::vector<ExprId> sizes, strides;
     geometry_.dimsOf(n.result, sizes, strides);

@@ -322,6 +322,49 @@ TEST_CASE("inductor: an input with a symbol for its row stride reaches a kernel 
   });
 }
 
+TEST_CASE("inductor: an input with constant sizes and a wider row stride imports and runs", "[inductor]") {
+  // The prompt at batch 8: input_ids is (8, 16) with strides (529, 1), all
+  // constants. The verifier refused the view with those strides (its root,
+  // declared f32[2, 4] here, holding 8 elements) and the graph ran through
+  // Inductor; the caller's slice holds it, which each call checks.
+  std::string text = description(
+      R"({"name": "x", "dtype": "f32", "sizes": [2, 4], "strides": [16, 1]},
+         {"name": "y", "dtype": "f32", "sizes": [8], "strides": [1]})",
+      R"({"op": "alloc", "name": "buf0", "dtype": "f32", "sizes": [8], "strides": [1]},
+         {"op": "launch", "kernel": "add", "grid": [1, 1, 1], "args": ["x", "y", "buf0", 8]})",
+      R"("buf0")",
+      R"j("kernels": [{"name": "add", "triton": "kernels/add_kernel/add_kernel.json", "host": "triton_add"}], )j");
+  auto imported = importInductor(text, kDir + "t.inductor.json");
+  INFO((imported ? "" : imported.error().message));
+  REQUIRE(imported);
+  eachPath([&](bool jit, bool graph) {
+    auto rt = makeRuntime();
+    Runner r(imported->program, rt, jit, OptLevel::O2, graph);
+    std::mt19937 g(16);
+    std::vector<float> wide = dyadic(32, g), y = dyadic(8, g);
+    Tensor tw = hostTensor(rt, {2, 16}, wide), ty = hostTensor(rt, {8}, y);
+    DLTensor xd = tw.dl();
+    int64_t shape[2] = {2, 4}, strides[2] = {16, 1};  // x = wide[:, :4]
+    xd.shape = shape;
+    xd.strides = strides;
+    DLTensor yd = ty.dl();
+    const DLTensor *inputs[] = {&xd, &yd};
+    auto out = r.run(inputs);
+    INFO((out ? "" : out.error().message));
+    REQUIRE(out);
+    std::vector<float> want(8);
+    for (size_t i = 0; i < 8; ++i) want[i] = wide[i] + y[i];
+    CHECK(floats((*out)[0]) == want);
+    // A contiguous (2, 4) tensor does not hold rows 16 apart: refused.
+    Tensor packed = hostTensor(rt, {2, 4}, std::vector<float>(wide.begin(), wide.begin() + 8));
+    DLTensor pd = packed.dl();
+    const DLTensor *contiguous[] = {&pd, &yd};
+    auto refused = r.run(contiguous);
+    REQUIRE(!refused);
+    CHECK(refused.error().message.find("runs past the memory of its root %x") != std::string::npos);
+  });
+}
+
 TEST_CASE("inductor: what cannot be imported is refused, naming where it stands", "[inductor]") {
   std::string x = R"({"name": "x", "dtype": "f32", "sizes": ["s0", 4]})";
   std::string sym = R"J("symbols": {"s0": "size(x, 0)"}, )J";
