@@ -2,7 +2,7 @@
 """decode_gpt2.py - GPT-2 small generating on the GPU: hostjit's torch.compile
 backend against eager PyTorch, torch.compile and its reduce-overhead mode.
 
-    decode_gpt2.py all OUTDIR [--steps N] [--batches 1,8] [--loops grow,kv] [--modes ...] [--timeout S]
+    decode_gpt2.py all OUTDIR [--steps N] [--batches 1,8] [--loops grow,kv] [--modes ...] [--timeout S] [--warm 1]
     decode_gpt2.py one MODE LOOP BATCH STEPS OUT.json      (one run, in its own process)
     decode_gpt2.py table OUTDIR                            (the summary, from the runs' files)
 
@@ -31,7 +31,8 @@ Dynamo, AOTAutograd and the model's Python); a checksum of the last position's
 logits (float64 sum and sum of magnitudes), and every 16 steps the device
 memory held (torch's reserved bytes, hostjit's runtimes' reserved and graph
 bytes). Once per run: the first step's wall time (compiles included: time
-to the first token), Dynamo's graphs, recompiles, re-records (cudagraph
+to the first token; each run starts with empty Inductor, Triton and hostjit
+caches of its own unless --warm 1, so that no mode compiles for another), Dynamo's graphs, recompiles, re-records (cudagraph
 trees' calls of record_function and of CUDAGraphNode._record; hostjit's
 graphs built), and the logits of steps 0, 1,
 N/2 and N-1 (OUT.pt) for a bit-for-bit comparison across modes.
@@ -179,22 +180,32 @@ def one(mode, loop, batch, steps, out):
         json.dump(res, f)
 
 
-def all_runs(outdir, steps, batches, loops, modes, timeout):
+def all_runs(outdir, steps, batches, loops, modes, timeout, warm):
+    import shutil
+    import tempfile
     os.makedirs(outdir, exist_ok=True)
     for loop in loops:
         for batch in batches:
             for mode in modes:
                 out = os.path.join(outdir, "%s_%s_b%d.json" % (loop, mode, batch))
+                env = dict(os.environ)
+                caches = None
+                if not warm:  # Inductor's, Triton's and hostjit's caches empty: each run's first token is cold
+                    caches = tempfile.mkdtemp(prefix="decode-caches-")
+                    for var in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "HOSTJIT_CACHE_DIR"):
+                        env[var] = os.path.join(caches, var.lower())
                 t0 = time.time()
                 try:
                     p = subprocess.run([sys.executable, os.path.abspath(__file__), "one", mode, loop, str(batch),
-                                        str(steps), out], capture_output=True, text=True, timeout=timeout)
+                                        str(steps), out], capture_output=True, text=True, timeout=timeout, env=env)
                     rc, err = p.returncode, p.stderr
                 except subprocess.TimeoutExpired as e:
                     rc, err = "timeout", (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) \
                         else (e.stderr or "")
                 with open(out[:-5] + ".log", "w") as f:
                     f.write(err)
+                if caches:
+                    shutil.rmtree(caches, ignore_errors=True)
                 print("%s %s b%d: rc=%s %.0fs" % (loop, mode, batch, rc, time.time() - t0), flush=True)
                 if rc != 0:
                     print("\n".join(err.strip().splitlines()[-4:]), flush=True)
@@ -248,14 +259,15 @@ def main():
         return table(a[1])
     if a[:1] == ["all"] and len(a) >= 2:
         opts = {"--steps": "512", "--batches": "1,8", "--loops": ",".join(LOOPS), "--modes": ",".join(MODES),
-                "--timeout": "600"}
+                "--timeout": "600", "--warm": "0"}
         rest = a[2:]
         for k, v in zip(rest[::2], rest[1::2]):
             if k not in opts:
                 raise SystemExit("unknown option %s (%s)" % (k, ", ".join(opts)))
             opts[k] = v
         return all_runs(a[1], int(opts["--steps"]), [int(b) for b in opts["--batches"].split(",")],
-                        opts["--loops"].split(","), opts["--modes"].split(","), int(opts["--timeout"]))
+                        opts["--loops"].split(","), opts["--modes"].split(","), int(opts["--timeout"]),
+                        opts["--warm"] == "1")
     raise SystemExit(__doc__)
 
 
