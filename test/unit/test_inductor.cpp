@@ -283,42 +283,61 @@ TEST_CASE("inductor: addmm's whole-matrix bias is accumulated onto where it dies
                "accumulate onto it): hostjit's matmul adds one row to every row");
 }
 
+namespace {
+
+// A description whose kernel, the host stand-in triton_add, adds 8
+// contiguous elements from x's data pointer to y (8): x's geometry and the
+// symbols ("" or `"symbols": {...}, `) as given.
+std::string sliceAdd(const std::string &xGeometry, const std::string &symbols) {
+  return description(R"({"name": "x", "dtype": "f32", )" + xGeometry +
+                         R"(}, {"name": "y", "dtype": "f32", "sizes": [8], "strides": [1]})",
+                     R"({"op": "alloc", "name": "buf0", "dtype": "f32", "sizes": [8], "strides": [1]},
+         {"op": "launch", "kernel": "add", "grid": [1, 1, 1], "args": ["x", "y", "buf0", 8]})",
+                     R"("buf0")",
+                     symbols + R"j("kernels": [{"name": "add", "triton": "kernels/add_kernel/add_kernel.json", )j"
+                               R"j("host": "triton_add"}], )j");
+}
+
+// Runs a program of inputs x (2 x 4, a slice wide[:, :4] of a 2 x width
+// tensor) and y (8) whose kernel, the host stand-in triton_add, adds 8
+// contiguous elements from x's data pointer to y: the output must be
+// wide's first 8 elements plus y.
+template <class Rt>
+void checkSliceAdd(Runner &r, const Rt &rt, int64_t width) {
+  INFO("width " << width);
+  std::mt19937 g(static_cast<unsigned>(width));
+  std::vector<float> wide = dyadic(size_t(2 * width), g), y = dyadic(8, g);
+  Tensor tw = hostTensor(rt, {2, width}, wide), ty = hostTensor(rt, {8}, y);
+  DLTensor xd = tw.dl();
+  int64_t shape[2] = {2, 4}, strides[2] = {width, 1};
+  xd.shape = shape;
+  xd.strides = strides;
+  DLTensor yd = ty.dl();
+  const DLTensor *inputs[] = {&xd, &yd};
+  auto out = r.run(inputs);
+  INFO((out ? "" : out.error().message));
+  REQUIRE(out);
+  std::vector<float> want(8);
+  for (size_t i = 0; i < 8; ++i) want[i] = wide[i] + y[i];
+  CHECK(floats((*out)[0]) == want);
+}
+
+}  // namespace
+
 TEST_CASE("inductor: an input with a symbol for its row stride reaches a kernel as its data pointer", "[inductor]") {
   // input_ids at batch 8 is a slice of a wider token buffer: Inductor
   // asserts its strides as (s1, 1) and its kernels index it with s1. The
   // kernel takes the slice's data pointer; a contiguous copy is not asked
   // for. The host stand-in adds n contiguous elements from that pointer.
-  std::string text = description(
-      R"({"name": "x", "dtype": "f32", "sizes": [2, "s0"], "strides": ["s1", 1]},
-         {"name": "y", "dtype": "f32", "sizes": [8], "strides": [1]})",
-      R"({"op": "alloc", "name": "buf0", "dtype": "f32", "sizes": [8], "strides": [1]},
-         {"op": "launch", "kernel": "add", "grid": [1, 1, 1], "args": ["x", "y", "buf0", 8]})",
-      R"("buf0")",
-      R"j("symbols": {"s0": "size(x, 1)", "s1": "stride(x, 0)"},
-         "kernels": [{"name": "add", "triton": "kernels/add_kernel/add_kernel.json", "host": "triton_add"}], )j");
-  auto imported = importInductor(text, kDir + "t.inductor.json");
+  auto imported = importInductor(sliceAdd(R"("sizes": [2, "s0"], "strides": ["s1", 1])",
+                                          R"j("symbols": {"s0": "size(x, 1)", "s1": "stride(x, 0)"}, )j"),
+                                 kDir + "t.inductor.json");
   INFO((imported ? "" : imported.error().message));
   REQUIRE(imported);
   eachPath([&](bool jit, bool graph) {
     auto rt = makeRuntime();
     Runner r(imported->program, rt, jit, OptLevel::O2, graph);
-    for (int64_t width : {6, 9}) {
-      std::mt19937 g(static_cast<unsigned>(width));
-      std::vector<float> wide = dyadic(size_t(2 * width), g), y = dyadic(8, g);
-      Tensor tw = hostTensor(rt, {2, width}, wide), ty = hostTensor(rt, {8}, y);
-      DLTensor xd = tw.dl();
-      int64_t shape[2] = {2, 4}, strides[2] = {width, 1};  // x = wide[:, :4]
-      xd.shape = shape;
-      xd.strides = strides;
-      DLTensor yd = ty.dl();
-      const DLTensor *inputs[] = {&xd, &yd};
-      auto out = r.run(inputs);
-      INFO((out ? "" : out.error().message));
-      REQUIRE(out);
-      std::vector<float> want(8);
-      for (size_t i = 0; i < 8; ++i) want[i] = wide[i] + y[i];
-      CHECK(floats((*out)[0]) == want);
-    }
+    for (int64_t width : {6, 9}) checkSliceAdd(r, rt, width);
   });
 }
 
@@ -327,37 +346,17 @@ TEST_CASE("inductor: an input with constant sizes and a wider row stride imports
   // constants. The verifier refused the view with those strides (its root,
   // declared f32[2, 4] here, holding 8 elements) and the graph ran through
   // Inductor; the caller's slice holds it, which each call checks.
-  std::string text = description(
-      R"({"name": "x", "dtype": "f32", "sizes": [2, 4], "strides": [16, 1]},
-         {"name": "y", "dtype": "f32", "sizes": [8], "strides": [1]})",
-      R"({"op": "alloc", "name": "buf0", "dtype": "f32", "sizes": [8], "strides": [1]},
-         {"op": "launch", "kernel": "add", "grid": [1, 1, 1], "args": ["x", "y", "buf0", 8]})",
-      R"("buf0")",
-      R"j("kernels": [{"name": "add", "triton": "kernels/add_kernel/add_kernel.json", "host": "triton_add"}], )j");
-  auto imported = importInductor(text, kDir + "t.inductor.json");
+  auto imported = importInductor(sliceAdd(R"("sizes": [2, 4], "strides": [16, 1])", ""), kDir + "t.inductor.json");
   INFO((imported ? "" : imported.error().message));
   REQUIRE(imported);
   eachPath([&](bool jit, bool graph) {
     auto rt = makeRuntime();
     Runner r(imported->program, rt, jit, OptLevel::O2, graph);
-    std::mt19937 g(16);
-    std::vector<float> wide = dyadic(32, g), y = dyadic(8, g);
-    Tensor tw = hostTensor(rt, {2, 16}, wide), ty = hostTensor(rt, {8}, y);
-    DLTensor xd = tw.dl();
-    int64_t shape[2] = {2, 4}, strides[2] = {16, 1};  // x = wide[:, :4]
-    xd.shape = shape;
-    xd.strides = strides;
-    DLTensor yd = ty.dl();
-    const DLTensor *inputs[] = {&xd, &yd};
-    auto out = r.run(inputs);
-    INFO((out ? "" : out.error().message));
-    REQUIRE(out);
-    std::vector<float> want(8);
-    for (size_t i = 0; i < 8; ++i) want[i] = wide[i] + y[i];
-    CHECK(floats((*out)[0]) == want);
+    checkSliceAdd(r, rt, 16);
     // A contiguous (2, 4) tensor does not hold rows 16 apart: refused.
-    Tensor packed = hostTensor(rt, {2, 4}, std::vector<float>(wide.begin(), wide.begin() + 8));
-    DLTensor pd = packed.dl();
+    std::mt19937 g(4);
+    Tensor packed = hostTensor(rt, {2, 4}, dyadic(8, g)), ty = hostTensor(rt, {8}, dyadic(8, g));
+    DLTensor pd = packed.dl(), yd = ty.dl();
     const DLTensor *contiguous[] = {&pd, &yd};
     auto refused = r.run(contiguous);
     REQUIRE(!refused);
