@@ -27,6 +27,7 @@ import glob
 import json
 import os
 import shutil
+import threading
 
 DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int32": "i32",
           "int64": "i64", "uint8": "u8", "uint32": "u32", "int8": "i8", "int16": "i16", "bool": "bool",
@@ -367,32 +368,57 @@ def launch_seen(autotuner):
             "cache_dir": cdir}
 
 
+_watches = threading.local()  # .open: this thread's open watches (dicts)
+_watch_lock = threading.Lock()
+_watched_class = None  # the CachingAutotuner class whose run is wrapped
+
+
+def _watch_class():
+    """Wraps CachingAutotuner.run once per process (per class): each launch
+    is reported to the watches open on the launching thread, if any."""
+    global _watched_class
+    from torch._inductor.runtime import triton_heuristics as th
+    with _watch_lock:
+        cls = th.CachingAutotuner
+        if _watched_class is cls:
+            return
+        orig = cls.run
+
+        def run(self, *args, **kw):
+            r = orig(self, *args, **kw)
+            open_ = getattr(_watches, "open", None)
+            if open_:
+                try:
+                    v = launch_seen(self)
+                except Unsupported as e:
+                    v = e
+                for seen in open_:
+                    seen[self.fn.__name__] = v
+            return r
+        cls.run = run
+        _watched_class = cls
+
+
 @contextlib.contextmanager
 def watch_launches():
     """A dict filled, while the context is open, with launch_seen() of each
-    kernel Inductor launches, by the kernel's name (the launch hook of
-    record() and of the torch.compile backend). It patches
-    CachingAutotuner.run for the whole process while open: a launch of
-    another thread is seen too. A launch whose grid Recorder cannot take
-    is kept as the error it raises, for Recorder to report if the kernel is
-    used."""
-    from torch._inductor.runtime import triton_heuristics as th
+    kernel Inductor launches on this thread, by the kernel's name (the
+    launch hook of record() and of the torch.compile backend). The first
+    watch wraps CachingAutotuner.run for the rest of the process; a launch
+    with no watch open on its thread costs one thread-local lookup more.
+    Watches of other threads, and nested ones, each see their own thread's
+    launches. A launch whose grid Recorder cannot take is kept as the error
+    it raises, for Recorder to report if the kernel is used."""
+    _watch_class()
     seen = {}
-    orig = th.CachingAutotuner.run
-
-    def run(self, *args, **kw):
-        r = orig(self, *args, **kw)
-        try:
-            seen[self.fn.__name__] = launch_seen(self)
-        except Unsupported as e:
-            seen[self.fn.__name__] = e
-        return r
-
-    th.CachingAutotuner.run = run
+    if not hasattr(_watches, "open"):
+        _watches.open = []
+    _watches.open.append(seen)
     try:
         yield seen
     finally:
-        th.CachingAutotuner.run = orig
+        # by identity: two watches' dicts may be equal
+        del _watches.open[next(i for i, w in enumerate(_watches.open) if w is seen)]
 
 
 class Recording:

@@ -204,3 +204,52 @@ def test_a_kernel_that_did_not_run_is_refused(tmp_path):
         record(tmp_path, WRAPPER, [5] + [np.random.default_rng(5).standard_normal(4).astype(np.float32)] * 4,
                kernels={})
     assert "kernel triton_poi_fused_add_0 did not run in the recorded call" in str(e.value)
+
+
+def test_launch_watches_see_their_own_threads_launches(monkeypatch):
+    """watch_launches with a stand-in for Inductor's CachingAutotuner (no
+    PyTorch here): the class is wrapped once; nested watches both see a
+    launch, another thread's watch does not, a launch with no watch open is
+    seen by none, and each watch closes without disturbing the others."""
+    import importlib.util
+    import sys
+    import threading
+    import types
+    if importlib.util.find_spec("torch") is not None:
+        pytest.skip("PyTorch is installed: the stand-in module would shadow it (test_dynamo.py covers the real one)")
+    from hostjit import inductor
+
+    class CachingAutotuner:
+        def __init__(self, name):
+            self.fn = types.SimpleNamespace(__name__=name)
+
+        def run(self, *args, **kw):
+            return "ran " + self.fn.__name__
+
+    th = types.ModuleType("torch._inductor.runtime.triton_heuristics")
+    th.CachingAutotuner = CachingAutotuner
+    for name in ("torch", "torch._inductor", "torch._inductor.runtime"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    monkeypatch.setitem(sys.modules, th.__name__, th)
+    monkeypatch.setattr(sys.modules["torch._inductor.runtime"], "triton_heuristics", th, raising=False)
+    monkeypatch.setattr(inductor, "launch_seen", lambda a: {"launched": a.fn.__name__})
+    with inductor.watch_launches() as outer:
+        wrapped = CachingAutotuner.run
+        with inductor.watch_launches() as inner:
+            assert CachingAutotuner.run is wrapped  # wrapped once
+            assert CachingAutotuner("k1").run() == "ran k1"
+            other = {}
+
+            def elsewhere():
+                with inductor.watch_launches() as mine:
+                    CachingAutotuner("k2").run()
+                    other.update(mine)
+            t = threading.Thread(target=elsewhere)
+            t.start()
+            t.join()
+        CachingAutotuner("k3").run()
+    CachingAutotuner("k4").run()
+    assert inner == {"k1": {"launched": "k1"}}
+    assert outer == {"k1": {"launched": "k1"}, "k3": {"launched": "k3"}}
+    assert other == {"k2": {"launched": "k2"}}
+    assert inductor._watches.open == []
