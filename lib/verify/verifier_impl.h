@@ -1,6 +1,7 @@
 // verifier_impl.h - the Verifier: its state (what is defined, freed,
 // handed to a loop, on which stream) and a check per statement kind. Its
-// methods are in verifier.cpp, verify_statements.cpp and verify_scopes.cpp.
+// methods are in verifier.cpp, verify_statements.cpp, verify_buffers.cpp and
+// verify_scopes.cpp.
 #pragma once
 
 #include <algorithm>
