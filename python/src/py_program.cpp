@@ -21,6 +21,15 @@ std::weak_ptr<Jit> gJitWeak;
 std::shared_ptr<Jit> gJit;  // the module's reference, dropped at exit
 std::unordered_set<PyProgram *> gLive;
 
+// A call's keyword, looked up without making a str per call (the GIL held).
+PyObject *keyword(PyObject *kwargs, const char *word, PyObject *&interned) {
+  if (!kwargs) return nullptr;
+  if (!interned && !(interned = PyUnicode_InternFromString(word))) throw pyb::error_already_set();
+  PyObject *v = PyDict_GetItemWithError(kwargs, interned);
+  if (!v && PyErr_Occurred()) throw pyb::error_already_set();
+  return v;
+}
+
 }  // namespace
 
 std::shared_ptr<Jit> sharedJit() {
@@ -130,7 +139,8 @@ PyObject *PyProgram::call(PyObject *args, PyObject *kwargs) {
   bool given = false;
   void *stream = nullptr;
   if (kwargs) {
-    if (PyObject *s = PyDict_GetItemString(kwargs, "stream")) {
+    static PyObject *kStream = nullptr;
+    if (PyObject *s = keyword(kwargs, "stream", kStream)) {
       stream = streamHandle(s, "stream", &given);
       if (given && !rt_->cuda()) raise(HJ_ERR_INVALID_ARGUMENT, "stream: the host backend has no streams; give none");
     }
@@ -139,7 +149,8 @@ PyObject *PyProgram::call(PyObject *args, PyObject *kwargs) {
   void *exec = given ? stream : rt_->stream();
   const DLPackExchangeAPI *api = nullptr;
   void *consumer = nullptr;  // the framework's current stream, to order the outputs before
-  if (PyObject *type = kwargs ? PyDict_GetItemString(kwargs, "tensor_type") : nullptr; type && type != Py_None) {
+  static PyObject *kTensorType = nullptr;
+  if (PyObject *type = keyword(kwargs, "tensor_type", kTensorType); type && type != Py_None) {
     api = PyType_Check(type) ? exchangeApi(reinterpret_cast<PyTypeObject *>(type)) : nullptr;
     if (!api || !api->managed_tensor_to_py_object_no_sync)
       raise(HJ_ERR_INVALID_ARGUMENT, std::string("tensor_type: expected a tensor type with a DLPack C exchange API "
