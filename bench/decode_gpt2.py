@@ -30,7 +30,8 @@ programs' calls and in the backend's Python around them (the rest is
 Dynamo, AOTAutograd and the model's Python); a checksum of the last position's
 logits (float64 sum and sum of magnitudes), and every 16 steps the device
 memory held (torch's reserved bytes, hostjit's runtimes' reserved and graph
-bytes). Once per run: the first step's wall time (compiles included: time
+bytes); the graphs built (hostjit) or recorded (cudagraph trees) so far,
+read after each step outside its timing. Once per run: the first step's wall time (compiles included: time
 to the first token; each run starts with empty Inductor, Triton and hostjit
 caches of its own unless --warm 1, so that no mode compiles for another), Dynamo's graphs, recompiles, re-records (cudagraph
 trees' calls of record_function and of CUDAGraphNode._record; hostjit's
@@ -111,6 +112,12 @@ def one(mode, loop, batch, steps, out):
     def spent():
         gs = hd.graphs() if hd is not None else []
         return sum(g["program_us"] for g in gs), sum(g["python_us"] for g in gs)
+
+    def recorded():  # graphs built (hostjit) or recorded (cudagraph trees) so far, read outside the timing
+        if hd is not None:
+            return sum(rt.stats()["graph_builds"] for rt in hd.runtimes())
+        return records.count("record_function")
+    records_by_step = []  # after each step
     keep_steps = {0, 1, steps // 2, steps - 1}
     past = None
     with torch.no_grad():
@@ -145,6 +152,7 @@ def one(mode, loop, batch, steps, out):
                     for layer in past.layers:
                         layer.keys, layer.values = layer.keys.clone(), layer.values.clone()
             now = spent()
+            records_by_step.append(recorded())
             inside.append(now[0] - was[0])
             around.append(now[1] - was[1])
             host.append((t1 - t0) * 1e6)
@@ -161,6 +169,7 @@ def one(mode, loop, batch, steps, out):
            "dynamo_graphs": int(counters["stats"]["unique_graphs"]),
            "recompiles": int(sum(counters["recompiles"].values())) if "recompiles" in counters else 0,
            "cudagraph_records": records.count("record_function"), "cudagraph_node_records": records.count("_record"),
+           "records_by_step": records_by_step,
            "torch": torch.__version__}
     if loop == "kv":
         res["prefill_s"] = prefill
@@ -233,6 +242,9 @@ def table(outdir):
                 if r is None:
                     continue
                 rerec = r["cudagraph_records"] if mode.startswith("reduce") else r.get("graph_builds", "")
+                by = r.get("records_by_step")
+                if by and rerec != "":  # the first step's (and for kv the prompt's) left out
+                    rerec = "%s (%d after step 0)" % (rerec, by[-1] - by[0])
 
                 def mib(m):
                     return (m["torch_reserved"] + m.get("hostjit_reserved", 0)) / 2 ** 20

@@ -283,19 +283,24 @@ TEST_CASE("matmul: graph mode holds it as a node, replayed with moving inputs", 
   }
 }
 
+// c = a[:, :len] @ b[:len, :len + 1]: one matmul whose sizes change with %len.
+const char *const kGrowingMatmul =
+    "func @main(%a: f32[2, 20], %b: f32[20, 21], %len: i64) -> (f32[2, ?]) {\n"
+    "  %av = view %a[2, %len] strides[20, 1]\n  %n = add %len, 1\n  %bv = view %b[%len, %n] strides[21, 1]\n"
+    "  %c = alloc f32[2, %n]\n  matmul %av, %bv, %c\n  return %c\n}\n";
+
 TEST_CASE("matmul: graph mode keeps one graph while the sizes change, as a decode loop's do", "[matmul][graph]") {
   // The sizes of a matmul are not part of the shape of work: each new size
   // is bound to the graph already built and its node set anew, also when
   // its operands' addresses are the same (views of the same inputs here,
   // as a decode loop's intermediates keep their slots): a node is set for
-  // new sizes, not only for new addresses.
-  Program p = parseOk(
-      "func @main(%a: f32[2, 20], %b: f32[20, 21], %len: i64) -> (f32[2, ?]) {\n"
-      "  %av = view %a[2, %len] strides[20, 1]\n  %n = add %len, 1\n  %bv = view %b[%len, %n] strides[21, 1]\n"
-      "  %c = alloc f32[2, %n]\n  matmul %av, %bv, %c\n  return %c\n}\n",
-      "grow.hir");
+  // new sizes, not only for new addresses. (Every launch captures its one
+  // matmul anew, so HOSTJIT_GRAPH_RECAPTURE_PERCENT is off: the next test
+  // has it on.)
+  Program p = parseOk(kGrowingMatmul, "grow.hir");
   for (bool jit : {false, true}) {
     INFO((jit ? "jit" : "eval"));
+    ScopedEnv graphAlways("HOSTJIT_GRAPH_RECAPTURE_PERCENT", "0");
     auto rt = makeRuntime();
     Runner eager(p, rt, jit), graph(p, rt, jit, OptLevel::O2, true);
     std::mt19937 g(17);
@@ -325,6 +330,64 @@ TEST_CASE("matmul: graph mode keeps one graph while the sizes change, as a decod
     CHECK(rt->stats().graph_builds == 2);
     CHECK(ways.find("built again to take its node updates at launch") != std::string::npos);
     CHECK(rt->stats().graph_reuses == 6);
+  }
+}
+
+TEST_CASE("matmul: graph launches that capture every matmul anew give way to eager calls", "[matmul][graph]") {
+  // The one matmul changes its sizes on every call, so each graph launch
+  // captures all of the graph's library calls anew: after 4 such launches
+  // new signatures run eagerly (HOSTJIT_GRAPH_RECAPTURE_PERCENT, 33 by
+  // default), one in eight still traced, with eager's results throughout.
+  // A length that comes back replays its cached graph.
+  Program p = parseOk(kGrowingMatmul, "grow.hir");
+  for (bool jit : {false, true}) {
+    INFO((jit ? "jit" : "eval"));
+    ScopedEnv recaptureRuleAlone("HOSTJIT_GRAPH_MIN_LAUNCHES", "0");  // one launch: that rule would apply too
+    auto rt = makeRuntime();
+    Runner eager(p, rt, jit), graph(p, rt, jit, OptLevel::O2, true);
+    std::mt19937 g(23);
+    auto a = Tensor::fromHost(rt, {2, 20}, dyadic(40, g));
+    auto b = Tensor::fromHost(rt, {20, 21}, dyadic(420, g));
+    REQUIRE(a);
+    REQUIRE(b);
+    std::vector<std::string> ways;
+    auto call = [&](int64_t len) {
+      INFO("length " << len);
+      DLTensor ad = a->dl(), bd = b->dl();
+      const DLTensor *inputs[] = {&ad, &bd};
+      ScalarArg scalars[] = {ScalarArg::i64(len)};
+      auto want = eager.run(inputs, scalars);
+      auto got = graph.run(inputs, scalars);
+      INFO((got ? "" : got.error().message));
+      REQUIRE(want);
+      REQUIRE(got);
+      CHECK(floats((*got)[0]) == floats((*want)[0]));
+      ways.push_back(hj_graph_outcome(rt->context()));
+    };
+    for (int64_t len = 1; len <= 19; ++len) call(len);
+    std::string all;
+    for (const std::string &w : ways) all += w + "\n";
+    INFO(all);
+    // Built by the first call, bound and set by the next four (each a
+    // launch that captured its matmul anew); eager from the sixth on, but
+    // for the calls traced one in eight.
+    for (int i = 1; i <= 4; ++i) CHECK(ways[i].rfind("new signature: bound to a cached graph", 0) == 0);
+    int eagerCalls = 0;
+    for (size_t i = 5; i < ways.size(); ++i) eagerCalls += ways[i].rfind("eager: graph mode does not pay", 0) == 0;
+    CHECK(eagerCalls == 13);  // of 14: the eighth traced
+    CHECK(rt->stats().graph_fallbacks == 13);
+    CHECK_THAT(hj_graph_reason(rt->context()),
+               Catch::StartsWith("graph mode does not pay for this program: its last "));
+    CHECK_THAT(hj_graph_reason(rt->context()), Catch::EndsWith("(HOSTJIT_GRAPH_RECAPTURE_PERCENT=33)"));
+    // The length traced among the eager calls, when it comes back, replays
+    // its cached graph.
+    int64_t traced = 0;
+    for (size_t i = 5; i < ways.size() && !traced; ++i)
+      if (ways[i].rfind("eager", 0) != 0) traced = int64_t(i) + 1;
+    REQUIRE(traced > 0);
+    call(traced);
+    CHECK(ways.back().rfind("fast replay", 0) == 0);
+    CHECK(rt->stats().live_bytes == 0);
   }
 }
 

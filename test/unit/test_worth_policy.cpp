@@ -1,8 +1,10 @@
 // test_worth_policy.cpp - when graph mode runs a program's new signatures
-// eagerly (HOSTJIT_GRAPH_MIN_LAUNCHES), without a backend: a program of
-// fewer launches than the setting, 16 calls or more, 7 in 8 of them new
-// signatures, runs them eagerly but one in eight; cached signatures, a
-// program of more launches, one never traced and the setting 0 never do.
+// eagerly, without a backend: a program of fewer launches than
+// HOSTJIT_GRAPH_MIN_LAUNCHES, 16 calls or more, 7 in 8 of them new
+// signatures, and a program whose last 4 graph launches captured at least
+// HOSTJIT_GRAPH_RECAPTURE_PERCENT of their operations anew, run them
+// eagerly but one in eight; cached signatures, a program of more launches,
+// one never traced, a launch under the share and the setting 0 never do.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -12,7 +14,7 @@
 using hj::WorthPolicy;
 
 TEST_CASE("worth policy: few launches and new signatures on nearly every call run eagerly", "[unit][graph]") {
-  WorthPolicy w(4);
+  WorthPolicy w(4, 0);
   std::string why;
   // Never traced: its launches are unknown, so it is traced.
   for (int i = 0; i < 20; ++i) CHECK_FALSE(w.eager(7, true, &why));
@@ -37,7 +39,7 @@ TEST_CASE("worth policy: few launches and new signatures on nearly every call ru
 }
 
 TEST_CASE("worth policy: a window of recent calls; the setting 0 never runs eagerly", "[unit][graph]") {
-  WorthPolicy w(4);
+  WorthPolicy w(4, 0);
   std::string why;
   w.traced(1, 1);
   // Hits on 1 call in 4: more than 1 in 8, so every call is traced.
@@ -46,9 +48,49 @@ TEST_CASE("worth policy: a window of recent calls; the setting 0 never runs eage
   int eager = 0;
   for (int i = 0; i < 200; ++i) eager += w.eager(1, true, &why);
   CHECK(eager > 100);
-  WorthPolicy never(0);
+  WorthPolicy never(0, 0);
   never.traced(1, 1);
   for (int i = 0; i < 100; ++i) CHECK_FALSE(never.eager(1, true, &why));
   w.clear();
   for (int i = 0; i < 20; ++i) CHECK_FALSE(w.eager(1, true, &why));  // no launches known again
+}
+
+TEST_CASE("worth policy: graph launches that capture a large share of their operations anew run eagerly",
+          "[unit][graph]") {
+  WorthPolicy w(4, 33);
+  std::string why;
+  w.traced(5, 135);  // many launches: the first rule never applies
+  // Three launches in a row at the share: not yet.
+  for (int i = 0; i < 3; ++i) {
+    w.launched(5, 135, 73);
+    CHECK_FALSE(w.eager(5, true, &why));
+  }
+  // Under the share (a third of the operations, 44 of 135): the count starts again.
+  w.launched(5, 135, 44);
+  for (int i = 0; i < 3; ++i) w.launched(5, 135, 73);
+  CHECK_FALSE(w.eager(5, true, &why));
+  // The fourth: new signatures run eagerly, one in eight still traced.
+  w.launched(5, 135, 45);
+  int eager = 0;
+  for (int i = 0; i < 16; ++i) eager += w.eager(5, true, &why);
+  CHECK(eager == 14);
+  CHECK(why ==
+        "graph mode does not pay for this program: its last 4 graph launches each captured anew 33 % or more of its "
+        "operations (the last, 45 of 135: library calls whose sizes or buffers changed), which costs more than "
+        "launching them eagerly (HOSTJIT_GRAPH_RECAPTURE_PERCENT=33)");
+  // A cached signature is never run eagerly.
+  CHECK_FALSE(w.eager(5, false, &why));
+  // A traced call whose launch captured little (the sizes stopped
+  // changing): graph mode again.
+  w.launched(5, 135, 24);
+  for (int i = 0; i < 20; ++i) CHECK_FALSE(w.eager(5, true, &why));
+  // Another program's launches do not count for this one.
+  for (int i = 0; i < 4; ++i) w.launched(6, 10, 10);
+  CHECK_FALSE(w.eager(5, true, &why));
+  CHECK(w.eager(6, true, &why));
+  // The setting 0: never.
+  WorthPolicy never(4, 0);
+  never.traced(5, 135);
+  for (int i = 0; i < 8; ++i) never.launched(5, 135, 135);
+  for (int i = 0; i < 20; ++i) CHECK_FALSE(never.eager(5, true, &why));
 }

@@ -27,6 +27,12 @@ struct Settings {
   // node updates cost more than its launches; HOSTJIT_GRAPH_MIN_LAUNCHES,
   // 0: never)
   uint32_t graphMinLaunches = 4;
+  // graph mode: a program whose last 4 graph launches each captured anew at
+  // least this percent of the graph's operations (library calls whose sizes
+  // or buffers changed) runs its new signatures eagerly: the captures cost
+  // more than the launches a graph saves, and an eager call's kernels start
+  // while it runs (HOSTJIT_GRAPH_RECAPTURE_PERCENT, 0: never)
+  uint32_t graphRecapturePercent = 33;
   // graph mode: whether executable graphs take their kernel nodes' new
   // arguments and grids at launch, from an updater kernel at their root
   // (HOSTJIT_GRAPH_DEVICE_UPDATES): kNever (0), kAlways (1), or kAuto

@@ -39,6 +39,16 @@ uint32_t countSetting(const char *env, uint32_t otherwise) {
   return otherwise;
 }
 
+uint32_t percentSetting(const char *env, uint32_t otherwise) {
+  const char *v = std::getenv(env);
+  if (!v || !*v) return otherwise;
+  char *end = nullptr;
+  long n = std::strtol(v, &end, 10);
+  if (*end == 0 && n >= 0 && n <= 100) return static_cast<uint32_t>(n);
+  std::fprintf(stderr, "hostjit: %s=%s is not a percent from 0 to 100; using %u\n", env, v, otherwise);
+  return otherwise;
+}
+
 Settings::DeviceUpdates deviceUpdatesSetting() {
   const char *v = std::getenv("HOSTJIT_GRAPH_DEVICE_UPDATES");
   if (!v || !*v || std::strcmp(v, "auto") == 0) return Settings::kAuto;
@@ -60,6 +70,7 @@ Settings settingsOf(const hj_options &o) {
   s.graphsPerShape = countSetting("HOSTJIT_GRAPHS_PER_SHAPE", 1024);
   s.graphMemory = uint64_t{countSetting("HOSTJIT_GRAPH_MEMORY_MB", 256)} << 20;
   s.graphMinLaunches = countSetting("HOSTJIT_GRAPH_MIN_LAUNCHES", 4);
+  s.graphRecapturePercent = percentSetting("HOSTJIT_GRAPH_RECAPTURE_PERCENT", 33);
   s.graphDeviceUpdates = deviceUpdatesSetting();
   s.profile = option(o.profile, "HOSTJIT_PROFILE");
   s.nvtx = nvtx::wanted();

@@ -20,7 +20,7 @@ GraphCache::GraphCache(GraphRoom room)
       tracePath_(makeTracePath(*this, r_)),
       replayPath_(makeReplayPath(*this, r_)),
       recordedReplay_(*replayPath_, r_.record),
-      worth_(room.settings.graphMinLaunches) {}
+      worth_(room.settings.graphMinLaunches, room.settings.graphRecapturePercent) {}
 
 GraphCache::~GraphCache() { clear(); }
 

@@ -295,8 +295,8 @@ class GraphCache {
   // HOSTJIT_GRAPH_DEVICE_UPDATES=auto: builds the entry's graph again to
   // take its node updates at launch (4 of its last 8 launches needed some),
   // or back for host updates, for good (the device fell behind them and
-  // no grid changed lately); rebuilt_ says which.
-  int32_t rebuildForUpdates(GraphEntry &e);
+  // no grid changed lately); rebuilt_ says which, *rebuilt whether it did.
+  int32_t rebuildForUpdates(GraphEntry &e, bool *rebuilt);
   // Builds the entry's executable graph from its operations' values.
   int32_t build(GraphEntry &e);
   int32_t checkZeroed(GraphEntry &e);

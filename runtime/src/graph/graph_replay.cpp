@@ -36,6 +36,20 @@ void GraphCache::freeOutputs() {
   outputs_.clear();
 }
 
+namespace {
+
+// Whether a node's update captures its operation anew (a child graph on
+// CUDA): library calls, custom calls and collectives.
+bool captured(const PlannedOp &op) {
+  return std::visit(Overloaded{[](const PlannedMemset &) { return false; }, [](const PlannedFill &) { return false; },
+                               [](const PlannedKernel &) { return false; },
+                               [](const PlannedCollective &) { return true; },
+                               [](const PlannedLibrary &) { return true; }, [](const PlannedCustom &) { return true; }},
+                    op.work);
+}
+
+}  // namespace
+
 int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
   GraphExec &x = *e.exec;
   x.lastUse = ++tick_;
@@ -54,8 +68,11 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
         }
       x.holder = &e;
     }
-    if (int32_t st = rebuildForUpdates(e)) return st;
+    bool rebuilt = false;
+    if (int32_t st = rebuildForUpdates(e, &rebuilt)) return st;
     bool anyGrid = false;
+    // Library calls, custom calls and collectives captured anew.
+    uint64_t recaptured = rebuilt ? e.libraryCalls + e.collectives : 0;
     if (!e.dirty.empty()) {
       ProfileScope span(r_.profiler, SpanKind::GraphUpdate, e.dirty.size(), 0, false);
       if (int32_t st = r_.injector.check("updating %zu nodes of a graph", e.dirty.size())) return st;
@@ -69,12 +86,14 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
           // of another shape): build the graph anew from the values.
           if (st == HJ_ERR_BACKEND && !r_.backend.faulty()) {
             if (int32_t rb = build(e)) return rb;
+            recaptured = e.libraryCalls + e.collectives;
             break;
           }
           e.dirty.erase(e.dirty.begin(), e.dirty.begin() + static_cast<std::ptrdiff_t>(done));  // the rest stay dirty
           return st;
         }
         noteNode(op, x.nodes[e.dirty[done]]);
+        if (!rebuilt) recaptured += captured(op);
         op.dirty = false;
         ++r_.stats.graph_updates;
         r_.stats.graph_grid_updates += grid;
@@ -85,6 +104,11 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
       span.done(HJ_OK);
     }
     x.updates.updated(anyGrid);
+    if (e.key.size() >= sizeof(uint64_t)) {
+      uint64_t program;
+      std::memcpy(&program, e.key.data(), sizeof program);
+      worth_.launched(program, e.ops.size(), recaptured);
+    }
   }
   if (e.ops.empty()) return HJ_OK;
   if (int32_t st = r_.injector.check("launching a graph of %zu operations", e.ops.size())) return st;
@@ -97,13 +121,14 @@ int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
   return span.done(HJ_OK);
 }
 
-int32_t GraphCache::rebuildForUpdates(GraphEntry &e) {
+int32_t GraphCache::rebuildForUpdates(GraphEntry &e, bool *rebuilt) {
   GraphExec &x = *e.exec;
   UpdatePolicy::Rebuild decided = x.updates.beforeLaunch(r_.settings.graphDeviceUpdates, !e.dirty.empty(),
                                                          x.deviceUpdates, [&] { return x.graph->deviceBehind(); });
   if (decided == UpdatePolicy::Rebuild::No) return HJ_OK;
   ProfileScope span(r_.profiler, SpanKind::GraphBuild, e.ops.size(), 0, false);
   if (int32_t st = span.done(build(e))) return st;
+  *rebuilt = true;
   using Rebuilt = CallOutcome::Rebuilt;
   outcome_.rebuilt(decided == UpdatePolicy::Rebuild::ForHost ? Rebuilt::ForHost
                    : x.deviceUpdates                         ? Rebuilt::ForDevice
