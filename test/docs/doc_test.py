@@ -81,6 +81,9 @@ LISTS = {
 # which the settings helpers pass to getenv; os.environ reads of HOSTJIT_X
 # and NCCL_X in Python; ${HOSTJIT_X} in the scripts).
 ENV_SOURCES = ("runtime", "lib", "jit", "tools", "python", "examples", "bench", "test", "scripts", ".ci", "setup.py")
+# Left out: the scripts and tools kept with past GPU runs' results (their
+# own diagnostics, such as a sampler's settings, not hostjit's).
+ENV_SKIP = (os.path.join("bench", "results"),)
 ENV_PATTERNS = [
     ((".cpp", ".h", ".c", ".cc"), r'getenv\("([A-Za-z_][A-Za-z0-9_]*)"\)'),
     ((".cpp", ".h", ".c", ".cc"), r'"((?:HOSTJIT|NCCL)_[A-Z0-9_]+)"'),
@@ -412,6 +415,8 @@ def environment_read(repo):
         path = os.path.join(repo, top)
         walk = [(repo, [], [top])] if os.path.isfile(path) else os.walk(path)
         for root, _, files in walk:
+            if os.path.relpath(root, repo).startswith(ENV_SKIP):
+                continue
             for f in files:
                 for suffixes, rx in ENV_PATTERNS:
                     if f.endswith(suffixes) or f in suffixes:

@@ -7,6 +7,8 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <string_view>
 
 #include "base/dtypes.h"
 #include "base/error.h"
@@ -215,7 +217,10 @@ bool GraphCache::notWorthIt(const void *key, uint64_t keyBytes, bool miss) {
   if (keyBytes < sizeof(uint64_t)) return false;
   uint64_t program;
   std::memcpy(&program, key, sizeof program);
-  if (!worth_.eager(program, miss, &reason_)) return false;
+  // Hashed only for a new signature (a hit is never run eagerly).
+  std::string_view k(static_cast<const char *>(key), keyBytes);
+  uint64_t signature = miss ? std::hash<std::string_view>{}(k) : 0;
+  if (!worth_.eager(program, miss, signature, &reason_)) return false;
   outcome_.way(CallOutcome::Way::Eager);
   return true;
 }

@@ -9,6 +9,7 @@ namespace hj {
 namespace {
 
 constexpr uint32_t kRecapturingLaunches = 4;  // graph launches in a row that capture the share
+constexpr size_t kRemembered = 4096;          // signatures run eagerly that a program remembers
 
 }  // namespace
 
@@ -20,7 +21,7 @@ WorthPolicy::Calls &WorthPolicy::of(uint64_t program) {
   return *lastCalls_;
 }
 
-bool WorthPolicy::eager(uint64_t program, bool miss, std::string *why) {
+bool WorthPolicy::eager(uint64_t program, bool miss, uint64_t signature, std::string *why) {
   if (least_ == 0 && recapturePercent_ == 0) return false;
   Calls &p = of(program);
   if (p.calls == 64) {  // a window of recent calls
@@ -32,7 +33,11 @@ bool WorthPolicy::eager(uint64_t program, bool miss, std::string *why) {
   if (!miss) return false;
   bool few = least_ != 0 && p.launches < least_ && p.calls >= 16 && p.misses * 8 >= p.calls * 7;
   bool recapturing = recapturePercent_ != 0 && p.recapturing >= kRecapturingLaunches;
-  if ((!few && !recapturing) || ++p.skipped % 8 == 0) return false;
+  if (!few && !recapturing) return false;
+  if (p.ranEagerly.erase(signature)) return false;  // it came back: traced, so that it replays from now on
+  if (++p.skipped % 8 == 0) return false;
+  if (p.ranEagerly.size() >= kRemembered) p.ranEagerly.clear();
+  p.ranEagerly.insert(signature);
   char buf[320];
   if (few)
     std::snprintf(buf, sizeof buf,

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace hj {
 
@@ -20,17 +21,19 @@ class WorthPolicy {
   // rule of captures never applies).
   WorthPolicy(uint32_t least, uint32_t recapturePercent) : least_(least), recapturePercent_(recapturePercent) {}
 
-  // A call of `program` that found its signature cached (miss false) or
-  // not: whether it runs eagerly, with `why` the reason when it does. Only
-  // new signatures do, and of those one in eight is still traced, so that
-  // signatures that come back are cached and the rules see the program's
-  // calls change. Either rule makes it eager:
+  // A call of `program` that found its signature (`signature`, a hash of
+  // its key) cached (miss false) or not: whether it runs eagerly, with
+  // `why` the reason when it does. Only new signatures do; of those, one
+  // that this program ran eagerly before (among its last 4096) is traced,
+  // since it came back and its graph will replay, and one in eight of the
+  // others is traced too, so that the rules see the program's calls change.
+  // Either rule makes it eager:
   // - few launches: of the last (up to 64) calls, at least 16 calls, 7 in
   //   8 of them new signatures, and the last trace made fewer than `least`
   //   launches;
   // - captures: each of the program's last 4 graph launches captured anew
   //   at least `recapturePercent` % of the graph's operations.
-  bool eager(uint64_t program, bool miss, std::string *why);
+  bool eager(uint64_t program, bool miss, uint64_t signature, std::string *why);
   // The launches (library calls and collectives included) of the
   // program's last trace.
   void traced(uint64_t program, uint64_t launches) { programs_[program].launches = launches; }
@@ -49,6 +52,7 @@ class WorthPolicy {
     uint64_t launches = UINT64_MAX;  // none traced yet
     uint32_t recapturing = 0;        // the last graph launches in a row that captured the share or more
     uint64_t ops = 0, recaptured = 0;  // the last of them
+    std::unordered_set<uint64_t> ranEagerly;  // signatures run eagerly, up to kRemembered
   };
   Calls &of(uint64_t program);
   uint32_t least_, recapturePercent_;
