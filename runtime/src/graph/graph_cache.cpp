@@ -27,7 +27,7 @@ GraphCache::GraphCache(GraphRoom room)
 GraphCache::~GraphCache() { clear(); }
 
 void GraphCache::clear() {
-  while (!entries_.empty()) erase(entries_.begin()->second.get());
+  for (GraphEntry *e : signatures_.all()) erase(e);
   worth_.clear();
   enter(Mode::Off);
   cur_ = nullptr;
@@ -70,73 +70,22 @@ void GraphCache::forget(std::string_view prefix) {
     std::memcpy(&program, prefix.data(), sizeof program);
     worth_.forget(program);
   }
-  std::vector<GraphEntry *> doomed;
-  for (auto &kv : entries_)
-    if (kv.first.substr(0, prefix.size()) == prefix && kv.second.get() != cur_) doomed.push_back(kv.second.get());
-  for (GraphEntry *e : doomed) erase(e);
+  for (GraphEntry *e : signatures_.withPrefix(prefix))
+    if (e != cur_) erase(e);
 }
 
 GraphEntry *GraphCache::insert(std::string_view key) {
-  uint32_t capacity = r_.settings.graphCache;
-  while (entries_.size() >= capacity) {
-    GraphEntry *oldest = nullptr;
-    for (auto &kv : entries_)
-      if (!oldest || kv.second->lastUse < oldest->lastUse) oldest = kv.second.get();
-    erase(oldest);
+  while (signatures_.size() >= r_.settings.graphCache) {
+    erase(signatures_.oldest());
     ++r_.stats.graph_evictions;
   }
-  auto e = std::make_unique<GraphEntry>();
-  e->key.assign(key.data(), key.size());
-  e->lastUse = ++tick_;
-  GraphEntry *raw = e.get();
-  entries_.emplace(std::string_view(raw->key), std::move(e));
-  return raw;
+  return signatures_.insert(key);
 }
 
 void GraphCache::erase(GraphEntry *e) {
-  if (last_ == e) last_ = nullptr;
-  auto it = entries_.find(std::string_view(e->key));
-  HJ_INVARIANT(it != entries_.end() && it->second.get() == e);
-  std::unique_ptr<GraphEntry> owned = std::move(it->second);
-  entries_.erase(it);
+  std::unique_ptr<GraphEntry> owned = signatures_.take(e);
   unbind(*owned);
-  constexpr size_t kSpares = 4096;
-  for (PlannedOp &op : owned->ops)
-    if (spareOps_.size() < kSpares) spareOps_.push_back(std::move(op));
-  for (PlannedAlloc &a : owned->allocs)
-    if (spareAllocs_.size() < kSpares) spareAllocs_.push_back(std::move(a));
-}
-
-PlannedOp &GraphCache::newOp(GraphEntry &e) {
-  e.watchWhat.clear();
-  if (spareOps_.empty()) return e.ops.emplace_back();
-  PlannedOp &op = e.ops.emplace_back(std::move(spareOps_.back()));
-  spareOps_.pop_back();
-  op.work = PlannedKernel{};
-  op.stream = 0;
-  op.deps.clear();
-  op.values.clear();
-  op.params.clear();
-  op.dirty = false;
-  return op;
-}
-
-PlannedAlloc &GraphCache::newAlloc(GraphEntry &e) {
-  if (spareAllocs_.empty()) return e.allocs.emplace_back();
-  PlannedAlloc &a = e.allocs.emplace_back(std::move(spareAllocs_.back()));
-  spareAllocs_.pop_back();
-  a.sizes.clear();
-  a.strides.clear();
-  a.dtype = a.flags = 0;
-  a.bytes = 0;
-  a.output = a.zeroed = a.otherStreams = false;
-  a.offset = a.firstEvent = 0;
-  a.lastEvent = SIZE_MAX;
-  a.op = -1;
-  a.name.clear();
-  std::memset(a.lastKernel, 0, sizeof a.lastKernel);
-  a.stream = 0;
-  return a;
+  signatures_.recycle(*owned);
 }
 
 void GraphCache::dropGraph(GraphExec &x) {
@@ -189,19 +138,15 @@ int32_t GraphCache::insideGroup(const char *what) {
 }
 
 void GraphCache::dropCommunicating() {
-  std::vector<GraphEntry *> doomed;
-  for (auto &kv : entries_)
-    if (kv.second->collectives) {
-      if (kv.second.get() == cur_) {
-        if (GraphExec *x = cur_->exec) {  // built again by its next replay
-          dropGraph(*x);
-          x->holder = nullptr;
-        }
-      } else {
-        doomed.push_back(kv.second.get());
-      }
+  for (GraphEntry *e : signatures_.all()) {
+    if (!e->collectives) continue;
+    if (e != cur_) {
+      erase(e);
+    } else if (GraphExec *x = cur_->exec) {  // built again by its next replay
+      dropGraph(*x);
+      x->holder = nullptr;
     }
-  for (GraphEntry *e : doomed) erase(e);
+  }
 }
 
 int32_t GraphCache::abortComm(GraphEntry &e, int32_t status) {
@@ -270,19 +215,11 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
     ++r_.stats.graph_fallbacks;
     return HJ_OK;
   }
-  // The signature of the last call first: a model called again and again
-  // with the same shapes compares its key once instead of hashing it (a
-  // key holds every input's shape and strides, kilobytes for hundreds of
-  // weights).
   std::string_view k(static_cast<const char *>(key), keyBytes);
-  GraphEntry *hit = last_ && last_->key.size() == keyBytes && std::memcmp(last_->key.data(), key, keyBytes) == 0
-                        ? last_
-                        : nullptr;
-  if (!hit)
-    if (auto it = entries_.find(k); it != entries_.end()) hit = it->second.get();
+  GraphEntry *hit = signatures_.find(k);
   if (reserve && hit) {  // planned already, when it was first seen
-    last_ = hit;
-    hit->lastUse = ++tick_;
+    signatures_.setLast(hit);
+    hit->lastUse = signatures_.tick();
     outcome_.way(CallOutcome::Way::Reserved);
     reason_ = hit->eagerReason;
     *done = 1;
@@ -295,7 +232,8 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
   }
   if (!hit) {
     outcome_.way(reserve ? CallOutcome::Way::Reserved : CallOutcome::Way::New);
-    cur_ = last_ = insert(k);
+    cur_ = insert(k);
+    signatures_.setLast(cur_);
     cur_->ops.reserve(lastOps_);  // the last trace's counts, often this one's
     cur_->allocs.reserve(lastAllocs_);
     values_.assign(values, values + numValues);
@@ -308,8 +246,8 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
     return HJ_OK;
   }
   GraphEntry &e = *hit;
-  last_ = hit;
-  e.lastUse = ++tick_;
+  signatures_.setLast(hit);
+  e.lastUse = signatures_.tick();
   if (e.exec && e.exec->holder != &e) promote(e);
   if (!e.eagerReason.empty()) {
     reason_ = e.eagerReason;

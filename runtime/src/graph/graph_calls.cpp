@@ -105,7 +105,7 @@ int32_t GraphCache::traceCollective(const CollectiveCall &c) {
     index = static_cast<uint32_t>(group_);
   } else {
     index = static_cast<uint32_t>(e.ops.size());
-    newOp(e).work = PlannedCollective{};
+    signatures_.newOp(e).work = PlannedCollective{};
     order_.collective(index);
     placeTraced(e, index);
     ++event_;
@@ -159,7 +159,7 @@ int32_t GraphCache::traceMatmul(const MatmulCall &c) {
   if (group_ >= 0) return insideGroup("a matmul");
   GraphEntry &e = *cur_;
   const void *ptrs[5] = {c.a, c.b, c.c, c.bias, c.workspace};
-  PlannedOp &op = newOp(e);
+  PlannedOp &op = signatures_.newOp(e);
   op.work = PlannedLibrary{c};
   op.values.assign(reinterpret_cast<const unsigned char *>(ptrs), reinterpret_cast<const unsigned char *>(ptrs) + sizeof ptrs);
   if (int32_t st = placeTraced(e, static_cast<uint32_t>(e.ops.size() - 1))) return st;
@@ -192,7 +192,7 @@ int32_t GraphCache::traceAlloc(const AllocCall &c, void **out) {
                 "is allocation %zu, of %llu bytes; run the program without graph mode",
                 c.name, kFakeAllocs, e.allocs.size() + 1, static_cast<unsigned long long>(c.bytes));
   uint32_t index = static_cast<uint32_t>(e.allocs.size());
-  PlannedAlloc &a = newAlloc(e);
+  PlannedAlloc &a = signatures_.newAlloc(e);
   a.sizes.assign(c.sizes, c.sizes + c.rank);
   if (c.strides) a.strides.assign(c.strides, c.strides + c.rank);
   a.dtype = c.dtype;
@@ -206,7 +206,7 @@ int32_t GraphCache::traceAlloc(const AllocCall &c, void **out) {
   a.stream = order_.stream();
   void *p = fakeAddress(index);
   if (c.bytes && ((zero && !a.zeroed) || (!zero && r_.settings.fillNan))) {
-    PlannedOp &op = newOp(e);
+    PlannedOp &op = signatures_.newOp(e);
     if (zero)
       op.work = PlannedMemset{index, c.bytes};
     else
@@ -349,7 +349,7 @@ int32_t GraphCache::traceLaunch(const hj_kernel_table *table, uint32_t kernel, c
   const KernelEntry &k = table->kernels[kernel];
   int64_t rounded[7];
   const int64_t *dims = nodeDims(kind, k, programDims, rounded);
-  PlannedOp &op = newOp(e);
+  PlannedOp &op = signatures_.newOp(e);
   if (kind == GraphNode::Kind::Custom) {
     op.work = PlannedCustom{table, kernel, std::string()};
   } else {

@@ -52,7 +52,7 @@ bool captured(const PlannedOp &op) {
 
 int32_t GraphCache::pushAndLaunch(GraphEntry &e) {
   GraphExec &x = *e.exec;
-  x.lastUse = ++tick_;
+  x.lastUse = signatures_.tick();
   if (!x.graph) {
     ProfileScope span(r_.profiler, SpanKind::GraphBuild, e.ops.size(), 0, false);
     if (int32_t st = span.done(build(e))) return st;

@@ -280,7 +280,7 @@ int32_t GraphCache::bindPlan(GraphEntry &e) {
   if (!x) x = s->execs.emplace_back(std::make_unique<GraphExec>()).get();
   e.exec = x;
   ++x->users;
-  x->lastUse = ++tick_;
+  x->lastUse = signatures_.tick();
   for (size_t i = 0; i < e.allocs.size(); ++i) e.allocs[i].offset = s->offset[i];
   e.epoch = s->epoch;
   return HJ_OK;
