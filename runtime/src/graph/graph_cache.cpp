@@ -409,9 +409,7 @@ const std::string &GraphCache::outcome() const {
   return outcome_.text(r_.stats, reason_, e ? static_cast<int64_t>(e->shape->blockBytes) : -1);
 }
 
-uint32_t GraphCache::programStream() const {
-  return mode_ == Mode::Trace || mode_ == Mode::Replay ? order_.stream() : r_.backend.currentStream();
-}
+uint32_t GraphCache::programStream() const { return r_.path->stream(); }
 
 BufferRequest GraphCache::request(uint64_t bytes, uint32_t flags, uint32_t dtype, const char *name,
                                   const void *prefer) const {

@@ -73,8 +73,9 @@ class GraphCache {
   GraphCache &operator=(const GraphCache &) = delete;
 
   Mode mode() const { return mode_; }
-  // The stream records name: in Trace and Replay the one the graph's nodes
-  // are being placed on, else the backend's.
+  // The stream records name: the context's call path's (in Trace and
+  // Replay the one the graph's nodes are being placed on, else the
+  // backend's).
   uint32_t programStream() const;
   // A replay found the program's calls differ from the traced ones (it
   // fails, and hj_graph_end runs the call eagerly).
