@@ -4,6 +4,7 @@
 // evaluator and JIT with identical records; shapes that disagree at run
 // time; graph mode holding it as a node; injected failures.
 #include <cmath>
+#include <optional>
 #include <random>
 
 #include "common/inject.h"
@@ -289,6 +290,44 @@ const char *const kGrowingMatmul =
     "  %av = view %a[2, %len] strides[20, 1]\n  %n = add %len, 1\n  %bv = view %b[%len, %n] strides[21, 1]\n"
     "  %c = alloc f32[2, %n]\n  matmul %av, %bv, %c\n  return %c\n}\n";
 
+// kGrowingMatmul run eagerly and in graph mode on one runtime (made when
+// the fixture is, so that the environment set before it applies): call()
+// checks graph mode's output against eager's and returns graph mode's
+// outcome (hj_graph_outcome).
+struct GrowingMatmul {
+  GrowingMatmul(bool jit, unsigned seed)
+      : p(parseOk(kGrowingMatmul, "grow.hir")),
+        rt(makeRuntime()),
+        eager(p, rt, jit),
+        graph(p, rt, jit, OptLevel::O2, true) {
+    std::mt19937 g(seed);
+    auto ta = Tensor::fromHost(rt, {2, 20}, dyadic(40, g));
+    auto tb = Tensor::fromHost(rt, {20, 21}, dyadic(420, g));
+    REQUIRE(ta);
+    REQUIRE(tb);
+    a = std::move(*ta);
+    b = std::move(*tb);
+  }
+  std::string call(int64_t len) {
+    INFO("length " << len);
+    DLTensor ad = a->dl(), bd = b->dl();
+    const DLTensor *inputs[] = {&ad, &bd};
+    ScalarArg scalars[] = {ScalarArg::i64(len)};
+    auto want = eager.run(inputs, scalars);
+    auto got = graph.run(inputs, scalars);
+    INFO((got ? "" : got.error().message));
+    REQUIRE(want);
+    REQUIRE(got);
+    CHECK((*got)[0].sizes() == std::vector<int64_t>{2, len + 1});
+    CHECK(floats((*got)[0]) == floats((*want)[0]));
+    return hj_graph_outcome(rt->context());
+  }
+  Program p;
+  std::shared_ptr<Runtime> rt;
+  Runner eager, graph;
+  std::optional<Tensor> a, b;
+};
+
 TEST_CASE("matmul: graph mode keeps one graph while the sizes change, as a decode loop's do", "[matmul][graph]") {
   // The sizes of a matmul are not part of the shape of work: each new size
   // is bound to the graph already built and its node set anew, also when
@@ -297,39 +336,18 @@ TEST_CASE("matmul: graph mode keeps one graph while the sizes change, as a decod
   // new sizes, not only for new addresses. (Every launch captures its one
   // matmul anew, so HOSTJIT_GRAPH_RECAPTURE_PERCENT is off: the next test
   // has it on.)
-  Program p = parseOk(kGrowingMatmul, "grow.hir");
   for (bool jit : {false, true}) {
     INFO((jit ? "jit" : "eval"));
     ScopedEnv graphAlways("HOSTJIT_GRAPH_RECAPTURE_PERCENT", "0");
-    auto rt = makeRuntime();
-    Runner eager(p, rt, jit), graph(p, rt, jit, OptLevel::O2, true);
-    std::mt19937 g(17);
-    auto a = Tensor::fromHost(rt, {2, 20}, dyadic(40, g));
-    auto b = Tensor::fromHost(rt, {20, 21}, dyadic(420, g));
-    REQUIRE(a);
-    REQUIRE(b);
+    GrowingMatmul m(jit, 17);
     std::string ways;
-    const int64_t lengths[] = {3, 4, 5, 9, 6, 17, 20};
-    for (int64_t len : lengths) {
-      INFO("length " << len);
-      DLTensor ad = a->dl(), bd = b->dl();
-      const DLTensor *inputs[] = {&ad, &bd};
-      ScalarArg scalars[] = {ScalarArg::i64(len)};
-      auto want = eager.run(inputs, scalars);
-      auto got = graph.run(inputs, scalars);
-      INFO((got ? "" : got.error().message));
-      REQUIRE(want);
-      REQUIRE(got);
-      CHECK((*got)[0].sizes() == std::vector<int64_t>{2, len + 1});
-      CHECK(floats((*got)[0]) == floats((*want)[0]));
-      ways += std::to_string(len) + ": " + hj_graph_outcome(rt->context()) + "\n";
-    }
+    for (int64_t len : {3, 4, 5, 9, 6, 17, 20}) ways += std::to_string(len) + ": " + m.call(len) + "\n";
     INFO(ways);
     // One build, and one more when the update policy sees every launch
     // needing updates (graph-mode.md, "Updates at launch").
-    CHECK(rt->stats().graph_builds == 2);
+    CHECK(m.rt->stats().graph_builds == 2);
     CHECK(ways.find("built again to take its node updates at launch") != std::string::npos);
-    CHECK(rt->stats().graph_reuses == 6);
+    CHECK(m.rt->stats().graph_reuses == 6);
   }
 }
 
@@ -339,31 +357,12 @@ TEST_CASE("matmul: graph launches that capture every matmul anew give way to eag
   // new signatures run eagerly (HOSTJIT_GRAPH_RECAPTURE_PERCENT, 33 by
   // default), one in eight still traced, with eager's results throughout.
   // Lengths that come back are traced, then replay their graphs.
-  Program p = parseOk(kGrowingMatmul, "grow.hir");
   for (bool jit : {false, true}) {
     INFO((jit ? "jit" : "eval"));
     ScopedEnv recaptureRuleAlone("HOSTJIT_GRAPH_MIN_LAUNCHES", "0");  // one launch: that rule would apply too
-    auto rt = makeRuntime();
-    Runner eager(p, rt, jit), graph(p, rt, jit, OptLevel::O2, true);
-    std::mt19937 g(23);
-    auto a = Tensor::fromHost(rt, {2, 20}, dyadic(40, g));
-    auto b = Tensor::fromHost(rt, {20, 21}, dyadic(420, g));
-    REQUIRE(a);
-    REQUIRE(b);
+    GrowingMatmul m(jit, 23);
     std::vector<std::string> ways;
-    auto call = [&](int64_t len) {
-      INFO("length " << len);
-      DLTensor ad = a->dl(), bd = b->dl();
-      const DLTensor *inputs[] = {&ad, &bd};
-      ScalarArg scalars[] = {ScalarArg::i64(len)};
-      auto want = eager.run(inputs, scalars);
-      auto got = graph.run(inputs, scalars);
-      INFO((got ? "" : got.error().message));
-      REQUIRE(want);
-      REQUIRE(got);
-      CHECK(floats((*got)[0]) == floats((*want)[0]));
-      ways.push_back(hj_graph_outcome(rt->context()));
-    };
+    auto call = [&](int64_t len) { ways.push_back(m.call(len)); };
     for (int64_t len = 1; len <= 19; ++len) call(len);
     std::string all;
     for (const std::string &w : ways) all += w + "\n";
@@ -375,10 +374,10 @@ TEST_CASE("matmul: graph launches that capture every matmul anew give way to eag
     int eagerCalls = 0;
     for (size_t i = 5; i < ways.size(); ++i) eagerCalls += ways[i].rfind("eager: graph mode does not pay", 0) == 0;
     CHECK(eagerCalls == 13);  // of 14: the eighth traced
-    CHECK(rt->stats().graph_fallbacks == 13);
-    CHECK_THAT(hj_graph_reason(rt->context()),
+    CHECK(m.rt->stats().graph_fallbacks == 13);
+    CHECK_THAT(hj_graph_reason(m.rt->context()),
                Catch::StartsWith("graph mode does not pay for this program: its last "));
-    CHECK_THAT(hj_graph_reason(rt->context()), Catch::EndsWith("(HOSTJIT_GRAPH_RECAPTURE_PERCENT=33)"));
+    CHECK_THAT(hj_graph_reason(m.rt->context()), Catch::EndsWith("(HOSTJIT_GRAPH_RECAPTURE_PERCENT=33)"));
     // The lengths again, as a cycle of sizes comes back: one run eagerly is
     // traced now and bound to the graph, one traced before replays; the
     // third time every length replays, with nothing to capture.
@@ -388,7 +387,7 @@ TEST_CASE("matmul: graph launches that capture every matmul anew give way to eag
     first = ways.size();
     for (int64_t len = 1; len <= 19; ++len) call(len);
     for (size_t i = first; i < ways.size(); ++i) CHECK(ways[i].rfind("fast replay", 0) == 0);
-    CHECK(rt->stats().live_bytes == 0);
+    CHECK(m.rt->stats().live_bytes == 0);
   }
 }
 
