@@ -22,6 +22,7 @@ GraphCache::GraphCache(GraphRoom room)
       tracePath_(makeTracePath(*this, r_)),
       replayPath_(makeReplayPath(*this, r_)),
       recordedReplay_(*replayPath_, r_.record),
+      plans_(r_.backend, r_.buffers, r_.injector, r_.stats),
       worth_(room.settings.graphMinLaunches, room.settings.graphRecapturePercent) {}
 
 GraphCache::~GraphCache() { clear(); }
@@ -33,22 +34,7 @@ void GraphCache::clear() {
   cur_ = nullptr;
 }
 
-int32_t GraphCache::checkZero(bool *isZero) {
-  for (auto &kv : shapes_) {
-    const GraphShape &s = *kv.second;
-    if (s.zeroedBytes == 0 || !s.block) continue;
-    if (int32_t st = r_.backend.synchronize()) return st;
-    std::vector<unsigned char> host(s.zeroedBytes);
-    if (int32_t st = r_.backend.copyToHost(host.data(), static_cast<char *>(s.block) + s.zeroedOffset, host.size()))
-      return st;
-    for (unsigned char c : host)
-      if (c) {
-        *isZero = false;
-        return HJ_OK;
-      }
-  }
-  return HJ_OK;
-}
+int32_t GraphCache::checkZero(bool *isZero) { return plans_.checkZero(isZero); }
 
 void GraphCache::abandon() {
   for (void *p : fastOut_)
@@ -111,11 +97,7 @@ void GraphCache::unbind(GraphEntry &e) {
   if (!s || --s->users > 0) return;
   for (auto &p : s->execs) dropGraph(*p);  // the graphs go before the memory they use
   s->execs.clear();
-  if (s->block) {
-    r_.buffers.memory().release(s->block, s->blockBytes);
-    r_.stats.graph_bytes -= s->blockBytes;
-  }
-  shapes_.erase(std::string_view(s->topology));
+  plans_.release(s);
 }
 
 int32_t GraphCache::mismatch(const char *fmt, ...) {

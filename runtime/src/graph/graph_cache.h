@@ -31,6 +31,7 @@
 #include "base/call_path.h"
 #include "graph/call_outcome.h"
 #include "graph/graph_entry.h"
+#include "graph/memory_plans.h"
 #include "graph/op_order.h"
 #include "graph/signature_cache.h"
 #include "graph/worth_policy.h"
@@ -166,7 +167,6 @@ class GraphCache {
   // The traced signature's shape of work: its plan found (grown when the
   // signature does not fit) or made, and an executable graph of it chosen.
   int32_t bindPlan(GraphEntry &e);
-  int32_t growPlan(GraphShape &s, const GraphEntry &e);
   // Kernel nodes of `x` whose launch dims differ from the entry's (counting
   // stops past `stop`); SIZE_MAX when x has no graph yet.
   static size_t dimsDiffer(const GraphEntry &e, const GraphExec &x, size_t stop);
@@ -241,13 +241,12 @@ class GraphCache {
   SignatureCache signatures_;
   std::string reason_;
   CallOutcome outcome_;  // the last call's way (hj_graph_outcome)
-  std::unordered_map<std::string_view, std::unique_ptr<GraphShape>> shapes_;  // by topology
+  MemoryPlans plans_;  // per shape of work
   size_t lastOps_ = 0, lastAllocs_ = 0;  // the last trace's counts: the next one reserves them
   WorthPolicy worth_;  // per program: whether graph mode pays for its new signatures
   // A new signature of a program for which graph mode does not pay: true,
   // with reason_ saying why, when it runs eagerly.
   bool notWorthIt(const void *key, uint64_t keyBytes, bool miss);
-  uint64_t uniqueShapes_ = 0;
   // The call in progress.
   std::vector<void *> inputs_;
   uint32_t numOutputs_ = 0, numDims_ = 0;

@@ -154,7 +154,7 @@ inline bool newDims(const PlannedOp &op, const NodeState &n) {
 }
 
 // A library call's sizes and strides (zeros for other operations): a
-// shape of work leaves them out (memory_plan.cpp), so a node holding other
+// shape of work leaves them out (memory_plans.cpp), so a node holding other
 // ones must be set even where its buffers' addresses are the same.
 inline void matmulSizes(const PlannedOp &op, int64_t (&out)[10]) {
   std::memset(out, 0, sizeof out);
