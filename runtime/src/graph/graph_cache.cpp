@@ -7,7 +7,6 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <string_view>
 
 #include "base/dtypes.h"
@@ -144,10 +143,7 @@ bool GraphCache::notWorthIt(const void *key, uint64_t keyBytes, bool miss) {
   if (keyBytes < sizeof(uint64_t)) return false;
   uint64_t program;
   std::memcpy(&program, key, sizeof program);
-  // Hashed only for a new signature (a hit is never run eagerly).
-  std::string_view k(static_cast<const char *>(key), keyBytes);
-  uint64_t signature = miss ? std::hash<std::string_view>{}(k) : 0;
-  if (!worth_.eager(program, miss, signature, &reason_)) return false;
+  if (!worth_.eager(program, miss, std::string_view(static_cast<const char *>(key), keyBytes), &reason_)) return false;
   outcome_.way(CallOutcome::Way::Eager);
   return true;
 }

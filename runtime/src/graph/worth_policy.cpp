@@ -2,16 +2,49 @@
 // HOSTJIT_GRAPH_RECAPTURE_PERCENT's rules.
 #include "graph/worth_policy.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
 
 namespace hj {
 
 namespace {
 
 constexpr uint32_t kRecapturingLaunches = 4;  // graph launches in a row that capture the share
-constexpr size_t kRemembered = 4096;          // signatures run eagerly that a program remembers
+constexpr size_t kSlots = 8192;               // HashSet: twice the hashes it holds at most
+constexpr size_t kRemembered = kSlots / 2;    // signatures run eagerly that a program remembers
+constexpr uint64_t kEmpty = 0, kGone = 1;     // slots never used, and of a hash forgotten
+
+// A hash as a slot holds it: never kEmpty or kGone (0 and 1 share 2 and 3's
+// slots; a false match only traces a call).
+uint64_t mixed(uint64_t h) { return h < 2 ? h + 2 : h; }
 
 }  // namespace
+
+bool WorthPolicy::HashSet::forget(uint64_t h) {
+  if (slots_.empty()) return false;
+  h = mixed(h);
+  for (size_t i = h % kSlots;; i = (i + 1) % kSlots) {
+    if (slots_[i] == kEmpty) return false;
+    if (slots_[i] == h) {
+      slots_[i] = kGone;
+      return true;
+    }
+  }
+}
+
+void WorthPolicy::HashSet::remember(uint64_t h) {
+  if (slots_.empty()) slots_.assign(kSlots, kEmpty);  // once: the calls after allocate nothing
+  if (used_ >= kRemembered) {  // full (forgotten ones count until then): start again
+    std::fill(slots_.begin(), slots_.end(), kEmpty);
+    used_ = 0;
+  }
+  h = mixed(h);
+  size_t i = h % kSlots;
+  while (slots_[i] != kEmpty && slots_[i] != h) i = (i + 1) % kSlots;
+  if (slots_[i] == kEmpty) ++used_;
+  slots_[i] = h;
+}
 
 WorthPolicy::Calls &WorthPolicy::of(uint64_t program) {
   if (!lastCalls_ || last_ != program) {
@@ -21,7 +54,7 @@ WorthPolicy::Calls &WorthPolicy::of(uint64_t program) {
   return *lastCalls_;
 }
 
-bool WorthPolicy::eager(uint64_t program, bool miss, uint64_t signature, std::string *why) {
+bool WorthPolicy::eager(uint64_t program, bool miss, std::string_view key, std::string *why) {
   if (least_ == 0 && recapturePercent_ == 0) return false;
   Calls &p = of(program);
   if (p.calls == 64) {  // a window of recent calls
@@ -34,10 +67,11 @@ bool WorthPolicy::eager(uint64_t program, bool miss, uint64_t signature, std::st
   bool few = least_ != 0 && p.launches < least_ && p.calls >= 16 && p.misses * 8 >= p.calls * 7;
   bool recapturing = recapturePercent_ != 0 && p.recapturing >= kRecapturingLaunches;
   if (!few && !recapturing) return false;
-  if (p.ranEagerly.erase(signature)) return false;  // it came back: traced, so that it replays from now on
+  // Hashed only here: most misses are no rule's.
+  uint64_t signature = std::hash<std::string_view>{}(key);
+  if (p.ranEagerly.forget(signature)) return false;  // it came back: traced, so that it replays from now on
   if (++p.skipped % 8 == 0) return false;
-  if (p.ranEagerly.size() >= kRemembered) p.ranEagerly.clear();
-  p.ranEagerly.insert(signature);
+  p.ranEagerly.remember(signature);
   char buf[320];
   if (few)
     std::snprintf(buf, sizeof buf,

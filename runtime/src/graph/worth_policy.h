@@ -9,8 +9,9 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
-#include <unordered_set>
+#include <vector>
 
 namespace hj {
 
@@ -21,10 +22,10 @@ class WorthPolicy {
   // rule of captures never applies).
   WorthPolicy(uint32_t least, uint32_t recapturePercent) : least_(least), recapturePercent_(recapturePercent) {}
 
-  // A call of `program` that found its signature (`signature`, a hash of
-  // its key) cached (miss false) or not: whether it runs eagerly, with
-  // `why` the reason when it does. Only new signatures do; of those, one
-  // that this program ran eagerly before (among its last 4096) is traced,
+  // A call of `program` that found its signature (`key`) cached (miss
+  // false) or not: whether it runs eagerly, with `why` the reason when it
+  // does. Only new signatures do; of those, one that this program ran
+  // eagerly before (among the last 4096, a hash of its key) is traced,
   // since it came back and its graph will replay, and one in eight of the
   // others is traced too, so that the rules see the program's calls change.
   // Either rule makes it eager:
@@ -33,7 +34,7 @@ class WorthPolicy {
   //   launches;
   // - captures: each of the program's last 4 graph launches captured anew
   //   at least `recapturePercent` % of the graph's operations.
-  bool eager(uint64_t program, bool miss, uint64_t signature, std::string *why);
+  bool eager(uint64_t program, bool miss, std::string_view key, std::string *why);
   // The launches (library calls and collectives included) of the
   // program's last trace.
   void traced(uint64_t program, uint64_t launches) { programs_[program].launches = launches; }
@@ -47,12 +48,24 @@ class WorthPolicy {
   void clear();
 
  private:
+  // Hashes, up to 4096 (then it starts again), in 8192 slots probed in
+  // turn, allocated once: remembering and forgetting allocate nothing.
+  class HashSet {
+   public:
+    // Whether `h` was there; it is not any more.
+    bool forget(uint64_t h);
+    void remember(uint64_t h);
+
+   private:
+    std::vector<uint64_t> slots_;
+    size_t used_ = 0;  // slots ever filled since the last start
+  };
   struct Calls {
     uint32_t calls = 0, misses = 0, skipped = 0;
     uint64_t launches = UINT64_MAX;  // none traced yet
     uint32_t recapturing = 0;        // the last graph launches in a row that captured the share or more
     uint64_t ops = 0, recaptured = 0;  // the last of them
-    std::unordered_set<uint64_t> ranEagerly;  // signatures run eagerly, up to kRemembered
+    HashSet ranEagerly;  // the hashes of the keys run eagerly
   };
   Calls &of(uint64_t program);
   uint32_t least_, recapturePercent_;
