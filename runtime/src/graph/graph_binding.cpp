@@ -1,4 +1,4 @@
-// graph_binding.cpp - a traced signature counted, given its shape's memory
+// graph_binding.cpp - a traced signature given its shape's memory
 // plan (memory_plans.h) and bound to one of the shape's executable graphs,
 // or to a graph of its own when it comes back (promote).
 #include "graph/graph_cache.h"
@@ -12,22 +12,6 @@
 #include "graph/graph_internal.h"
 
 namespace hj {
-
-void GraphCache::countWork(GraphEntry &e) {
-  e.fastAllocs = e.fastMemsets = e.fastFills = e.launches = e.libraryCalls = 0;
-  for (PlannedAlloc &a : e.allocs) {
-    if (a.output) continue;
-    // Nodes of different streams may run at once, in any order (conflict()).
-    if (e.streams && e.unknownUse) a.lastEvent = SIZE_MAX;
-    ++e.fastAllocs;
-    if (a.op >= 0) ++(e.ops[a.op].kind() == GraphNode::Kind::Memset ? e.fastMemsets : e.fastFills);
-  }
-  for (const PlannedOp &op : e.ops) {
-    if (op.kind() == GraphNode::Kind::Library || op.kind() == GraphNode::Kind::Custom) ++e.libraryCalls;
-    if (op.kind() == GraphNode::Kind::Kernel) ++e.launches;
-  }
-  e.dirty.reserve(e.ops.size());  // markDirty then never allocates
-}
 
 size_t GraphCache::dimsDiffer(const GraphEntry &e, const GraphExec &x, size_t stop) {
   if (!x.graph || x.nodes.size() != e.ops.size()) return SIZE_MAX;

@@ -18,9 +18,9 @@ namespace hj {
 
 GraphCache::GraphCache(GraphRoom room)
     : r_(room),
-      tracePath_(makeTracePath(*this, r_)),
-      replayPath_(makeReplayPath(*this, r_)),
-      recordedReplay_(*replayPath_, r_.record),
+      trace_(r_, signatures_, order_),
+      replay_(r_, order_),
+      recordedReplay_(replay_, r_.record),
       plans_(r_.backend, r_.buffers, r_.injector, r_.stats),
       worth_(room.settings.graphMinLaunches, room.settings.graphRecapturePercent) {}
 
@@ -40,13 +40,11 @@ void GraphCache::abandon() {
     if (p)
       if (Block *b = r_.buffers.take(p)) r_.buffers.release(b);
   fastOut_.clear();
-  if (mode_ == Mode::Replay) freeOutputs();
-  outputs_.clear();
-  tracedLive_.clear();
+  replay_.matcher().freeOutputs(programStream());  // none outside a replay
+  trace_.recorder().finish();
   if (cur_) erase(cur_);  // made again by the next call
   cur_ = nullptr;
   enter(Mode::Off);
-  mismatched_ = false;
 }
 
 void GraphCache::forget(std::string_view prefix) {
@@ -99,25 +97,6 @@ void GraphCache::unbind(GraphEntry &e) {
   plans_.release(s);
 }
 
-int32_t GraphCache::mismatch(const char *fmt, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  reason_ = std::string("the program's runtime calls differ from those its graph was built from (") + buf +
-            "): the key given to hj_graph_call does not cover everything they depend on";
-  mismatched_ = true;
-  return fail(HJ_ERR_INTERNAL, "graph mode: %s", reason_.c_str());
-}
-
-int32_t GraphCache::insideGroup(const char *what) {
-  return fail(HJ_ERR_INVALID_ARGUMENT,
-              "graph mode: %s inside a send/receive group (between its GROUP_BEGIN and GROUP_END); a group node holds "
-              "only its sends and receives",
-              what);
-}
-
 void GraphCache::dropCommunicating() {
   for (GraphEntry *e : signatures_.all()) {
     if (!e->collectives) continue;
@@ -148,20 +127,9 @@ bool GraphCache::notWorthIt(const void *key, uint64_t keyBytes, bool miss) {
   return true;
 }
 
-void GraphCache::resetStreams() {
-  order_.reset();
-  group_ = -1;
-  groupDepth_ = partAt_ = 0;
-}
-
 void GraphCache::startReplay() {
   enter(Mode::Replay);
-  resetStreams();
-  allocAt_ = opAt_ = 0;
-  outputs_.clear();
-  recordMark_ = r_.record.size();
-  statsMark_ = r_.stats;
-  mismatched_ = false;
+  replay_.matcher().start(*cur_);
 }
 
 int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs, uint32_t numInputs, bool fast,
@@ -212,15 +180,9 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
     outcome_.way(reserve ? CallOutcome::Way::Reserved : CallOutcome::Way::New);
     cur_ = insert(k);
     signatures_.setLast(cur_);
-    cur_->ops.reserve(lastOps_);  // the last trace's counts, often this one's
-    cur_->allocs.reserve(lastAllocs_);
     values_.assign(values, values + numValues);
     enter(Mode::Trace);
-    resetStreams();
-    uncapturable_.clear();
-    event_ = 0;
-    liveBytes_ = 0;
-    tracedLive_.clear();
+    trace_.recorder().start(*cur_);
     return HJ_OK;
   }
   GraphEntry &e = *hit;
@@ -263,17 +225,18 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
       return status;
     case Mode::Trace: {
       enter(Mode::Off);
-      tracedLive_.clear();
+      TraceRecorder &recorder = trace_.recorder();
+      recorder.finish();
       GraphEntry *e = cur_;
       cur_ = nullptr;
       if (status != HJ_OK) {
         erase(e);
         return status;
       }
-      if (!uncapturable_.empty()) {
+      if (!recorder.uncapturable().empty()) {
         // Nothing of the trace reached the device: keep the signature, with
         // the reason, and run this call and the later ones eagerly.
-        e->eagerReason = reason_ = uncapturable_;
+        e->eagerReason = reason_ = recorder.uncapturable();
         outcome_.way(CallOutcome::Way::Eager);
         e->allocs.clear();
         e->ops.clear();
@@ -285,14 +248,12 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
         *again = 1;
         return HJ_OK;
       }
-      countWork(*e);
+      recorder.settle(*e);
       if (e->key.size() >= sizeof(uint64_t)) {
         uint64_t program;
         std::memcpy(&program, e->key.data(), sizeof program);
         worth_.traced(program, e->launches + e->libraryCalls + e->collectives);
       }
-      lastOps_ = e->ops.size();
-      lastAllocs_ = e->allocs.size();
       if (int32_t st = bindPlan(*e)) {
         erase(e);
         return st;
@@ -317,38 +278,28 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
     case Mode::Replay: break;
   }
   GraphEntry &e = *cur_;
-  if (status == HJ_OK && !mismatched_ && (allocAt_ != e.allocs.size() || opAt_ != e.ops.size()))
-    mismatch("the program made %zu of %zu allocations and %zu of %zu operations", allocAt_, e.allocs.size(), opAt_,
-             e.ops.size());
+  ReplayMatcher &m = replay_.matcher();
+  if (status == HJ_OK) m.checkComplete();
   // A returned buffer must not be the plan's memory (one the traced call
   // freed): the caller would own what the next replay overwrites.
-  for (uint32_t k = 0; status == HJ_OK && !mismatched_ && outData && k < numOutputs_; ++k)
+  for (uint32_t k = 0; status == HJ_OK && !m.mismatched() && outData && k < numOutputs_; ++k)
     if (Block *b = outData[k] ? r_.buffers.find(outData[k]) : nullptr; b && b->planned >= 0)
-      mismatch("output %u is buffer %%%s, which the traced call freed", k + 1, b->name);
-  if (status == HJ_OK && mismatched_) {
+      m.mismatch("output %u is buffer %%%s, which the traced call freed", k + 1, b->name);
+  if (status == HJ_OK && m.mismatched()) {
     // The program returned: release its outputs, the plan's memory among them.
     for (uint32_t j = 0; outData && j < numOutputs_; ++j)
       if (Block *o = outData[j] ? r_.buffers.find(outData[j]) : nullptr; o && o->planned >= 0) {
         r_.buffers.take(outData[j]);
         r_.buffers.release(o);
       }
-    freeOutputs();
+    m.freeOutputs(programStream());
     status = HJ_ERR_INTERNAL;
   }
-  if (mismatched_) {
+  if (m.mismatched()) {
     // Nothing reached the device; the program has released its buffers.
     // Forget what this run recorded and counted, and run it eagerly.
-    r_.record.truncate(recordMark_);
-    r_.stats.allocs = statsMark_.allocs;
-    r_.stats.frees = statsMark_.frees;
-    r_.stats.memsets = statsMark_.memsets;
-    r_.stats.fills = statsMark_.fills;
-    r_.stats.launches = statsMark_.launches;
-    r_.stats.collectives = statsMark_.collectives;
-    r_.stats.collective_bytes = statsMark_.collective_bytes;
-    r_.stats.library_calls = statsMark_.library_calls;
-    mismatched_ = false;
-    e.eagerReason = reason_;
+    m.undo();
+    e.eagerReason = reason_ = m.reason();
     outcome_.way(CallOutcome::Way::Eager);
     unbind(e);
     e.allocs.clear();
@@ -357,7 +308,7 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
     e.inner.clear();
     e.dirty.clear();
     e.sourceValue.clear();
-    outputs_.clear();
+    m.clearOutputs();
     enter(Mode::Eager);
     ++r_.stats.graph_fallbacks;
     *again = 1;
@@ -367,11 +318,11 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
   cur_ = nullptr;
   if (status != HJ_OK) {  // the program failed and released its buffers
     forgetSources(e);
-    outputs_.clear();
+    m.clearOutputs();
     return status;
   }
   int32_t st = finishReplay(e, outData, outDims);
-  outputs_.clear();
+  m.clearOutputs();
   return st;
 }
 
@@ -387,27 +338,12 @@ const std::string &GraphCache::outcome() const {
   return outcome_.text(r_.stats, reason_, e ? static_cast<int64_t>(e->shape->blockBytes) : -1);
 }
 
-uint32_t GraphCache::programStream() const { return r_.path->stream(); }
-
-BufferRequest GraphCache::request(uint64_t bytes, uint32_t flags, uint32_t dtype, const char *name,
-                                  const void *prefer) const {
-  BufferRequest r;
-  r.bytes = bytes;
-  r.flags = flags;
-  r.dtype = dtype;
-  r.name = name;
-  r.recordStream = programStream();
-  r.deferInit = true;  // a memset or fill node of the graph
-  r.prefer = prefer;
-  return r;
-}
-
 void GraphCache::enter(Mode mode) {
   mode_ = mode;
   if (mode == Mode::Replay)
-    r_.path = r_.record.on() ? static_cast<CallPath *>(&recordedReplay_) : replayPath_.get();
+    r_.path = r_.record.on() ? static_cast<CallPath *>(&recordedReplay_) : &replay_;
   else
-    r_.path = mode == Mode::Trace ? tracePath_.get() : r_.outside;
+    r_.path = mode == Mode::Trace ? &trace_ : r_.outside;
 }
 
 }  // namespace hj

@@ -1,14 +1,17 @@
-// graph_internal.h - what the graph cache's files share: the memory plan's
+// graph_internal.h - what graph mode's files share: the memory plan's
 // alignment and placement, fake trace addresses, nodes made from planned
-// operations.
+// operations, an operation's values set (and listed dirty), a buffer asked
+// of the pool for a graph.
 #pragma once
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "backend/backend.h"
 #include "base/fake_address.h"
-#include "graph/graph_cache.h"
+#include "graph/graph_entry.h"
+#include "memory/buffers.h"
 
 namespace hj {
 
@@ -182,6 +185,34 @@ inline void noteNode(const PlannedOp &op, NodeState &n) {
   matmulSizes(op, n.matmul);
   n.bytes = op.bytes();
   n.values.assign(op.values.begin(), op.values.end());
+}
+
+// Sets `bytes` bytes at `offset` of operation `index`'s values; one that
+// changes is listed dirty (its node must be set before the next launch).
+inline void markDirty(GraphEntry &e, uint32_t index, const void *value, size_t offset, size_t bytes) {
+  PlannedOp &op = e.ops[index];
+  unsigned char *at = op.values.data() + offset;
+  if (std::memcmp(at, value, bytes) == 0) return;
+  std::memcpy(at, value, bytes);
+  if (!op.dirty) {
+    op.dirty = true;
+    e.dirty.push_back(index);
+  }
+}
+
+// A buffer of the program a graph-mode call allocates on `stream` (its
+// zeroing or NaN fill, if any, a node of the graph).
+inline BufferRequest graphRequest(uint64_t bytes, uint32_t flags, uint32_t dtype, const char *name, uint32_t stream,
+                                  const void *prefer = nullptr) {
+  BufferRequest r;
+  r.bytes = bytes;
+  r.flags = flags;
+  r.dtype = dtype;
+  r.name = name;
+  r.recordStream = stream;
+  r.deferInit = true;
+  r.prefer = prefer;
+  return r;
 }
 
 inline bool samePart(const CollectivePart &a, const CollectivePart &b) {

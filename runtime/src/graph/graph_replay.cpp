@@ -23,17 +23,10 @@ void GraphCache::forgetSources(GraphEntry &e) {
 
 // After a replay that ran the program: the nodes hold this call's addresses.
 void GraphCache::noteSources(GraphEntry &e) {
-  if (e.sourceValue.size() != inputs_.size() + outputs_.size()) return forgetSources(e);
+  const auto &outputs = replay_.matcher().outputs();
+  if (e.sourceValue.size() != inputs_.size() + outputs.size()) return forgetSources(e);
   for (size_t i = 0; i < inputs_.size(); ++i) e.sourceValue[i] = inputs_[i];
-  for (size_t j = 0; j < outputs_.size(); ++j) e.sourceValue[inputs_.size() + j] = outputs_[j].second;
-}
-
-void GraphCache::freeOutputs() {
-  for (const auto &[index, ptr] : outputs_) {
-    (void)index;
-    if (Block *b = r_.buffers.take(ptr)) r_.buffers.freeLive(b, programStream());
-  }
-  outputs_.clear();
+  for (size_t j = 0; j < outputs.size(); ++j) e.sourceValue[inputs_.size() + j] = outputs[j].second;
 }
 
 namespace {
@@ -211,6 +204,7 @@ int32_t GraphCache::checkZeroed(GraphEntry &e) {
 }
 
 int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims) {
+  const auto &outputs = replay_.matcher().outputs();
   e.epoch = e.shape->epoch;  // the program computed the plan's addresses of now
   if (!e.resolved) {
     // The first replay of a signature the trace could not resolve: find
@@ -225,9 +219,9 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
         return true;
       };
       auto *c = static_cast<const char *>(p);
-      for (size_t j = 0; j < outputs_.size(); ++j) {
-        auto *o = static_cast<const char *>(outputs_[j].second);
-        if (c == o || (c > o && c < o + e.allocs[outputs_[j].first].bytes)) {
+      for (size_t j = 0; j < outputs.size(); ++j) {
+        auto *o = static_cast<const char *>(outputs[j].second);
+        if (c == o || (c > o && c < o + e.allocs[outputs[j].first].bytes)) {
           *source = static_cast<uint32_t>(inputs_.size() + j);
           return from(o);
         }
@@ -249,7 +243,7 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
     };
     e.numInputs = static_cast<uint32_t>(inputs_.size());
     e.outputAllocs.clear();
-    for (const auto &out : outputs_) e.outputAllocs.push_back(out.first);
+    for (const auto &out : outputs) e.outputAllocs.push_back(out.first);
     e.patches.clear();
     e.inner.clear();
     e.innerKnown = false;
@@ -268,7 +262,7 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
           e.patches.push_back({oi, off, source, delta});
       });
     }
-    indexPatches(e, inputs_.size() + outputs_.size());
+    indexPatches(e, inputs_.size() + outputs.size());
     e.fast = fast_;
     e.outSource.assign(numOutputs_, 0);
     for (uint32_t k = 0; k < numOutputs_; ++k) {
@@ -281,12 +275,12 @@ int32_t GraphCache::finishReplay(GraphEntry &e, void **outData, int64_t *outDims
   }
   if (int32_t st = pushAndLaunch(e)) {
     forgetSources(e);
-    freeOutputs();
+    replay_.matcher().freeOutputs(programStream());
     return abortComm(e, st);
   }
   noteSources(e);
   if (int32_t st = checkZeroed(e)) {
-    freeOutputs();
+    replay_.matcher().freeOutputs(programStream());
     return st;
   }
   ++r_.stats.graph_replays;
@@ -341,7 +335,7 @@ int32_t GraphCache::fastReplay(GraphEntry &e, void *const *inputs, const hj_grap
     int32_t st = r_.injector.check("hj_alloc of %%%s", a.name.c_str());
     const void *was = e.sourceValue[e.numInputs + j];  // where the nodes point now
     if (st == HJ_OK)
-      st = r_.buffers.allocate(request(a.bytes, a.flags, a.dtype, a.name.c_str(), was == kUnknown ? nullptr : was), &b);
+      st = r_.buffers.allocate(graphRequest(a.bytes, a.flags, a.dtype, a.name.c_str(), programStream(), was == kUnknown ? nullptr : was), &b);
     if (st != HJ_OK) {
       release();
       return st;

@@ -1,0 +1,216 @@
+// test_trace_replay.cpp - graph mode's trace recorder and replay matcher on
+// the host backend, without a graph cache: a trace writes allocations,
+// lifetimes and operations with their streams and dependencies; a replay
+// against the plan gives planned addresses, sets changed values dirty,
+// and a call that differs from the trace is a mismatch whose counters are
+// rolled back.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "backend/backend.h"
+#include "base/fault_injection.h"
+#include "base/settings.h"
+#include "graph/call_order.h"
+#include "graph/memory_plans.h"
+#include "graph/replay_matcher.h"
+#include "graph/signature_cache.h"
+#include "graph/trace_recorder.h"
+#include "memory/buffers.h"
+#include "record/call_record.h"
+
+using hj::GraphEntry;
+using hj::GraphOpKind;
+
+namespace {
+
+const int64_t kSizes[1] = {256};
+
+hj::AllocCall allocOf(const char *name, uint32_t flags) {
+  hj::AllocCall c;
+  c.sizes = kSizes;
+  c.rank = 1;
+  c.dtype = HJ_DTYPE_f32;
+  c.flags = flags;
+  c.bytes = 256 * 4;
+  c.name = name;
+  return c;
+}
+
+hj::MatmulCall matmulOf(const void *a, void *c, int64_t m) {
+  hj::MatmulCall mm;
+  mm.a = a;
+  mm.b = a;
+  mm.c = c;
+  mm.m = m;
+  mm.n = 16;
+  mm.k = 16;
+  mm.rowStride[0] = mm.rowStride[1] = mm.rowStride[2] = 16;
+  mm.aType = mm.cType = HJ_DTYPE_f32;
+  mm.site = "line 3";
+  return mm;
+}
+
+// The program: %t (zero_init: a memset), %out (an output), a matmul
+// from %t into %out on stream 1, %t freed.
+int32_t traceProgram(hj::TraceRecorder &r, hj::CallOrder &order, void **t, void **out) {
+  if (int32_t st = r.alloc(allocOf("t", HJ_ALLOC_ZERO_INIT), t)) return st;
+  if (int32_t st = r.alloc(allocOf("out", HJ_ALLOC_OUTPUT), out)) return st;
+  if (int32_t st = r.setStream(1)) return st;
+  if (int32_t st = r.matmul(matmulOf(*t, *out, 16))) return st;
+  if (int32_t st = order.setStream(0)) return st;
+  return r.free(*t, false);
+}
+
+}  // namespace
+
+TEST_CASE("trace recorder: allocations, lifetimes and operations of one call", "[unit][graph]") {
+  hj::SignatureCache signatures;
+  hj::Settings settings;
+  hj::CallOrder order;
+  hj::TraceRecorder recorder(signatures, settings, order);
+  GraphEntry &e = *signatures.insert("program");
+  recorder.start(e);
+  void *t = nullptr, *out = nullptr;
+  REQUIRE(traceProgram(recorder, order, &t, &out) == HJ_OK);
+  recorder.finish();
+  recorder.settle(e);
+
+  REQUIRE(e.allocs.size() == 2);
+  const hj::PlannedAlloc &ta = e.allocs[0], &oa = e.allocs[1];
+  CHECK(ta.name == "t");
+  CHECK_FALSE(ta.output);
+  CHECK(ta.op == 0);  // its memset
+  CHECK(ta.firstEvent < ta.lastEvent);
+  CHECK(ta.lastEvent != SIZE_MAX);
+  CHECK(oa.output);
+  CHECK(oa.lastEvent == SIZE_MAX);  // returned, never freed
+  CHECK(e.peakBytes == 2 * 1024);
+  CHECK(e.frees == 1);
+  CHECK(e.streams);
+
+  REQUIRE(e.ops.size() == 2);
+  CHECK(e.ops[0].kind() == GraphOpKind::Memset);
+  CHECK(e.ops[0].stream == 0);
+  CHECK(e.ops[1].kind() == GraphOpKind::Library);
+  CHECK(e.ops[1].stream == 1);
+  CHECK(e.ops[1].deps.empty());  // stream 1 had nothing before it
+  void *a = nullptr;
+  std::memcpy(&a, e.ops[1].values.data(), sizeof a);
+  CHECK(a == t);  // the fake address, patched when the graph is made
+  // What a fast replay counts: one intermediate, its memset, one library call.
+  CHECK(e.fastAllocs == 1);
+  CHECK(e.fastMemsets == 1);
+  CHECK(e.libraryCalls == 1);
+  CHECK(recorder.uncapturable().empty());
+
+  SECTION("a free of what is no live buffer is an error, ignored on the error path") {
+    GraphEntry &f = *signatures.insert("other");
+    recorder.start(f);
+    void *p = nullptr;
+    REQUIRE(recorder.alloc(allocOf("x", 0), &p) == HJ_OK);
+    REQUIRE(recorder.free(p, false) == HJ_OK);
+    CHECK(recorder.free(p, false) == HJ_ERR_INVALID_ARGUMENT);
+    CHECK(std::string(hj_last_error()).find("not a live buffer") != std::string::npos);
+    CHECK(recorder.free(p, true) == HJ_OK);
+  }
+  SECTION("a matmul inside a send/receive group is refused, naming it") {
+    GraphEntry &f = *signatures.insert("grouped");
+    recorder.start(f);
+    hj::CollectiveCall begin;
+    begin.kind = HJ_COLL_GROUP_BEGIN;
+    std::string what = "group begin (line 1)";
+    begin.what = &what;
+    REQUIRE(recorder.collective(begin) == HJ_OK);
+    CHECK(order.group() == 0);
+    void *p = nullptr;
+    REQUIRE(recorder.alloc(allocOf("x", 0), &p) == HJ_OK);
+    CHECK(recorder.matmul(matmulOf(p, p, 16)) == HJ_ERR_INVALID_ARGUMENT);
+    CHECK(std::string(hj_last_error()).find("a matmul inside a send/receive group") != std::string::npos);
+    CHECK(order.setStream(2) == HJ_ERR_INVALID_ARGUMENT);
+  }
+}
+
+TEST_CASE("replay matcher: planned addresses, dirty values, a mismatch rolled back", "[unit][graph]") {
+  hj_stats stats{};
+  std::unique_ptr<hj::Backend> backend = hj::makeHostBackend();
+  REQUIRE(backend);
+  hj::FaultInjector injector(stats);
+  hj::CallRecord record(false);
+  hj::Settings settings;
+  hj::SignatureCache signatures;
+  hj::CallOrder order;
+  hj::TraceRecorder recorder(signatures, settings, order);
+  GraphEntry &e = *signatures.insert("program");
+  recorder.start(e);
+  void *ft = nullptr, *fout = nullptr;
+  REQUIRE(traceProgram(recorder, order, &ft, &fout) == HJ_OK);
+  recorder.finish();
+  recorder.settle(e);
+  {
+    hj::Buffers buffers(*backend, stats, injector, record, settings, 0);
+    hj::MemoryPlans plans(*backend, buffers, injector, stats);
+    REQUIRE(plans.plan(e) == HJ_OK);
+    hj::ReplayMatcher matcher(buffers, order, record, stats);
+
+    matcher.start(e);
+    void *t = nullptr, *out = nullptr;
+    REQUIRE(matcher.alloc(allocOf("t", HJ_ALLOC_ZERO_INIT), &t) == HJ_OK);
+    CHECK(t == static_cast<char *>(e.shape->block) + e.shape->offset[0]);  // its slot
+    // The memset's destination is now the real address: dirty.
+    REQUIRE(e.dirty.size() == 1);
+    CHECK(e.dirty[0] == 0);
+    REQUIRE(matcher.alloc(allocOf("out", HJ_ALLOC_OUTPUT), &out) == HJ_OK);
+    REQUIRE(matcher.outputs().size() == 1);
+    CHECK(matcher.outputs()[0].first == 1);
+    CHECK(matcher.outputs()[0].second == out);
+    REQUIRE(order.setStream(1) == HJ_OK);
+    REQUIRE(matcher.matmul(matmulOf(t, out, 16)) == HJ_OK);
+    CHECK(e.dirty.size() == 2);
+    REQUIRE(order.setStream(0) == HJ_OK);
+    REQUIRE(matcher.free(t, false) == HJ_OK);
+    matcher.checkComplete();
+    CHECK_FALSE(matcher.mismatched());
+    matcher.freeOutputs(0);
+    CHECK(matcher.outputs().empty());
+
+    SECTION("another multiply is a mismatch, and its counts are rolled back") {
+      matcher.start(e);
+      uint64_t launches = stats.launches;
+      REQUIRE(matcher.alloc(allocOf("t", HJ_ALLOC_ZERO_INIT), &t) == HJ_OK);
+      REQUIRE(matcher.alloc(allocOf("out", HJ_ALLOC_OUTPUT), &out) == HJ_OK);
+      ++stats.launches;  // as the replay path counts what the program does
+      REQUIRE(order.setStream(1) == HJ_OK);
+      CHECK(matcher.matmul(matmulOf(t, out, 32)) == HJ_ERR_INTERNAL);
+      CHECK(matcher.mismatched());
+      CHECK(matcher.reason().find("matmul (line 3), operation 2, is another multiply") != std::string::npos);
+      matcher.undo();
+      CHECK_FALSE(matcher.mismatched());
+      CHECK(stats.launches == launches);
+      REQUIRE(buffers.free(t, false, 0) == HJ_OK);
+      matcher.freeOutputs(0);
+    }
+    SECTION("a program that stops early is a mismatch naming the counts") {
+      matcher.start(e);
+      REQUIRE(matcher.alloc(allocOf("t", HJ_ALLOC_ZERO_INIT), &t) == HJ_OK);
+      matcher.checkComplete();
+      CHECK(matcher.mismatched());
+      CHECK(matcher.reason().find("made 1 of 2 allocations and 1 of 2 operations") != std::string::npos);
+      matcher.undo();
+      REQUIRE(buffers.free(t, false, 0) == HJ_OK);
+    }
+    SECTION("an allocation of other extents is a mismatch") {
+      matcher.start(e);
+      hj::AllocCall other = allocOf("t", HJ_ALLOC_ZERO_INIT);
+      const int64_t sizes[1] = {128};
+      other.sizes = sizes;
+      other.bytes = 512;
+      CHECK(matcher.alloc(other, &t) == HJ_ERR_INTERNAL);
+      CHECK(matcher.reason().find("buffer %t, allocation 1, has other extents") != std::string::npos);
+      matcher.undo();
+    }
+    plans.release(e.shape);
+  }
+}
