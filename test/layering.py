@@ -4,7 +4,9 @@
 Each folder of the library may include its own layer's headers and those of
 the layers it builds on; each room of the runtime (runtime/src/ROOM) those of
 the rooms below it; only jit/ includes LLVM; no source file is longer than
-MAX_LINES; nothing refers to the folder beside the repository that its
+MAX_LINES; no two files of one folder include each other's headers,
+directly or through others of that folder (a file's unit is its stem:
+x.h with x.cpp); nothing refers to the folder beside the repository that its
 developers share (users never have it).
 Prints every violation and exits 1 if there is one.
 """
@@ -92,6 +94,47 @@ def long_files():
     return problems
 
 
+# Folders whose units (a stem: x.h and x.cpp) may not include each other in
+# a cycle.
+def include_cycles():
+    problems = []
+    folders = set()
+    for folder in PRODUCT_FOLDERS:
+        for f in (ROOT / folder).rglob("*"):
+            if f.suffix in {".h", ".cpp"} and f.is_file():
+                folders.add(f.parent)
+    for d in sorted(folders):
+        uses = {}
+        for f in sorted(d.iterdir()):
+            if f.suffix not in {".h", ".cpp"}:
+                continue
+            for line in f.read_text(errors="replace").splitlines():
+                m = re.match(r'\s*#\s*include\s*"([^"]+\.h)"', line)
+                if not m:
+                    continue
+                target = d / pathlib.Path(m.group(1)).name
+                # "room/x.h" in the runtime, "x.h" beside the file elsewhere
+                if target.is_file() and (m.group(1).count("/") == 0 or m.group(1).split("/")[-2] == d.name):
+                    if target.stem != f.stem:
+                        uses.setdefault(f.stem, set()).add(target.stem)
+        state = {}
+
+        def visit(u, path):
+            state[u] = 1
+            for v in sorted(uses.get(u, ())):
+                if state.get(v) == 1:
+                    cycle = path[path.index(v):] + [v]
+                    problems.append(f"{d.relative_to(ROOT)}: units include each other: {' -> '.join(cycle)}")
+                elif v not in state:
+                    visit(v, path + [v])
+            state[u] = 2
+
+        for u in sorted(uses):
+            if u not in state:
+                visit(u, [u])
+    return problems
+
+
 # The layer a quoted include belongs to, by its path.
 def layer_of_include(path):
     if path.startswith("hostjit/runtime.h") or path.endswith(".def") and path.startswith("hostjit/") and "/" not in path[8:]:
@@ -132,6 +175,7 @@ def main():
                 problems.append(f"{f.relative_to(ROOT)}: refers to {OUTSIDE}, which users of the project never have")
     problems += runtime_problems()
     problems += long_files()
+    problems += include_cycles()
     for p in problems:
         print(p)
     print(f"layering: {len(problems)} problem{'s' if len(problems) != 1 else ''}")

@@ -56,9 +56,11 @@ Buffers::Buffers(Backend &backend, hj_stats &stats, FaultInjector &injector, Cal
       memory_(backend, stats, memoryLimit),
       pool_(memory_, stats),
       arenas_(memory_, stats) {
-  memory_.setPool(&pool_);
   memory_.setInjector(&injector_);
-  memory_.setReclaim([this] { reclaimDeferred(); });
+  memory_.setReclaim([this] {
+    reclaimDeferred();
+    pool_.emptyCache();
+  });
 }
 
 Buffers::~Buffers() {

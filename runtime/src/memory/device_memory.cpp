@@ -2,7 +2,6 @@
 #include "memory/device_memory.h"
 
 #include "base/error.h"
-#include "memory/pool.h"
 
 namespace hj {
 
@@ -22,9 +21,8 @@ int32_t DeviceMemory::allocate(size_t bytes, void **out) {
   if (injector_)
     if (int32_t st = injector_->check("backend allocation of %zu bytes", bytes)) return st;
   int32_t st = tryAllocate(bytes, out);
-  if (st != HJ_ERR_OUT_OF_MEMORY || !pool_) return st;
-  if (reclaim_) reclaim_();
-  pool_->emptyCache();
+  if (st != HJ_ERR_OUT_OF_MEMORY || !reclaim_) return st;
+  reclaim_();
   return tryAllocate(bytes, out);
 }
 

@@ -13,15 +13,13 @@
 
 namespace hj {
 
-class Pool;
-
 class DeviceMemory {
  public:
   DeviceMemory(Backend &backend, hj_stats &stats, uint64_t limit) : backend_(backend), stats_(stats), limit_(limit) {}
-  void setPool(Pool *pool) { pool_ = pool; }
   void setInjector(FaultInjector *injector) { injector_ = injector; }
   // Called before the retry: hands back to the pool what its owner holds
-  // for later (the context's deferred frees, after waiting for the device).
+  // for later (the context's deferred frees, after waiting for the device)
+  // and releases the pool's cached blocks. Without it, no retry.
   void setReclaim(std::function<void()> reclaim) { reclaim_ = std::move(reclaim); }
   FaultInjector *injector() { return injector_; }
   // Allocates from the backend within the limit; on out-of-memory reclaims,
@@ -35,7 +33,6 @@ class DeviceMemory {
   Backend &backend_;
   hj_stats &stats_;
   uint64_t limit_;
-  Pool *pool_ = nullptr;
   FaultInjector *injector_ = nullptr;
   std::function<void()> reclaim_;
 };
