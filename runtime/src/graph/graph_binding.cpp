@@ -1,7 +1,7 @@
-// graph_binding.cpp - a traced signature given its shape's memory
-// plan (memory_plans.h) and bound to one of the shape's executable graphs,
-// or to a graph of its own when it comes back (promote).
-#include "graph/graph_cache.h"
+// graph_binding.cpp - a planned signature bound to one of its shape's
+// executable graphs, or to a graph of its own when it comes back
+// (promote), and let go of.
+#include "graph/graph_executor.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -10,17 +10,44 @@
 
 #include "base/error.h"
 #include "graph/graph_internal.h"
+#include "graph/memory_plans.h"
 
 namespace hj {
 
-size_t GraphCache::dimsDiffer(const GraphEntry &e, const GraphExec &x, size_t stop) {
+void GraphExecutor::dropGraph(GraphExec &x) {
+  x.graph.reset();
+  execBytes_ -= x.bytes;
+  x.bytes = 0;
+}
+
+GraphShape *GraphExecutor::unbind(GraphEntry &e) {
+  GraphShape *s = e.shape;
+  if (GraphExec *x = e.exec) {
+    if (x->holder == &e) x->holder = nullptr;
+    if (--x->users == 0) {
+      auto it = std::find_if(s->execs.begin(), s->execs.end(), [&](const auto &p) { return p.get() == x; });
+      HJ_INVARIANT(it != s->execs.end());
+      dropGraph(*x);
+      s->execs.erase(it);
+    }
+  }
+  e.exec = nullptr;
+  e.shape = nullptr;
+  e.resolved = false;
+  if (!s || --s->users > 0) return nullptr;
+  for (auto &p : s->execs) dropGraph(*p);  // the graphs go before the memory they use
+  s->execs.clear();
+  return s;
+}
+
+size_t GraphExecutor::dimsDiffer(const GraphEntry &e, const GraphExec &x, size_t stop) {
   if (!x.graph || x.nodes.size() != e.ops.size()) return SIZE_MAX;
   size_t differ = 0;
   for (size_t i = 0; i < e.ops.size() && differ <= stop; ++i) differ += newDims(e.ops[i], x.nodes[i]);
   return differ;
 }
 
-bool GraphCache::roundedOnly(const GraphEntry &e, const GraphExec &x) {
+bool GraphExecutor::roundedOnly(const GraphEntry &e, const GraphExec &x) {
   bool differ = false;
   for (size_t i = 0; i < e.ops.size(); ++i) {
     const PlannedOp &op = e.ops[i];
@@ -31,7 +58,7 @@ bool GraphCache::roundedOnly(const GraphEntry &e, const GraphExec &x) {
   return differ;
 }
 
-GraphExec *GraphCache::closestExec(GraphShape &s, const GraphEntry &e) {
+GraphExec *GraphExecutor::closestExec(GraphShape &s, const GraphEntry &e) {
   GraphExec *x = nullptr;
   size_t best = SIZE_MAX;
   for (auto &p : s.execs) {
@@ -46,7 +73,7 @@ GraphExec *GraphCache::closestExec(GraphShape &s, const GraphEntry &e) {
   return x;
 }
 
-void GraphCache::promote(GraphEntry &e) {
+void GraphExecutor::promote(GraphEntry &e) {
   GraphShape &s = *e.shape;
   GraphExec *x = e.exec;
   if (x->holder == &e || s.topology[0] != 'T') return;
@@ -82,8 +109,7 @@ void GraphCache::promote(GraphEntry &e) {
   e.dirty.clear();
 }
 
-int32_t GraphCache::bindPlan(GraphEntry &e) {
-  if (int32_t st = plans_.plan(e)) return st;
+void GraphExecutor::bind(GraphEntry &e) {
   GraphShape *s = e.shape;
   bool shared = MemoryPlans::shared(*s);
   // The executable graph to bind: the one of this shape whose kernel nodes
@@ -110,7 +136,6 @@ int32_t GraphCache::bindPlan(GraphEntry &e) {
   x->lastUse = signatures_.tick();
   for (size_t i = 0; i < e.allocs.size(); ++i) e.allocs[i].offset = s->offset[i];
   e.epoch = s->epoch;
-  return HJ_OK;
 }
 
 }  // namespace hj

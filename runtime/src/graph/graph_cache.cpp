@@ -22,7 +22,8 @@ GraphCache::GraphCache(GraphRoom room)
       replay_(r_, order_),
       recordedReplay_(replay_, r_.record),
       plans_(r_.backend, r_.buffers, r_.injector, r_.stats),
-      worth_(room.settings.graphMinLaunches, room.settings.graphRecapturePercent) {}
+      worth_(room.settings.graphMinLaunches, room.settings.graphRecapturePercent),
+      exec_(r_, signatures_, worth_, outcome_, [this] { dropCommunicating(); }) {}
 
 GraphCache::~GraphCache() { clear(); }
 
@@ -36,10 +37,7 @@ void GraphCache::clear() {
 int32_t GraphCache::checkZero(bool *isZero) { return plans_.checkZero(isZero); }
 
 void GraphCache::abandon() {
-  for (void *p : fastOut_)
-    if (p)
-      if (Block *b = r_.buffers.take(p)) r_.buffers.release(b);
-  fastOut_.clear();
+  exec_.abandon();
   replay_.matcher().freeOutputs(programStream());  // none outside a replay
   trace_.recorder().finish();
   if (cur_) erase(cur_);  // made again by the next call
@@ -65,36 +63,20 @@ GraphEntry *GraphCache::insert(std::string_view key) {
   return signatures_.insert(key);
 }
 
+void GraphCache::unbind(GraphEntry &e) {
+  if (GraphShape *s = exec_.unbind(e)) plans_.release(s);
+}
+
+int32_t GraphCache::bindPlan(GraphEntry &e) {
+  if (int32_t st = plans_.plan(e)) return st;
+  exec_.bind(e);
+  return HJ_OK;
+}
+
 void GraphCache::erase(GraphEntry *e) {
   std::unique_ptr<GraphEntry> owned = signatures_.take(e);
   unbind(*owned);
   signatures_.recycle(*owned);
-}
-
-void GraphCache::dropGraph(GraphExec &x) {
-  x.graph.reset();
-  execBytes_ -= x.bytes;
-  x.bytes = 0;
-}
-
-void GraphCache::unbind(GraphEntry &e) {
-  GraphShape *s = e.shape;
-  if (GraphExec *x = e.exec) {
-    if (x->holder == &e) x->holder = nullptr;
-    if (--x->users == 0) {
-      auto it = std::find_if(s->execs.begin(), s->execs.end(), [&](const auto &p) { return p.get() == x; });
-      HJ_INVARIANT(it != s->execs.end());
-      dropGraph(*x);
-      s->execs.erase(it);
-    }
-  }
-  e.exec = nullptr;
-  e.shape = nullptr;
-  e.resolved = false;
-  if (!s || --s->users > 0) return;
-  for (auto &p : s->execs) dropGraph(*p);  // the graphs go before the memory they use
-  s->execs.clear();
-  plans_.release(s);
 }
 
 void GraphCache::dropCommunicating() {
@@ -103,19 +85,10 @@ void GraphCache::dropCommunicating() {
     if (e != cur_) {
       erase(e);
     } else if (GraphExec *x = cur_->exec) {  // built again by its next replay
-      dropGraph(*x);
+      exec_.dropGraph(*x);
       x->holder = nullptr;
     }
   }
-}
-
-int32_t GraphCache::abortComm(GraphEntry &e, int32_t status) {
-  if (status == HJ_OK || !r_.comm || e.collectives == 0) return status;
-  std::string why = hj_last_error();
-  dropCommunicating();  // e among them: not used after this
-  r_.comm->abort(why);
-  r_.comm->closeGroups();
-  return fail(status, "%s", why.c_str());
 }
 
 bool GraphCache::notWorthIt(const void *key, uint64_t keyBytes, bool miss) {
@@ -146,11 +119,11 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
   if (int32_t st = r_.backend.checkFault()) return st;
   reason_.clear();
   outcome_.start(r_.stats);
-  inputs_.assign(inputs, inputs + numInputs);
-  numOutputs_ = numOutputs;
-  numDims_ = numDims;
-  fast_ = fast;
-  reserve_ = reserve;
+  call_.inputs.assign(inputs, inputs + numInputs);
+  call_.numOutputs = numOutputs;
+  call_.numDims = numDims;
+  call_.fast = fast;
+  call_.reserve = reserve;
   if (r_.settings.sync) {
     reason_ = "the context synchronises after every launch (hj_options.sync, HOSTJIT_SYNC), which a graph cannot";
     if (reserve) {  // nothing to plan: the calls run eagerly
@@ -180,7 +153,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
     outcome_.way(reserve ? CallOutcome::Way::Reserved : CallOutcome::Way::New);
     cur_ = insert(k);
     signatures_.setLast(cur_);
-    values_.assign(values, values + numValues);
+    call_.values.assign(values, values + numValues);
     enter(Mode::Trace);
     trace_.recorder().start(*cur_);
     return HJ_OK;
@@ -188,7 +161,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
   GraphEntry &e = *hit;
   signatures_.setLast(hit);
   e.lastUse = signatures_.tick();
-  if (e.exec && e.exec->holder != &e) promote(e);
+  if (e.exec && e.exec->holder != &e) exec_.promote(e);
   if (!e.eagerReason.empty()) {
     reason_ = e.eagerReason;
     enter(Mode::Eager);
@@ -201,7 +174,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
   if (e.resolved && e.fast && fast && placed && !r_.record.on() && numValues == e.valuePatches.size()) {
     *done = 1;
     outcome_.way(CallOutcome::Way::Fast);
-    return fastReplay(e, inputs, values, outData, outDims);
+    return exec_.fastReplay(e, inputs, values, outData, outDims);
   }
   outcome_.way(CallOutcome::Way::Replay);
   outcome_.ranBecause(r_.record.on()                               ? "the call is recorded"
@@ -209,7 +182,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
                       : !e.resolved                                ? "its graph is not yet built"
                       : !fast || numValues != e.valuePatches.size() ? "the caller gave no kernel arguments for this call"
                                                                    : "a kernel argument depends on more than the key");
-  values_.assign(values, values + numValues);
+  call_.values.assign(values, values + numValues);
   cur_ = &e;
   startReplay();
   return HJ_OK;
@@ -241,7 +214,7 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
         e->allocs.clear();
         e->ops.clear();
         e->libraryCalls = e->launches = e->collectives = 0;
-        if (reserve_) return reserved(outData);
+        if (call_.reserve) return reserved(outData);
         cur_ = e;
         enter(Mode::Eager);
         ++r_.stats.graph_fallbacks;
@@ -260,13 +233,13 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
       }
       // A reservation keeps the signature and its plan: its first call
       // runs the program against the plan and builds its graph.
-      if (reserve_) return reserved(outData);
+      if (call_.reserve) return reserved(outData);
       // The trace holds this call's every value: unless the call is
       // recorded or its zeroed memory checked (which the program's calls
       // against the plan do), the graph is set from it and launched now.
-      bool resolved = resolve(*e, outData, outDims);
+      bool resolved = exec_.resolve(*e, call_, outData, outDims);
       if (resolved && !r_.record.on() && !r_.settings.checkZeroed)
-        return fastReplay(*e, inputs_.data(), values_.data(), outData, outDims, /*first=*/true);
+        return exec_.fastReplay(*e, call_.inputs.data(), call_.values.data(), outData, outDims, /*first=*/true);
       outcome_.ranBecause(r_.record.on()             ? "the call is recorded"
                           : r_.settings.checkZeroed ? "zeroed memory is checked"
                                                     : "an address of the trace is no input's and no buffer's");
@@ -282,12 +255,12 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
   if (status == HJ_OK) m.checkComplete();
   // A returned buffer must not be the plan's memory (one the traced call
   // freed): the caller would own what the next replay overwrites.
-  for (uint32_t k = 0; status == HJ_OK && !m.mismatched() && outData && k < numOutputs_; ++k)
+  for (uint32_t k = 0; status == HJ_OK && !m.mismatched() && outData && k < call_.numOutputs; ++k)
     if (Block *b = outData[k] ? r_.buffers.find(outData[k]) : nullptr; b && b->planned >= 0)
       m.mismatch("output %u is buffer %%%s, which the traced call freed", k + 1, b->name);
   if (status == HJ_OK && m.mismatched()) {
     // The program returned: release its outputs, the plan's memory among them.
-    for (uint32_t j = 0; outData && j < numOutputs_; ++j)
+    for (uint32_t j = 0; outData && j < call_.numOutputs; ++j)
       if (Block *o = outData[j] ? r_.buffers.find(outData[j]) : nullptr; o && o->planned >= 0) {
         r_.buffers.take(outData[j]);
         r_.buffers.release(o);
@@ -317,19 +290,19 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
   enter(Mode::Off);
   cur_ = nullptr;
   if (status != HJ_OK) {  // the program failed and released its buffers
-    forgetSources(e);
+    GraphExecutor::forgetSources(e);
     m.clearOutputs();
     return status;
   }
-  int32_t st = finishReplay(e, outData, outDims);
+  int32_t st = exec_.finishReplay(e, call_, m, outData, outDims);
   m.clearOutputs();
   return st;
 }
 
 int32_t GraphCache::reserved(void **outData) {
-  reserve_ = false;
+  call_.reserve = false;
   outcome_.way(CallOutcome::Way::Reserved);
-  for (uint32_t k = 0; outData && k < numOutputs_; ++k) outData[k] = nullptr;  // the trace's were fake
+  for (uint32_t k = 0; outData && k < call_.numOutputs; ++k) outData[k] = nullptr;  // the trace's were fake
   return HJ_OK;
 }
 

@@ -30,6 +30,7 @@
 #include "graph/call_order.h"
 #include "graph/call_outcome.h"
 #include "graph/graph_entry.h"
+#include "graph/graph_executor.h"
 #include "graph/graph_paths.h"
 #include "graph/graph_room.h"
 #include "graph/memory_plans.h"
@@ -91,52 +92,10 @@ class GraphCache {
   // The traced signature's shape of work: its plan found (grown when the
   // signature does not fit) or made, and an executable graph of it chosen.
   int32_t bindPlan(GraphEntry &e);
-  // Kernel nodes of `x` whose launch dims differ from the entry's (counting
-  // stops past `stop`); SIZE_MAX when x has no graph yet.
-  static size_t dimsDiffer(const GraphEntry &e, const GraphExec &x, size_t stop);
-  GraphExec *closestExec(GraphShape &s, const GraphEntry &e);
-  // Whether some kernel node of `x` has other launch dims than the entry's,
-  // and all those that do are bounds_checked (their grids rounded).
-  static bool roundedOnly(const GraphEntry &e, const GraphExec &x);
-  // A signature called again whose graph holds another's values gets a
-  // graph of its own while its shape has fewer than graphsPerShape and the
-  // graphs' estimated memory stays within Settings::graphMemory; past them
-  // it moves to another graph of its shape holding its launch dims, when
-  // its own holds other dims.
-  void promote(GraphEntry &e);
-  // Drops an executable graph's device resources, and its estimate.
-  void dropGraph(GraphExec &x);
-  uint64_t execBytes_ = 0;  // the estimates of every built graph
-  // The traced values made real: intermediates at their slots, input and
-  // output addresses as patches. False when an address is none of these
-  // (the program then runs again against the plan).
-  bool resolve(GraphEntry &e, void *const *outData, const int64_t *outDims);
-  // Writes the plan's current addresses into the nodes (after the plan moved).
-  void rebase(GraphEntry &e);
-  int32_t finishReplay(GraphEntry &e, void **outData, int64_t *outDims);
-  // A launch without running the program: outputs allocated, addresses
-  // patched, nodes set, the graph launched. `first`: the call that traced
-  // the signature (not counted as a fast replay).
-  int32_t fastReplay(GraphEntry &e, void *const *inputs, const hj_graph_value *values, void **outData,
-                     int64_t *outDims, bool first = false);
-  bool mapValues(GraphEntry &e);
-  int32_t pushAndLaunch(GraphEntry &e);
-  // HOSTJIT_GRAPH_DEVICE_UPDATES=auto: builds the entry's graph again to
-  // take its node updates at launch (4 of its last 8 launches needed some),
-  // or back for host updates, for good (the device fell behind them and
-  // no grid changed lately); rebuilt_ says which, *rebuilt whether it did.
-  int32_t rebuildForUpdates(GraphEntry &e, bool *rebuilt);
-  // Builds the entry's executable graph from its operations' values.
-  int32_t build(GraphEntry &e);
-  int32_t checkZeroed(GraphEntry &e);
   void startReplay();
-  void forgetSources(GraphEntry &e);
-  void noteSources(GraphEntry &e);
-  // After a failed build, update or launch of a graph that communicates:
-  // the other ranks must not wait for this one.
-  int32_t abortComm(GraphEntry &e, int32_t status);
-  // What the communicator's watchdog calls a launch of e's graph.
-  static std::string watchName(const GraphEntry &e);
+  // A new signature of a program for which graph mode does not pay: true,
+  // with reason_ saying why, when it runs eagerly.
+  bool notWorthIt(const void *key, uint64_t keyBytes, bool miss);
 
   // Switches the mode and the context's call path with it.
   void enter(Mode mode);
@@ -158,17 +117,8 @@ class GraphCache {
   CallOutcome outcome_;  // the last call's way (hj_graph_outcome)
   MemoryPlans plans_;  // per shape of work
   WorthPolicy worth_;  // per program: whether graph mode pays for its new signatures
-  // A new signature of a program for which graph mode does not pay: true,
-  // with reason_ saying why, when it runs eagerly.
-  bool notWorthIt(const void *key, uint64_t keyBytes, bool miss);
-  // The call in progress.
-  std::vector<void *> inputs_;
-  uint32_t numOutputs_ = 0, numDims_ = 0;
-  bool fast_ = false;
-  bool reserve_ = false;      // the call is hj_graph_reserve's
-  std::vector<void *> fastOut_;  // fast replay: the outputs, in allocation order
-  std::vector<hj_graph_value> values_;  // this call's hj_graph_values
-  std::vector<std::pair<const void *, uint32_t>> inputOrder_;  // resolve: the inputs by address
+  GraphCall call_;  // the call in progress
+  GraphExecutor exec_;  // bind, patch, update, launch
 };
 
 }  // namespace hj

@@ -2,7 +2,7 @@
 // trace alone: the trace's fake addresses become the plan's slots and
 // patches for the call's inputs and outputs, so the program need not run
 // a second time.
-#include "graph/graph_cache.h"
+#include "graph/graph_executor.h"
 
 #include <algorithm>
 #include <cstring>
@@ -11,8 +11,8 @@
 
 namespace hj {
 
-bool GraphCache::resolve(GraphEntry &e, void *const *outData, const int64_t *outDims) {
-  size_t n = inputs_.size();
+bool GraphExecutor::resolve(GraphEntry &e, const GraphCall &call, void *const *outData, const int64_t *outDims) {
+  size_t n = call.inputs.size();
   e.numInputs = static_cast<uint32_t>(n);
   e.outputAllocs.clear();
   std::vector<uint32_t> outIndex(e.allocs.size(), UINT32_MAX);
@@ -23,7 +23,7 @@ bool GraphCache::resolve(GraphEntry &e, void *const *outData, const int64_t *out
     }
   // The inputs by address, for the many weights of a model.
   inputOrder_.clear();
-  for (uint32_t i = 0; i < n; ++i) inputOrder_.emplace_back(inputs_[i], i);
+  for (uint32_t i = 0; i < n; ++i) inputOrder_.emplace_back(call.inputs[i], i);
   std::stable_sort(inputOrder_.begin(), inputOrder_.end(),
                    [](const auto &a, const auto &b) { return std::less<const void *>()(a.first, b.first); });
   // The input an address is in: the first input at the address, else (a
@@ -63,8 +63,8 @@ bool GraphCache::resolve(GraphEntry &e, void *const *outData, const int64_t *out
       else
         ok = false;  // an address the trace did not hand out and no input has
     });
-  e.outSource.assign(numOutputs_, 0);
-  for (uint32_t k = 0; ok && k < numOutputs_; ++k) {
+  e.outSource.assign(call.numOutputs, 0);
+  for (uint32_t k = 0; ok && k < call.numOutputs; ++k) {
     size_t a;
     uint64_t within = 0;
     int64_t delta = 0;
@@ -79,9 +79,9 @@ bool GraphCache::resolve(GraphEntry &e, void *const *outData, const int64_t *out
     return false;
   }
   indexPatches(e, n + e.outputAllocs.size());
-  e.fast = fast_ && mapValues(e);
+  e.fast = call.fast && mapValues(e, call.values);
   if (!e.fast) e.valuePatches.clear();
-  e.outDims.assign(outDims, outDims + numDims_);
+  e.outDims.assign(outDims, outDims + call.numDims);
   const GraphShape &s = *e.shape;
   for (const Patch &p : e.inner) {
     void *at = static_cast<char *>(s.block) + s.offset[p.source] + p.delta;
