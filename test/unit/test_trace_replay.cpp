@@ -9,11 +9,14 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "backend/backend.h"
 #include "base/fault_injection.h"
 #include "base/settings.h"
 #include "graph/call_order.h"
+#include "graph/graph_internal.h"
 #include "graph/memory_plans.h"
 #include "graph/replay_matcher.h"
 #include "graph/signature_cache.h"
@@ -51,6 +54,29 @@ hj::MatmulCall matmulOf(const void *a, void *c, int64_t m) {
   mm.aType = mm.cType = HJ_DTYPE_f32;
   mm.site = "line 3";
   return mm;
+}
+
+// Every field of a MatmulCall that is not an address or the site: what a
+// replayed multiply must repeat.
+std::vector<std::string> matmulValueFields() {
+  std::vector<std::string> names;
+  hj::MatmulCall().forEachField([&](const char *name, const auto &field) {
+    if constexpr (!std::is_pointer_v<std::decay_t<decltype(field)>>) names.push_back(name);
+  });
+  return names;
+}
+
+// `c` with field `name` changed.
+hj::MatmulCall changed(hj::MatmulCall c, const std::string &name) {
+  c.forEachField([&](const char *n, auto &field) {
+    using F = std::decay_t<decltype(field)>;
+    if (name != n) return;
+    if constexpr (std::is_same_v<F, hj::MatmulCall::Strides>)
+      field[1] += 1;
+    else if constexpr (std::is_arithmetic_v<F>)
+      field += 1;
+  });
+  return c;
 }
 
 // The program: %t (zero_init: a memset), %out (an output), a matmul
@@ -192,6 +218,35 @@ TEST_CASE("replay matcher: planned addresses, dirty values, a mismatch rolled ba
       REQUIRE(buffers.free(t, false, 0) == HJ_OK);
       matcher.freeOutputs(0);
     }
+    SECTION("a multiply that differs in any field but its addresses is a mismatch") {
+      std::vector<std::string> fields = matmulValueFields();
+      CHECK(fields.size() == 12);
+      for (const std::string &name : fields) {
+        INFO("field " << name);
+        matcher.start(e);
+        REQUIRE(matcher.alloc(allocOf("t", HJ_ALLOC_ZERO_INIT), &t) == HJ_OK);
+        REQUIRE(matcher.alloc(allocOf("out", HJ_ALLOC_OUTPUT), &out) == HJ_OK);
+        REQUIRE(order.setStream(1) == HJ_OK);
+        CHECK(matcher.matmul(changed(matmulOf(t, out, 16), name)) == HJ_ERR_INTERNAL);
+        CHECK(matcher.mismatched());
+        matcher.undo();
+        REQUIRE(buffers.free(t, false, 0) == HJ_OK);
+        matcher.freeOutputs(0);
+      }
+      // The same multiply at other addresses, from another site, matches.
+      matcher.start(e);
+      REQUIRE(matcher.alloc(allocOf("t", HJ_ALLOC_ZERO_INIT), &t) == HJ_OK);
+      REQUIRE(matcher.alloc(allocOf("out", HJ_ALLOC_OUTPUT), &out) == HJ_OK);
+      REQUIRE(order.setStream(1) == HJ_OK);
+      hj::MatmulCall moved = matmulOf(out, t, 16);
+      moved.site = "line 9";
+      CHECK(matcher.matmul(moved) == HJ_OK);
+      REQUIRE(order.setStream(0) == HJ_OK);
+      REQUIRE(matcher.free(t, false) == HJ_OK);
+      matcher.checkComplete();
+      CHECK_FALSE(matcher.mismatched());
+      matcher.freeOutputs(0);
+    }
     SECTION("a program that stops early is a mismatch naming the counts") {
       matcher.start(e);
       REQUIRE(matcher.alloc(allocOf("t", HJ_ALLOC_ZERO_INIT), &t) == HJ_OK);
@@ -213,4 +268,38 @@ TEST_CASE("replay matcher: planned addresses, dirty values, a mismatch rolled ba
     }
     plans.release(e.shape);
   }
+}
+
+TEST_CASE("graph mode keys every field of a multiply: its shape of work or its node's sizes", "[unit][graph]") {
+  hj_stats stats{};
+  std::unique_ptr<hj::Backend> backend = hj::makeHostBackend();
+  REQUIRE(backend);
+  hj::FaultInjector injector(stats);
+  hj::CallRecord record(false);
+  hj::Settings settings;
+  hj::Buffers buffers(*backend, stats, injector, record, settings, 0);
+  hj::MemoryPlans plans(*backend, buffers, injector, stats);
+  auto entryOf = [](const hj::MatmulCall &c) {
+    GraphEntry e;
+    e.ops.emplace_back().work = hj::PlannedLibrary{c};
+    return e;
+  };
+  hj::MatmulCall base = matmulOf(nullptr, nullptr, 16);
+  GraphEntry b = entryOf(base);
+  REQUIRE(plans.plan(b) == HJ_OK);
+  int64_t baseSizes[10];
+  hj::matmulSizes(b.ops[0], baseSizes);
+  for (const std::string &name : matmulValueFields()) {
+    INFO("field " << name);
+    GraphEntry c = entryOf(changed(base, name));
+    REQUIRE(plans.plan(c) == HJ_OK);
+    int64_t sizes[10];
+    hj::matmulSizes(c.ops[0], sizes);
+    bool otherShape = c.shape != b.shape, otherSizes = std::memcmp(sizes, baseSizes, sizeof sizes) != 0;
+    // Exactly one: a field in both would be set twice, one in neither
+    // would let a graph launch another multiply.
+    CHECK(otherShape != otherSizes);
+    if (c.shape != b.shape) plans.release(c.shape);
+  }
+  plans.release(b.shape);
 }

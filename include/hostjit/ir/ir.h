@@ -13,7 +13,7 @@
 #include <variant>
 #include <vector>
 
-#include "hostjit/ir/fields.h"
+#include "hostjit/fields.h"
 #include "hostjit/ir/types.h"
 
 namespace hostjit {

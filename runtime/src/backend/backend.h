@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backend/graph_node.h"
+#include "hostjit/fields.h"
 #include "base/call_path.h"
 #include "comm/comm.h"
 #include "hostjit/runtime.h"
@@ -46,10 +47,8 @@ struct KernelEntry {
 // One call of a collective node: hj_collective's arguments (a group is its
 // bracket calls and the sends and receives between them).
 struct CollectivePart {
-  uint32_t kind = 0, dtype = 0, op = 0;
-  int32_t peer = 0;
-  uint64_t count = 0;
-  std::string what;  // the call and its site, for errors
+  HOSTJIT_FIELDS((uint32_t, kind), (uint32_t, dtype), (uint32_t, op), (int32_t, peer), (uint64_t, count),
+                 (std::string, what))  // what: the call and its site, for errors
 };
 
 // An executable graph: launched on the backend's stream 0, it runs its

@@ -5,9 +5,11 @@
 // then hand the call to the context's path; no other code tests the mode.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
+#include "hostjit/fields.h"
 #include "hostjit/runtime.h"
 
 namespace hj {
@@ -47,16 +49,18 @@ struct CollectiveCall {
 // hj_matmul, checked (the operands agree, the dtypes a supported pair,
 // every column stride 1): per batch, C = alpha op(A) op(B) + beta C
 // (+ bias). Strides in elements: A's, B's and C's batch (0: one matrix for
-// every batch) and row strides, as stored.
+// every batch) and row strides, as stored. Its fields are listed once
+// (HOSTJIT_FIELDS): graph mode compares and keys every one that is not an
+// address or the site (test_trace_replay.cpp changes each).
 struct MatmulCall {
-  const void *a = nullptr, *b = nullptr, *bias = nullptr;
-  void *c = nullptr, *workspace = nullptr;
-  int64_t batch = 1, m = 1, n = 1, k = 1;
-  int64_t batchStride[3] = {}, rowStride[3] = {};  // A, B, C
-  uint64_t workspaceBytes = 0;
-  uint32_t aType = 0, cType = 0, flags = 0;  // hj_dtype of A and B, of C (and bias); HJ_MM_*
-  double alpha = 1, beta = 0;
-  const char *site = "";
+  using Strides = std::array<int64_t, 3>;  // A's, B's and C's
+  HOSTJIT_FIELDS((const void *, a), (const void *, b), (const void *, bias), (void *, c), (void *, workspace),
+                 (int64_t, batch, 1), (int64_t, m, 1), (int64_t, n, 1), (int64_t, k, 1), (Strides, batchStride),
+                 (Strides, rowStride), (uint64_t, workspaceBytes),
+                 (uint32_t, aType),  // hj_dtype of A and B
+                 (uint32_t, cType),  // hj_dtype of C (and bias)
+                 (uint32_t, flags),  // HJ_MM_*
+                 (double, alpha, 1), (double, beta), (const char *, site, ""))
 };
 
 // hj_custom_call, checked: entry `callee` of the table is a custom call;

@@ -215,8 +215,5 @@ inline BufferRequest graphRequest(uint64_t bytes, uint32_t flags, uint32_t dtype
   return r;
 }
 
-inline bool samePart(const CollectivePart &a, const CollectivePart &b) {
-  return a.kind == b.kind && a.dtype == b.dtype && a.op == b.op && a.peer == b.peer && a.count == b.count;
-}
 
 }  // namespace hj

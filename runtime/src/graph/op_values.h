@@ -3,8 +3,11 @@
 // part and addresses, a kernel node's launch dims.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <type_traits>
 
 #include "backend/backend.h"
 #include "base/call_path.h"
@@ -25,6 +28,24 @@ inline CollectivePart partOf(const CollectiveCall &c, unsigned char (&addresses)
   std::memcpy(addresses, &src, sizeof src);
   std::memcpy(addresses + sizeof src, &dst, sizeof dst);
   return part;
+}
+
+// Whether two calls of a struct whose fields are listed (HOSTJIT_FIELDS)
+// agree in every field that is not an address (a pointer: the node's
+// values, patched) or text (for messages): what a replayed call must
+// repeat of the traced one.
+template <class T>
+bool sameValues(const T &a, const T &b) {
+  static_assert(std::is_standard_layout_v<T>, "fields are found in b at a's offsets");
+  bool same = true;
+  a.forEachField([&](const char *, const auto &field) {
+    using F = std::decay_t<decltype(field)>;
+    if constexpr (!std::is_pointer_v<F> && !std::is_same_v<F, std::string>) {
+      size_t at = reinterpret_cast<const char *>(&field) - reinterpret_cast<const char *>(&a);
+      same = same && field == *reinterpret_cast<const F *>(reinterpret_cast<const char *>(&b) + at);
+    }
+  });
+  return same;
 }
 
 // A custom call's launch dims: it has none.

@@ -90,7 +90,7 @@ int32_t ReplayMatcher::collective(const CollectiveCall &c) {
     partAt_ = 0;
   }
   const auto *traced = std::get_if<PlannedCollective>(&e.ops[index].work);
-  if (!traced || partAt_ >= traced->parts.size() || !samePart(traced->parts[partAt_], part))
+  if (!traced || partAt_ >= traced->parts.size() || !sameValues(traced->parts[partAt_], part))
     return mismatch("%s, operation %u, is another call than the one traced", what.c_str(), index + 1);
   if (order_.group() < 0) {
     order_.ops().collective(index);
@@ -113,12 +113,7 @@ int32_t ReplayMatcher::matmul(const MatmulCall &c) {
   const void *ptrs[5] = {c.a, c.b, c.c, c.bias, c.workspace};
   if (opAt_ >= e.ops.size()) return mismatch("matmul (%s) is operation %zu; there were %zu", c.site, opAt_ + 1, e.ops.size());
   const auto *traced = std::get_if<PlannedLibrary>(&e.ops[opAt_].work);
-  const MatmulCall &t = traced ? traced->matmul : c;
-  bool same = traced && t.batch == c.batch && t.m == c.m && t.n == c.n && t.k == c.k &&
-              std::memcmp(t.batchStride, c.batchStride, sizeof t.batchStride) == 0 &&
-              std::memcmp(t.rowStride, c.rowStride, sizeof t.rowStride) == 0 && t.workspaceBytes == c.workspaceBytes &&
-              t.aType == c.aType && t.cType == c.cType && t.flags == c.flags && t.alpha == c.alpha && t.beta == c.beta;
-  if (!same) return mismatch("matmul (%s), operation %zu, is another multiply than the one traced", c.site, opAt_ + 1);
+  if (!traced || !sameValues(traced->matmul, c)) return mismatch("matmul (%s), operation %zu, is another multiply than the one traced", c.site, opAt_ + 1);
   if (int32_t st = place(static_cast<uint32_t>(opAt_))) return st;
   markDirty(e, static_cast<uint32_t>(opAt_++), ptrs, 0, sizeof ptrs);
   return HJ_OK;

@@ -10,7 +10,7 @@
 //   template <class F> void forEachField(F &&f) const;  // f("name", const Type &)
 //
 // calling f once per field in declared order. A type must not contain a
-// comma outside parentheses (use an alias). At most 16 fields. A struct
+// comma outside parentheses (use an alias). At most 24 fields. A struct
 // without fields uses HOSTJIT_NO_FIELDS. The struct stays an aggregate.
 #define HOSTJIT_FIELDS(...)                                                    \
   HOSTJIT_FOR_EACH(HOSTJIT_FIELD_DECL, __VA_ARGS__)                            \
@@ -36,8 +36,11 @@
 
 #define HOSTJIT_CAT_(a, b) a##b
 #define HOSTJIT_CAT(a, b) HOSTJIT_CAT_(a, b)
-#define HOSTJIT_NARGS(...) HOSTJIT_NARGS_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1)
-#define HOSTJIT_NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, n, ...) n
+#define HOSTJIT_NARGS(...) \
+  HOSTJIT_NARGS_(__VA_ARGS__, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1)
+#define HOSTJIT_NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, \
+                       _21, _22, _23, _24, n, ...)                                                               \
+  n
 #define HOSTJIT_FOR_EACH(m, ...) HOSTJIT_CAT(HOSTJIT_FE_, HOSTJIT_NARGS(__VA_ARGS__))(m, __VA_ARGS__)
 #define HOSTJIT_FE_1(m, a) m(a)
 #define HOSTJIT_FE_2(m, a, ...) m(a) HOSTJIT_FE_1(m, __VA_ARGS__)
@@ -55,3 +58,11 @@
 #define HOSTJIT_FE_14(m, a, ...) m(a) HOSTJIT_FE_13(m, __VA_ARGS__)
 #define HOSTJIT_FE_15(m, a, ...) m(a) HOSTJIT_FE_14(m, __VA_ARGS__)
 #define HOSTJIT_FE_16(m, a, ...) m(a) HOSTJIT_FE_15(m, __VA_ARGS__)
+#define HOSTJIT_FE_17(m, a, ...) m(a) HOSTJIT_FE_16(m, __VA_ARGS__)
+#define HOSTJIT_FE_18(m, a, ...) m(a) HOSTJIT_FE_17(m, __VA_ARGS__)
+#define HOSTJIT_FE_19(m, a, ...) m(a) HOSTJIT_FE_18(m, __VA_ARGS__)
+#define HOSTJIT_FE_20(m, a, ...) m(a) HOSTJIT_FE_19(m, __VA_ARGS__)
+#define HOSTJIT_FE_21(m, a, ...) m(a) HOSTJIT_FE_20(m, __VA_ARGS__)
+#define HOSTJIT_FE_22(m, a, ...) m(a) HOSTJIT_FE_21(m, __VA_ARGS__)
+#define HOSTJIT_FE_23(m, a, ...) m(a) HOSTJIT_FE_22(m, __VA_ARGS__)
+#define HOSTJIT_FE_24(m, a, ...) m(a) HOSTJIT_FE_23(m, __VA_ARGS__)
