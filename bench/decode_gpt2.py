@@ -2,7 +2,7 @@
 """decode_gpt2.py - GPT-2 small generating on the GPU: hostjit's torch.compile
 backend against eager PyTorch, torch.compile and its reduce-overhead mode.
 
-    decode_gpt2.py all OUTDIR [--steps N] [--batches 1,8] [--loops grow,kv] [--modes ...] [--timeout S] [--warm 1]
+    decode_gpt2.py all OUTDIR [--steps N] [--batches 1,8] [--loops grow,kv,static] [--modes ...] [--timeout S] [--warm 1]
     decode_gpt2.py one MODE LOOP BATCH STEPS OUT.json      (one run, in its own process)
     decode_gpt2.py table OUTDIR                            (the summary, from the runs' files)
 
@@ -16,7 +16,11 @@ Loops (the token ids are random from a fixed seed, the same for every mode,
 so each mode does the same work):
   grow  the whole sequence each step, its length 16, 17, ... (no cache);
   kv    a 16-token prompt, then one token per step with the KV cache
-        (transformers' DynamicCache), whose length grows by one each step.
+        (transformers' DynamicCache), whose length grows by one each step;
+  static  the same with transformers' StaticCache of 16 + N + 1 positions
+        (every step's shapes the same; the cache written in place at
+        cache_position): what reduce-overhead needs to record once. Not in
+        the default loops.
 Modes: eager; inductor (torch.compile's default); reduce_overhead and
 reduce_overhead_dynamic (dynamic=True): with the KV cache these need
 torch.compiler.cudagraph_mark_step_begin() and the cache cloned each step,
@@ -46,7 +50,8 @@ import sys
 import time
 
 MODES = ["hostjit", "hostjit_eager", "inductor", "reduce_overhead", "reduce_overhead_dynamic", "eager"]
-LOOPS = ["grow", "kv"]
+LOOPS = ["grow", "kv", "static"]
+DEFAULT_LOOPS = ["grow", "kv"]
 PROMPT = 16
 
 
@@ -120,7 +125,24 @@ def one(mode, loop, batch, steps, out):
     records_by_step = []  # after each step
     keep_steps = {0, 1, steps // 2, steps - 1}
     past = None
+    if loop == "static":
+        import inspect
+        from transformers import StaticCache
+        # Its constructor's arguments changed across transformers versions:
+        # give those this one takes.
+        want = {"config": cfg, "max_batch_size": batch, "max_cache_len": PROMPT + steps + 1, "device": "cuda",
+                "dtype": torch.float32}
+        takes = inspect.signature(StaticCache.__init__).parameters
+        past = StaticCache(**{k: v for k, v in want.items() if k in takes})
     with torch.no_grad():
+        if loop == "static":  # the prompt into the static cache, before step 0
+            t0 = time.perf_counter()
+            if cudagraphs:
+                torch.compiler.cudagraph_mark_step_begin()
+            fwd(input_ids=tokens[:, :PROMPT], past_key_values=past, use_cache=True,
+                cache_position=torch.arange(PROMPT, device="cuda"))
+            torch.cuda.synchronize()
+            prefill = time.perf_counter() - t0
         if loop == "kv":  # the prompt, with the cache, before step 0
             t0 = time.perf_counter()
             if cudagraphs:
@@ -135,6 +157,9 @@ def one(mode, loop, batch, steps, out):
         for i in range(steps):
             if loop == "grow":
                 kw = {"input_ids": tokens[:, :PROMPT + i], "use_cache": False}
+            elif loop == "static":  # the cache is written in place: nothing to keep of the outputs but the logits
+                kw = {"input_ids": tokens[:, PROMPT + i:PROMPT + i + 1], "past_key_values": past, "use_cache": True,
+                      "cache_position": torch.full((1,), PROMPT + i, device="cuda", dtype=torch.long)}
             else:
                 kw = {"input_ids": tokens[:, PROMPT + i:PROMPT + i + 1], "past_key_values": past, "use_cache": True}
             was = spent()
@@ -171,7 +196,7 @@ def one(mode, loop, batch, steps, out):
            "cudagraph_records": records.count("record_function"), "cudagraph_node_records": records.count("_record"),
            "records_by_step": records_by_step,
            "torch": torch.__version__}
-    if loop == "kv":
+    if loop in ("kv", "static"):
         res["prefill_s"] = prefill
         res["first_token_s"] = prefill + e2e[0] / 1e6
     else:
@@ -270,7 +295,7 @@ def main():
     if a[:1] == ["table"] and len(a) == 2:
         return table(a[1])
     if a[:1] == ["all"] and len(a) >= 2:
-        opts = {"--steps": "512", "--batches": "1,8", "--loops": ",".join(LOOPS), "--modes": ",".join(MODES),
+        opts = {"--steps": "512", "--batches": "1,8", "--loops": ",".join(DEFAULT_LOOPS), "--modes": ",".join(MODES),
                 "--timeout": "600", "--warm": "0"}
         rest = a[2:]
         for k, v in zip(rest[::2], rest[1::2]):
