@@ -90,19 +90,31 @@ int32_t traceProgram(hj::TraceRecorder &r, hj::CallOrder &order, void **t, void 
   return r.free(*t, false);
 }
 
-}  // namespace
-
-TEST_CASE("trace recorder: allocations, lifetimes and operations of one call", "[unit][graph]") {
+// A recorder, and the program traced into the entry "program".
+struct Traced {
   hj::SignatureCache signatures;
   hj::Settings settings;
   hj::CallOrder order;
-  hj::TraceRecorder recorder(signatures, settings, order);
+  hj::TraceRecorder recorder{signatures, settings, order};
   GraphEntry &e = *signatures.insert("program");
-  recorder.start(e);
-  void *t = nullptr, *out = nullptr;
-  REQUIRE(traceProgram(recorder, order, &t, &out) == HJ_OK);
-  recorder.finish();
-  recorder.settle(e);
+  void *t = nullptr, *out = nullptr;  // the fake addresses of %t and %out
+  Traced() {
+    recorder.start(e);
+    REQUIRE(traceProgram(recorder, order, &t, &out) == HJ_OK);
+    recorder.finish();
+    recorder.settle(e);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("trace recorder: allocations, lifetimes and operations of one call", "[unit][graph]") {
+  Traced traced;
+  hj::SignatureCache &signatures = traced.signatures;
+  hj::CallOrder &order = traced.order;
+  hj::TraceRecorder &recorder = traced.recorder;
+  GraphEntry &e = traced.e;
+  void *t = traced.t;
 
   REQUIRE(e.allocs.size() == 2);
   const hj::PlannedAlloc &ta = e.allocs[0], &oa = e.allocs[1];
@@ -165,16 +177,10 @@ TEST_CASE("replay matcher: planned addresses, dirty values, a mismatch rolled ba
   REQUIRE(backend);
   hj::FaultInjector injector(stats);
   hj::CallRecord record(false);
-  hj::Settings settings;
-  hj::SignatureCache signatures;
-  hj::CallOrder order;
-  hj::TraceRecorder recorder(signatures, settings, order);
-  GraphEntry &e = *signatures.insert("program");
-  recorder.start(e);
-  void *ft = nullptr, *fout = nullptr;
-  REQUIRE(traceProgram(recorder, order, &ft, &fout) == HJ_OK);
-  recorder.finish();
-  recorder.settle(e);
+  Traced traced;
+  const hj::Settings &settings = traced.settings;
+  hj::CallOrder &order = traced.order;
+  GraphEntry &e = traced.e;
   {
     hj::Buffers buffers(*backend, stats, injector, record, settings, 0);
     hj::MemoryPlans plans(*backend, buffers, injector, stats);
