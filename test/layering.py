@@ -6,7 +6,8 @@ the layers it builds on; each room of the runtime (runtime/src/ROOM) those of
 the rooms below it; only jit/ includes LLVM; no source file is longer than
 MAX_LINES; no two files of one folder include each other's headers,
 directly or through others of that folder (a file's unit is its stem:
-x.h with x.cpp); nothing refers to the folder beside the repository that its
+x.h with x.cpp); no class holds more than MAX_MEMBERS data members (those
+named with a trailing underscore, this code's convention); nothing refers to the folder beside the repository that its
 developers share (users never have it).
 Prints every violation and exits 1 if there is one.
 """
@@ -94,6 +95,41 @@ def long_files():
     return problems
 
 
+# No class of the product holds more data members than this (an owner with
+# more is several owners).
+MAX_MEMBERS = 20
+
+
+def large_classes():
+    problems = []
+    for folder in PRODUCT_FOLDERS:
+        for f in sorted((ROOT / folder).rglob("*.h")):
+            text = f.read_text(errors="replace")
+            for m in re.finditer(r"^(?:class|struct) (\w+)[^;{()]*\{", text, re.M):
+                depth, i = 1, m.end()
+                top = []  # the body outside nested braces
+                while depth and i < len(text):
+                    ch = text[i]
+                    if ch == "{":
+                        depth += 1
+                    elif ch == "}":
+                        depth -= 1
+                    elif depth == 1:
+                        top.append(ch)
+                    i += 1
+                members = 0
+                for line in "".join(top).splitlines():
+                    line = line.split("//")[0].strip()
+                    if not line.endswith(";") or line.startswith(("using ", "friend ", "typedef ", "return ")):
+                        continue
+                    members += len(re.findall(r"\b\w+_\s*(?:=[^,;]*)?[,;]", line))
+                if members > MAX_MEMBERS:
+                    line_no = text.count("\n", 0, m.start()) + 1
+                    problems.append(f"{f.relative_to(ROOT)}:{line_no}: {m.group(1)} holds {members} data members; "
+                                    f"split it into owners (at most {MAX_MEMBERS})")
+    return problems
+
+
 # Folders whose units (a stem: x.h and x.cpp) may not include each other in
 # a cycle.
 def include_cycles():
@@ -176,6 +212,7 @@ def main():
     problems += runtime_problems()
     problems += long_files()
     problems += include_cycles()
+    problems += large_classes()
     for p in problems:
         print(p)
     print(f"layering: {len(problems)} problem{'s' if len(problems) != 1 else ''}")
