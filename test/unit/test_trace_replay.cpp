@@ -185,7 +185,8 @@ TEST_CASE("replay matcher: planned addresses, dirty values, a mismatch rolled ba
     hj::Buffers buffers(*backend, stats, injector, record, settings, 0);
     hj::MemoryPlans plans(*backend, buffers, injector, stats);
     REQUIRE(plans.plan(e) == HJ_OK);
-    hj::ReplayMatcher matcher(buffers, order, record, stats);
+    std::string reason;
+    hj::ReplayMatcher matcher(buffers, order, record, stats, reason);
 
     matcher.start(e);
     void *t = nullptr, *out = nullptr;

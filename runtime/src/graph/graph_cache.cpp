@@ -19,7 +19,7 @@ namespace hj {
 GraphCache::GraphCache(GraphRoom room)
     : r_(room),
       trace_(r_, signatures_, order_),
-      replay_(r_, order_),
+      replay_(r_, order_, reason_),
       recordedReplay_(replay_, r_.record),
       plans_(r_.backend, r_.buffers, r_.injector, r_.stats),
       worth_(room.settings.graphMinLaunches, room.settings.graphRecapturePercent),
@@ -38,7 +38,14 @@ int32_t GraphCache::checkZero(bool *isZero) { return plans_.checkZero(isZero); }
 
 void GraphCache::abandon() {
   exec_.abandon();
-  replay_.matcher().freeOutputs(programStream());  // none outside a replay
+  ReplayMatcher &m = replay_.matcher();
+  // A replay's outputs are freed; outside a replay they are the caller's
+  // or gone (hj_graph_clear), and forgotten.
+  if (mode_ == Mode::Replay)
+    m.freeOutputs(programStream());
+  else
+    m.clearOutputs();
+  m.clearMismatch();
   trace_.recorder().finish();
   if (cur_) erase(cur_);  // made again by the next call
   cur_ = nullptr;
@@ -272,7 +279,7 @@ int32_t GraphCache::end(int32_t status, void **outData, int64_t *outDims, int32_
     // Nothing reached the device; the program has released its buffers.
     // Forget what this run recorded and counted, and run it eagerly.
     m.undo();
-    e.eagerReason = reason_ = m.reason();
+    e.eagerReason = reason_;
     outcome_.way(CallOutcome::Way::Eager);
     unbind(e);
     e.allocs.clear();

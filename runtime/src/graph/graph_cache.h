@@ -107,13 +107,13 @@ class GraphCache {
   GraphRoom r_;
   Mode mode_ = Mode::Off;
   SignatureCache signatures_;
+  std::string reason_;  // hj_graph_reason: why the last call ran as it did (a replay's mismatch included)
   // Where the call's operations go, shared by its trace and its replay.
   CallOrder order_;
   TracePath trace_;    // and its recorder
   ReplayPath replay_;  // and its matcher
   RecordedPath recordedReplay_;  // replay_ while the record is on
   GraphEntry *cur_ = nullptr;
-  std::string reason_;
   CallOutcome outcome_;  // the last call's way (hj_graph_outcome)
   MemoryPlans plans_;  // per shape of work
   WorthPolicy worth_;  // per program: whether graph mode pays for its new signatures

@@ -6,6 +6,8 @@
 // CallOrder, which the graph cache resets per call.
 #pragma once
 
+#include <string>
+
 #include "base/call_path.h"
 #include "graph/call_order.h"
 #include "graph/graph_room.h"
@@ -51,8 +53,9 @@ class TracePath final : public CallPath {
 // nodes, launched when the program ends.
 class ReplayPath final : public CallPath {
  public:
-  ReplayPath(const GraphRoom &r, CallOrder &order)
-      : r_(r), order_(order), matcher_(r.buffers, order, r.record, r.stats) {}
+  // reason: where a mismatch's reason goes (ReplayMatcher).
+  ReplayPath(const GraphRoom &r, CallOrder &order, std::string &reason)
+      : r_(r), order_(order), matcher_(r.buffers, order, r.record, r.stats, reason) {}
   ReplayMatcher &matcher() { return matcher_; }
 
   uint32_t stream() const override { return order_.stream(); }

@@ -22,7 +22,6 @@ void ReplayMatcher::start(GraphEntry &e) {
   recordMark_ = record_.size();
   statsMark_ = stats_;
   mismatched_ = false;
-  reason_.clear();
 }
 
 int32_t ReplayMatcher::mismatch(const char *fmt, ...) {

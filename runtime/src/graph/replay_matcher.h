@@ -21,11 +21,14 @@ namespace hj {
 
 class ReplayMatcher {
  public:
-  ReplayMatcher(Buffers &buffers, CallOrder &order, CallRecord &record, hj_stats &stats)
-      : buffers_(buffers), order_(order), record_(record), stats_(stats) {}
+  // A mismatch's reason is written to `reason` at once (the graph cache's,
+  // which hj_graph_reason reads).
+  ReplayMatcher(Buffers &buffers, CallOrder &order, CallRecord &record, hj_stats &stats, std::string &reason)
+      : buffers_(buffers), order_(order), record_(record), stats_(stats), reason_(reason) {}
 
   // A replay of `e` starts: the call order reset, nothing allocated or
   // compared yet, no mismatch; the record's and the counters' marks taken.
+  // The reason is left as it is (the call's, so far).
   void start(GraphEntry &e);
   // A call differs from the traced one: fails with `reason`, which says so.
   int32_t mismatch(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -34,8 +37,10 @@ class ReplayMatcher {
   // The program returned: a mismatch unless it made every traced call.
   void checkComplete();
   // After a mismatch: what the replay recorded and counted forgotten, the
-  // mismatch cleared (the call runs again eagerly).
+  // mismatch cleared (the call runs again eagerly); the reason stays.
   void undo();
+  // The call was abandoned (an exception): no mismatch.
+  void clearMismatch() { mismatched_ = false; }
 
   // The outputs this call allocated (allocation index, address).
   const std::vector<std::pair<uint32_t, void *>> &outputs() const { return outputs_; }
@@ -67,7 +72,7 @@ class ReplayMatcher {
   uint32_t partAt_ = 0;            // the next part of the collective node in progress
   std::vector<std::pair<uint32_t, void *>> outputs_;
   bool mismatched_ = false;
-  std::string reason_;
+  std::string &reason_;
   size_t recordMark_ = 0;
   hj_stats statsMark_{};
 };
