@@ -1,24 +1,10 @@
-// backend.cpp - what every backend shares: argument sizes, the host-only
+// backend.cpp - what every backend shares: the host-only
 // kernel calls refused by other backends, and the host's stream joins.
 #include "backend/backend.h"
 
 #include "base/error.h"
 
 namespace hj {
-
-uint32_t paramBytes(int32_t kind) {
-  if ((kind & 0xff) == HJ_PARAM_TENSOR)
-    return hj_param_rank(kind) <= HJ_MAX_RANK ? 8 + 16 * hj_param_rank(kind) : 0;
-  switch (kind) {
-    case HJ_PARAM_PTR: return sizeof(void *);
-    case HJ_PARAM_I32: return 4;
-    case HJ_PARAM_I64: return 8;
-    case HJ_PARAM_F32: return 4;
-    case HJ_PARAM_F64: return 8;
-    case HJ_PARAM_BOOL: return 1;
-  }
-  return 0;
-}
 
 int32_t Backend::registerHostKernel(const char *, hj_host_kernel_fn) {
   return fail(HJ_ERR_INVALID_ARGUMENT, "host kernels can only be registered with the host backend");

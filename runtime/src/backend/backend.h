@@ -18,13 +18,11 @@
 #include "backend/graph_node.h"
 #include "hostjit/fields.h"
 #include "base/call_path.h"
+#include "base/dtypes.h"
 #include "comm/comm.h"
 #include "hostjit/runtime.h"
 
 namespace hj {
-
-// Bytes of one kernel argument of an hj_param_kind (0 for an unknown kind).
-uint32_t paramBytes(int32_t kind);
 
 // A kernel resolved for one backend; owned by an hj_kernel_table.
 struct KernelEntry {

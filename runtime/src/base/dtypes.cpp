@@ -1,4 +1,4 @@
-// dtypes.cpp - element type names and fill patterns.
+// dtypes.cpp - element type names and fill patterns, argument sizes.
 #include "base/dtypes.h"
 
 #include "hostjit/runtime.h"
@@ -28,6 +28,20 @@ uint64_t nanPattern(uint32_t dtype) {
     case HJ_DTYPE_u32: return 0xFFFFFFFFu;
     case HJ_DTYPE_u64: return ~0ull;
     case HJ_DTYPE_bool: return 1;
+  }
+  return 0;
+}
+
+uint32_t paramBytes(int32_t kind) {
+  if ((kind & 0xff) == HJ_PARAM_TENSOR)
+    return hj_param_rank(kind) <= HJ_MAX_RANK ? 8 + 16 * hj_param_rank(kind) : 0;
+  switch (kind) {
+    case HJ_PARAM_PTR: return sizeof(void *);
+    case HJ_PARAM_I32: return 4;
+    case HJ_PARAM_I64: return 8;
+    case HJ_PARAM_F32: return 4;
+    case HJ_PARAM_F64: return 8;
+    case HJ_PARAM_BOOL: return 1;
   }
   return 0;
 }

@@ -139,13 +139,9 @@ int32_t Buffers::allocate(const BufferRequest &r, Block **out) {
     b->id = nextId_++;
     std::strncpy(b->name, r.name, sizeof b->name - 1);
     b->name[sizeof b->name - 1] = '\0';
-    bool rec = record_.on();
-    RecordedBuffer rb = rec ? recorded(*b) : RecordedBuffer{};
-    if (grew) {
-      ++stats_.memsets;
-      if (rec) record_.add(HJ_REC_MEMSET, r.recordStream, nullptr, "arena").entry.bytes = grew;
-    }
-    if (rec) record_.add(HJ_REC_ALLOC, r.recordStream, &rb, b->name);
+    RecordedBuffer rb = recorded(*b);
+    if (grew) ++stats_.memsets;
+    record_.alloc(r.recordStream, rb, b->name, grew);
     if (zero && !fromArena && r.bytes) {
       if (!r.deferInit) {
         int32_t st = injector_.check("memset of %%%s", b->name);
@@ -157,7 +153,7 @@ int32_t Buffers::allocate(const BufferRequest &r, Block **out) {
         }
       }
       ++stats_.memsets;
-      if (rec) record_.add(HJ_REC_MEMSET, r.recordStream, &rb, b->name);
+      record_.memset(r.recordStream, rb, b->name);
     } else if (!zero && settings_.fillNan && r.bytes) {
       if (!r.deferInit) {
         int32_t st = injector_.check("fill of %%%s", b->name);
@@ -168,7 +164,7 @@ int32_t Buffers::allocate(const BufferRequest &r, Block **out) {
         }
       }
       ++stats_.fills;
-      if (rec) record_.add(HJ_REC_FILL, r.recordStream, &rb, b->name);
+      record_.fill(r.recordStream, rb, b->name);
     }
     live_.insert(b->ptr, b);
     ++stats_.allocs;
@@ -199,10 +195,7 @@ int32_t Buffers::free(void *ptr, bool onError, uint32_t recordStream) {
   if (!b) return onError ? HJ_OK : fail(HJ_ERR_INVALID_ARGUMENT, "hj_free: %p is not a live buffer of this context", ptr);
   int32_t st = HJ_OK;
   try {
-    if (record_.on()) {
-      RecordedBuffer rb = recorded(*b);
-      record_.add(HJ_REC_FREE, recordStream, &rb, b->name);
-    }
+    record_.free(recordStream, recorded(*b), b->name);
     if (!onError && b->region && settings_.checkZeroed && b->bytes) st = checkZeroedOnFree(b, recordStream);
   } catch (...) {
     release(b);  // released even when the record or the check cannot be made
@@ -217,12 +210,15 @@ void Buffers::noteCollective(uint32_t kind, const void *src, const void *dst, ui
   if (!record_.on()) return;
   const Block *b = live_.find(dst ? dst : src);
   RecordedBuffer rb = b ? recorded(*b) : RecordedBuffer{};
-  RecordedCall &c = record_.add(HJ_REC_COLLECTIVE, recordStream, b ? &rb : nullptr, "");
-  c.entry.index = kind;
-  c.entry.bytes = bytes;
-  c.entry.flags = op;
-  c.entry.dtype = dtype;
-  c.entry.kernel = static_cast<uint32_t>(peer);
+  record_.collective(recordStream, b ? &rb : nullptr, kind, bytes, dtype, op, peer);
+}
+
+FindBuffer Buffers::findBuffer() const {
+  return [this](const void *p, uint64_t *id, uint64_t *offset) {
+    const Block *b = holding(p, offset);
+    if (b) *id = b->id;
+    return b != nullptr;
+  };
 }
 
 Block *Buffers::holding(const void *ptr, uint64_t *offset) const {
@@ -241,41 +237,12 @@ Block *Buffers::holding(const void *ptr, uint64_t *offset) const {
 }
 
 void Buffers::noteMatmul(const MatmulCall &m, uint32_t recordStream) {
-  if (!record_.on()) return;
-  RecordedCall call;
-  call.entry.kind = HJ_REC_MATMUL;
-  call.entry.stream = recordStream;
-  call.name = "matmul";
-  call.entry.dims[0] = m.batch;
-  call.entry.dims[1] = m.m;
-  call.entry.dims[2] = m.n;
-  call.entry.dims[3] = m.k;
-  call.entry.flags = m.flags;
-  call.entry.dtype = m.aType | m.cType << 8;
-  call.entry.bytes = m.workspaceBytes;
-  for (const void *p : {m.a, m.b, static_cast<const void *>(m.c), m.bias, static_cast<const void *>(m.workspace)}) {
-    hj_record_arg a{HJ_PARAM_PTR, 0, 0, 0, nullptr};
-    a.value = reinterpret_cast<uintptr_t>(p);
-    if (const Block *b = p ? holding(p, &a.offset) : nullptr) {
-      a.is_buffer = 1;
-      a.value = b->id;
-    }
-    call.args.push_back(a);
-  }
-  for (double v : {m.alpha, m.beta}) {  // args 5 and 6: alpha and beta, by their bits
-    hj_record_arg a{HJ_PARAM_F64, 0, 0, 0, nullptr};
-    std::memcpy(&a.value, &v, 8);
-    call.args.push_back(a);
-  }
-  record_.add(std::move(call));
+  if (record_.on()) record_.matmul(recordStream, m, findBuffer());
 }
 
 void Buffers::freeLive(Block *b, uint32_t recordStream) {
   try {
-    if (record_.on()) {
-      RecordedBuffer rb = recorded(*b);
-      record_.add(HJ_REC_FREE, recordStream, &rb, b->name);
-    }
+    record_.free(recordStream, recorded(*b), b->name);
   } catch (...) {
     release(b);  // the buffer is released even if the record cannot grow
     throw;
@@ -292,10 +259,7 @@ int32_t Buffers::checkZeroedOnFree(Block *b, uint32_t recordStream) {
     // Repair the arena so later buffers still start at zero (point 8).
     backend_.memsetZero(b->ptr, b->bytes);
     ++stats_.memsets;
-    if (record_.on()) {
-      RecordedBuffer rb = recorded(*b);
-      record_.add(HJ_REC_MEMSET, recordStream, &rb, b->name);
-    }
+    record_.memset(recordStream, recorded(*b), b->name);
     return fail(HJ_ERR_NOT_ZEROED,
                 "HOSTJIT_CHECK_ZEROED: buffer %%%s (%s, %zu bytes, zero_init resets_to_zero) was not zero when "
                 "freed: byte %zu is 0x%02x; the last kernel given it was @%s, which must leave it zero",
@@ -305,63 +269,31 @@ int32_t Buffers::checkZeroedOnFree(Block *b, uint32_t recordStream) {
 }
 
 void Buffers::markUsed(Block *b, uint32_t recordStream) {
-  if (record_.on()) {
-    RecordedBuffer rb = recorded(*b);
-    record_.add(HJ_REC_USE, recordStream, &rb, b->name);
-  }
+  record_.use(recordStream, recorded(*b), b->name);
   uint32_t s = backend_.currentStream();
   if (s != b->stream) b->usedOn |= uint64_t{1} << s;
 }
 
 void Buffers::noteLaunchSlow(const KernelEntry &k, uint32_t kernel, const int64_t *dims, void *const *params,
                              uint32_t recordStream) {
-  // Built aside and appended whole, so running out of memory half-way
-  // leaves no half-made entry in the record.
-  RecordedCall call;
-  RecordedCall *c = nullptr;
-  if (record_.on()) {
-    c = &call;
-    c->entry.kind = k.custom ? HJ_REC_CUSTOM_CALL : HJ_REC_LAUNCH;
-    c->entry.stream = recordStream;
-    c->name = k.name;
-    c->entry.kernel = kernel;
-    if (dims) std::memcpy(c->entry.dims, dims, sizeof c->entry.dims);
-    c->entry.launch_flags = k.launchFlags;
-    c->entry.cluster[0] = k.cluster.x;
-    c->entry.cluster[1] = k.cluster.y;
-    c->entry.cluster[2] = k.cluster.z;
-  }
-  std::vector<size_t> dimsAt;  // each tensor struct's dims in c->dims, in argument order
+  // Each arena or planned buffer given to the kernel notes it (a view at
+  // an offset too while recording, when its buffer is found).
+  bool rec = record_.on();
   for (size_t i = 0; i < k.params.size(); ++i) {
     int32_t kind = k.params[i];
-    bool tensor = (kind & 0xff) == HJ_PARAM_TENSOR;
-    hj_record_arg a{kind, 0, 0, 0, nullptr};
-    std::memcpy(&a.value, params[i], tensor ? sizeof(void *) : paramBytes(kind));
-    if (tensor && c) {
-      const auto *d = reinterpret_cast<const int64_t *>(static_cast<const char *>(params[i]) + sizeof(void *));
-      dimsAt.push_back(c->dims.size());
-      c->dims.insert(c->dims.end(), d, d + 2 * hj_param_rank(kind));
+    if (kind != HJ_PARAM_PTR && (kind & 0xff) != HJ_PARAM_TENSOR) continue;
+    void *p = *static_cast<void *const *>(params[i]);
+    uint64_t offset = 0;
+    Block *b = live_.find(p);
+    if (!b && rec) b = holding(p, &offset);
+    if (b && (b->region || b->planned >= 0)) {
+      std::strncpy(b->lastKernel, k.name.c_str(), sizeof b->lastKernel - 1);
+      b->lastKernel[sizeof b->lastKernel - 1] = '\0';
     }
-    if (kind == HJ_PARAM_PTR || tensor) {
-      void *p = *static_cast<void *const *>(params[i]);
-      Block *b = live_.find(p);
-      if (!b && c) b = holding(p, &a.offset);  // a view at an offset, recorded
-      if (b) {
-        a.is_buffer = 1;
-        a.value = b->id;
-        if (b->region || b->planned >= 0) {
-          std::strncpy(b->lastKernel, k.name.c_str(), sizeof b->lastKernel - 1);
-          b->lastKernel[sizeof b->lastKernel - 1] = '\0';
-        }
-      }
-    }
-    if (c) c->args.push_back(a);
   }
-  if (!c) return;
-  size_t t = 0;
-  for (hj_record_arg &a : c->args)  // the heap block moves with the vector: pointers once all are in
-    if ((a.kind & 0xff) == HJ_PARAM_TENSOR) a.dims = c->dims.data() + dimsAt[t++];
-  record_.add(std::move(call));
+  if (!rec) return;
+  LaunchedKernel launched{k.name.c_str(), kernel, &k.params, k.launchFlags, k.cluster, k.custom != nullptr};
+  record_.launch(recordStream, launched, dims, params, findBuffer());
 }
 
 int32_t Buffers::takeEvent(void **out) {

@@ -18,6 +18,7 @@
 #include "memory/block.h"
 #include "memory/device_memory.h"
 #include "memory/pool.h"
+#include "record/buffer_record.h"
 #include "record/call_record.h"
 
 namespace hj {
@@ -115,6 +116,8 @@ class Buffers {
   };
   void noteLaunchSlow(const KernelEntry &k, uint32_t kernel, const int64_t *dims, void *const *params,
                       uint32_t recordStream);
+  // The record's way to name the buffer an address is in.
+  FindBuffer findBuffer() const;
   // Gives a block back to its graph, arena or pool cache, at once.
   void giveBack(Block *b);
   // Out of memory: waits for the device, then returns every deferred free.
@@ -125,7 +128,7 @@ class Buffers {
   Backend &backend_;
   hj_stats &stats_;
   FaultInjector &injector_;
-  CallRecord &record_;
+  BufferRecord record_;  // the record's entries that name buffers
   const Settings settings_;  // a copy: read on every call
   DeviceMemory memory_;
   Pool pool_;
