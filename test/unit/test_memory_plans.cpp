@@ -8,12 +8,8 @@
 #include <cstring>
 #include <memory>
 
-#include "backend/backend.h"
-#include "base/fault_injection.h"
-#include "base/settings.h"
+#include "common/host_room.h"
 #include "graph/memory_plans.h"
-#include "memory/buffers.h"
-#include "record/call_record.h"
 
 using hj::GraphEntry;
 using hj::MemoryPlans;
@@ -39,15 +35,11 @@ GraphEntry entry(uint64_t general, uint64_t zeroed) {
 }  // namespace
 
 TEST_CASE("memory plans: one plan per shape of work, grown for a signature that needs more", "[unit][graph]") {
-  hj_stats stats{};
-  std::unique_ptr<hj::Backend> backend = hj::makeHostBackend();
-  REQUIRE(backend);
-  hj::FaultInjector injector(stats);
-  hj::CallRecord record(false);
-  hj::Settings settings;
+  hostjit::test::HostRoom room;
+  hj_stats &stats = room.stats;
+  std::unique_ptr<hj::Backend> &backend = room.backend;
   {
-    hj::Buffers buffers(*backend, stats, injector, record, settings, 0);
-    MemoryPlans plans(*backend, buffers, injector, stats);
+    MemoryPlans plans(*backend, room.buffers, room.injector, stats);
     GraphEntry small = entry(1000, 64), same = entry(900, 60), large = entry(5000, 64);
     REQUIRE(plans.plan(small) == HJ_OK);
     hj::GraphShape *s = small.shape;

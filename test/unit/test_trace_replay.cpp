@@ -12,17 +12,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "backend/backend.h"
-#include "base/fault_injection.h"
-#include "base/settings.h"
+#include "common/host_room.h"
 #include "graph/call_order.h"
 #include "graph/graph_internal.h"
 #include "graph/memory_plans.h"
 #include "graph/replay_matcher.h"
 #include "graph/signature_cache.h"
 #include "graph/trace_recorder.h"
-#include "memory/buffers.h"
-#include "record/call_record.h"
 
 using hj::GraphEntry;
 using hj::GraphOpKind;
@@ -172,18 +168,15 @@ TEST_CASE("trace recorder: allocations, lifetimes and operations of one call", "
 }
 
 TEST_CASE("replay matcher: planned addresses, dirty values, a mismatch rolled back", "[unit][graph]") {
-  hj_stats stats{};
-  std::unique_ptr<hj::Backend> backend = hj::makeHostBackend();
-  REQUIRE(backend);
-  hj::FaultInjector injector(stats);
-  hj::CallRecord record(false);
   Traced traced;
-  const hj::Settings &settings = traced.settings;
   hj::CallOrder &order = traced.order;
   GraphEntry &e = traced.e;
   {
-    hj::Buffers buffers(*backend, stats, injector, record, settings, 0);
-    hj::MemoryPlans plans(*backend, buffers, injector, stats);
+    hostjit::test::HostRoom room;
+    hj_stats &stats = room.stats;
+    hj::Buffers &buffers = room.buffers;
+    hj::CallRecord &record = room.record;
+    hj::MemoryPlans plans(*room.backend, buffers, room.injector, stats);
     REQUIRE(plans.plan(e) == HJ_OK);
     std::string reason;
     hj::ReplayMatcher matcher(buffers, order, record, stats, reason);
@@ -278,14 +271,8 @@ TEST_CASE("replay matcher: planned addresses, dirty values, a mismatch rolled ba
 }
 
 TEST_CASE("graph mode keys every field of a multiply: its shape of work or its node's sizes", "[unit][graph]") {
-  hj_stats stats{};
-  std::unique_ptr<hj::Backend> backend = hj::makeHostBackend();
-  REQUIRE(backend);
-  hj::FaultInjector injector(stats);
-  hj::CallRecord record(false);
-  hj::Settings settings;
-  hj::Buffers buffers(*backend, stats, injector, record, settings, 0);
-  hj::MemoryPlans plans(*backend, buffers, injector, stats);
+  hostjit::test::HostRoom room;
+  hj::MemoryPlans plans(*room.backend, room.buffers, room.injector, room.stats);
   auto entryOf = [](const hj::MatmulCall &c) {
     GraphEntry e;
     e.ops.emplace_back().work = hj::PlannedLibrary{c};
