@@ -38,7 +38,8 @@ bytes); the graphs built (hostjit) or recorded (cudagraph trees) so far,
 read after each step outside its timing. Once per run: the first step's wall time (compiles included: time
 to the first token; each run starts with empty Inductor, Triton and hostjit
 caches of its own unless --warm 1, so that no mode compiles for another), Dynamo's graphs, recompiles, re-records (cudagraph
-trees' calls of record_function and of CUDAGraphNode._record; hostjit's
+trees' calls of record_function and of CUDAGraphNode._record, and its
+eager warm-up runs, run_eager; hostjit's
 graphs built), and the logits of steps 0, 1,
 N/2 and N-1 (OUT.pt) for a bit-for-bit comparison across modes.
 """
@@ -87,6 +88,11 @@ def one(mode, loop, batch, steps, out):
             setattr(cls, name, counted)
         counting(ct.CUDAGraphTreeManager, "record_function")
         counting(ct.CUDAGraphNode, "_record")
+        # A function's first run under cudagraph trees is a warm-up, run
+        # eagerly and not recorded; with dynamic shapes each new size may
+        # be a new function (one warm-up each, never recorded when no size
+        # comes back): counted to tell the two apart.
+        counting(ct.CUDAGraphTreeManager, "run_eager")
     hd = None
     if mode == "eager":
         fwd = model
@@ -194,6 +200,7 @@ def one(mode, loop, batch, steps, out):
            "dynamo_graphs": int(counters["stats"]["unique_graphs"]),
            "recompiles": int(sum(counters["recompiles"].values())) if "recompiles" in counters else 0,
            "cudagraph_records": records.count("record_function"), "cudagraph_node_records": records.count("_record"),
+           "cudagraph_warmups": records.count("run_eager"),
            "records_by_step": records_by_step,
            "torch": torch.__version__}
     if loop in ("kv", "static"):
@@ -270,6 +277,8 @@ def table(outdir):
                 by = r.get("records_by_step")
                 if by and rerec != "":  # the first step's (and for kv the prompt's) left out
                     rerec = "%s (%d after step 0)" % (rerec, by[-1] - by[0])
+                if mode.startswith("reduce") and "cudagraph_warmups" in r:
+                    rerec = "%s; %d eager warm-ups" % (rerec, r["cudagraph_warmups"])
 
                 def mib(m):
                     return (m["torch_reserved"] + m.get("hostjit_reserved", 0)) / 2 ** 20
