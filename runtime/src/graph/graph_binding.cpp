@@ -58,6 +58,17 @@ bool GraphExecutor::roundedOnly(const GraphEntry &e, const GraphExec &x) {
   return differ;
 }
 
+bool GraphExecutor::resizedLibraryCall(const GraphEntry &e, const GraphExec &x) {
+  if (x.nodes.size() != e.ops.size()) return false;
+  int64_t sizes[10];
+  for (size_t i = 0; i < e.ops.size(); ++i) {
+    if (!std::holds_alternative<PlannedLibrary>(e.ops[i].work)) continue;
+    matmulSizes(e.ops[i], sizes);
+    if (std::memcmp(sizes, x.nodes[i].matmul, sizeof sizes) != 0) return true;
+  }
+  return false;
+}
+
 GraphExec *GraphExecutor::closestExec(GraphShape &s, const GraphEntry &e) {
   GraphExec *x = nullptr;
   size_t best = SIZE_MAX;
@@ -78,10 +89,12 @@ void GraphExecutor::promote(GraphEntry &e) {
   GraphExec *x = e.exec;
   if (x->holder == &e || s.topology[0] != 'T') return;
   // A graph that takes its node updates at launch serves every signature
-  // of its shape for about 0.1 us a node; a few dozen signatures that come
-  // back still replay faster from graphs of their own, many do not
-  // (kOwnGraphsBesideDeviceUpdates).
-  if (x->deviceUpdates && s.execs.size() > kOwnGraphsBesideDeviceUpdates) return;
+  // of its shape for about 0.1 us a kernel node; a few dozen signatures
+  // that come back still replay faster from graphs of their own, many do
+  // not (kOwnGraphsBesideDeviceUpdates). A library call holding other
+  // sizes is captured anew on the host at every launch (tens of us), so a
+  // signature with one always does.
+  if (x->deviceUpdates && s.execs.size() > kOwnGraphsBesideDeviceUpdates && !resizedLibraryCall(e, *x)) return;
   // A graph of its own while the budget allows: it then replays with no
   // node to set (new arguments cost the driver about 0.36 us a node per
   // call, a graph about 100 us once). Past the budget, another graph of

@@ -47,9 +47,11 @@ class GraphExecutor {
   void bind(GraphEntry &e);
   // A signature called again whose graph holds another's values gets a
   // graph of its own while its shape has fewer than graphsPerShape and the
-  // graphs' estimated memory stays within Settings::graphMemory; past them
-  // it moves to another graph of its shape holding its launch dims, when
-  // its own holds other dims.
+  // graphs' estimated memory stays within Settings::graphMemory (and, next
+  // to a graph taking updates at launch, while the shape has at most
+  // kOwnGraphsBesideDeviceUpdates, unless a library call's sizes differ);
+  // past them it moves to another graph of its shape holding its launch
+  // dims, when its own holds other dims.
   void promote(GraphEntry &e);
   // Lets go of the entry's executable graph (dropped with its last
   // signature); when the entry was its shape's last, every graph of the
@@ -85,6 +87,9 @@ class GraphExecutor {
   // Whether some kernel node of `x` has other launch dims than the entry's,
   // and all those that do are bounds_checked (their grids rounded).
   static bool roundedOnly(const GraphEntry &e, const GraphExec &x);
+  // Whether some library call node of `x` holds other sizes than the
+  // entry's (its update would capture it anew).
+  static bool resizedLibraryCall(const GraphEntry &e, const GraphExec &x);
   // Writes the plan's current addresses into the nodes (after the plan moved).
   void rebase(GraphEntry &e);
   bool mapValues(GraphEntry &e, const std::vector<hj_graph_value> &values);
