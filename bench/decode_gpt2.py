@@ -28,6 +28,10 @@ which the run does (cudagraph trees overwrite their outputs otherwise);
 hostjit (torch.compile(backend="hostjit"), graph mode on) and hostjit_eager
 (options={"graph": False}).
 
+DECODE_INDUCTOR="name=value;..." sets torch._inductor.config for the run
+(e.g. max_autotune_gemm=True;max_autotune_gemm_backends=TRITON: matmuls as
+Triton templates instead of cuBLAS calls); the JSON records it.
+
 Per step: host us (the call returned; the device was idle when it began)
 and end-to-end us (the device done); for hostjit, the host us inside the
 programs' calls and in the backend's Python around them (the rest is
@@ -63,6 +67,7 @@ def one(mode, loop, batch, steps, out):
     logging.getLogger("hostjit.dynamo").setLevel(logging.INFO)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+    inductor_config = inductor_settings(os.environ.get("DECODE_INDUCTOR", ""))
     from transformers import GPT2Config, GPT2LMHeadModel
     torch.manual_seed(0)
     cfg = GPT2Config(attn_implementation="eager")
@@ -202,7 +207,7 @@ def one(mode, loop, batch, steps, out):
            "cudagraph_records": records.count("record_function"), "cudagraph_node_records": records.count("_record"),
            "cudagraph_warmups": records.count("run_eager"),
            "records_by_step": records_by_step,
-           "torch": torch.__version__}
+           "torch": torch.__version__, "inductor_config": inductor_config}
     if loop in ("kv", "static"):
         res["prefill_s"] = prefill
         res["first_token_s"] = prefill + e2e[0] / 1e6
@@ -219,6 +224,30 @@ def one(mode, loop, batch, steps, out):
     torch.save(keep, out[:-len(".json")] + ".pt")
     with open(out, "w") as f:
         json.dump(res, f)
+
+
+def inductor_settings(text):
+    """Sets torch._inductor.config from DECODE_INDUCTOR's "name=value;..."
+    (values read as Python literals, else as strings), for every mode that
+    compiles; returns what it set."""
+    import ast
+    from torch._inductor import config
+    done = {}
+    for item in filter(None, text.split(";")):
+        name, _, value = item.partition("=")
+        try:
+            v = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            v = value
+        obj = config
+        *path, last = name.strip().split(".")
+        for part in path:
+            obj = getattr(obj, part)
+        if not hasattr(obj, last):
+            raise SystemExit("DECODE_INDUCTOR: torch._inductor.config has no %s" % name)
+        setattr(obj, last, v)
+        done[name.strip()] = v
+    return done
 
 
 def all_runs(outdir, steps, batches, loops, modes, timeout, warm):
