@@ -301,10 +301,17 @@ class Recorder:
         if isinstance(k, Unsupported):
             raise k
         params = [p for p in k["arg_names"] if p not in k["constexprs"]]
+        # A template's launcher takes its grid after the kernel's arguments
+        # (Inductor's FixedGrid: _grid_0.._grid_2, which the grid names).
+        extra = k.get("extra_args", [])
         args = [a for a in c.args]
-        if len(args) != len(params):
-            raise Unsupported("%s: %d arguments for %d parameters" % (kname, len(args), len(params)))
+        if len(args) != len(params) + len(extra):
+            raise Unsupported("%s: %d arguments for %d parameters%s" % (
+                kname, len(args), len(params), " and %d grid arguments" % len(extra) if extra else ""))
         texts, numels = [], {}
+        for name, a in zip(extra, args[len(params):]):
+            numels[name] = expr(a, self.env)
+        args = args[:len(params)]
         for p, a in zip(params, args):
             if p in k["specialized"]:  # compiled in (a numel of 1): the grid's only
                 numels[p] = expr(a, self.env)
@@ -362,6 +369,7 @@ def launch_seen(autotuner):
     cdir = os.environ.get("TRITON_CACHE_DIR") or os.path.expanduser("~/.triton/cache")
     fn = autotuner.fn
     return {"cache_hash": l.cache_hash, "grid": [g.x_grid, g.y_grid, g.z_grid],
+            "extra_args": list(autotuner.inductor_meta.get("extra_launcher_args") or []),
             "arg_names": list(fn.arg_names),
             "constexprs": [fn.arg_names[i] for i in fn.constexprs] if hasattr(fn, "constexprs") else [],
             "specialized": [n for n, t in autotuner.triton_meta["signature"].items() if t == "constexpr"],

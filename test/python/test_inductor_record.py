@@ -167,6 +167,38 @@ def test_a_host_scalar_tensor_becomes_a_scalar_input(hostjit, tmp_path):
             np.testing.assert_array_equal(out, np.float32(s) * x)
 
 
+def test_a_template_launch_takes_its_grid_as_trailing_arguments(hostjit, tmp_path):
+    """Inductor's Triton templates (max_autotune's matmuls) launch with a
+    FixedGrid: the wrapper computes the grid and passes it after the
+    kernel's arguments (the launcher's extra_launcher_args, which the
+    grid names). The grid becomes those expressions; a launch with another
+    count of arguments is refused, naming both counts."""
+    from hostjit import inductor
+    kernels = cache_entry(tmp_path)
+    seen = kernels["triton_poi_fused_add_0"]
+    seen["grid"] = ["_grid_0", "_grid_1", "_grid_2"]
+    seen["extra_args"] = ["_grid_0", "_grid_1", "_grid_2"]
+    wrapper = WRAPPER.replace("triton_poi_fused_add_0_xnumel, stream=stream0)",
+                              "triton_poi_fused_add_0_xnumel, ((4*s0) + 255)//256, 1, 1, stream=stream0)")
+    rng = np.random.default_rng(8)
+    rows = 7
+    w, b = rng.standard_normal((4, 8)).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    x, res = rng.standard_normal((rows, 8)).astype(np.float32), rng.standard_normal((rows, 4)).astype(np.float32)
+    desc = record(tmp_path, wrapper, [rows, w, b, x, res], kernels=kernels)
+    launches = [s for s in desc["body"] if s["op"] == "launch"]
+    assert [s["args"] for s in launches][0] == ["buf0", "primals_4", "buf1", "(4 * s0)"]
+    assert launches[0]["grid"] == ["(((4 * s0) + 255) / 256)", 1, 1]
+    for prog in on_host(hostjit, tmp_path, desc, "triton_add"):
+        r = res.copy()
+        out = np.from_dlpack(prog(rows, w, b, x, r))
+        y = x @ w.T + b + res
+        np.testing.assert_allclose(out, 2 * y, rtol=1e-5, atol=1e-5)
+    short = wrapper.replace(", 1, 1, stream=stream0)", ", 1, stream=stream0)", 1)
+    with pytest.raises(inductor.Unsupported) as e:
+        record(tmp_path, short, [rows, w, b, x, res], kernels=kernels)
+    assert "triton_poi_fused_add_0: 6 arguments for 4 parameters and 3 grid arguments" in str(e.value)
+
+
 def test_item_of_a_tensor_that_is_not_0d_is_refused(tmp_path):
     from hostjit import inductor
     wrapper = SCALE_WRAPPER.replace("(arg1_1, (), ())", "(arg1_1, (2, ), (1, ))")
