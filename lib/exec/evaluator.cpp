@@ -23,6 +23,13 @@ Evaluator Evaluator::fromPlan(std::shared_ptr<const Plan> plan, std::shared_ptr<
   return Evaluator(std::move(plan), std::move(rt), std::move(kernels));
 }
 
+Evaluator Evaluator::fromPlan(std::shared_ptr<const Plan> plan, std::shared_ptr<Runtime> rt,
+                              std::shared_ptr<KernelTable> kernels, StepHook hook) {
+  Evaluator e(std::move(plan), std::move(rt), std::move(kernels));
+  e.hook_ = std::move(hook);
+  return e;
+}
+
 namespace {
 
 static_assert(std::is_same_v<std::variant_alternative_t<0, Arg>, InputArg> &&
@@ -34,22 +41,23 @@ static_assert(std::is_same_v<std::variant_alternative_t<0, Arg>, InputArg> &&
 class Interpreter {
  public:
   Interpreter(const Plan &plan, hj_context *ctx, const hj_kernel_table *table, const DLTensor *const *inputs,
-              PlanReg *regs, void **slots, int64_t *indices)
-      : plan_(plan), ctx_(ctx), table_(table), inputs_(inputs), regs_(regs), slots_(slots), indices_(indices) {}
+              PlanReg *regs, void **slots, int64_t *indices, const Evaluator::StepHook *hook)
+      : plan_(plan), ctx_(ctx), table_(table), inputs_(inputs), regs_(regs), slots_(slots), indices_(indices),
+        hook_(hook) {}
 
   // Runs every step; on a failure frees what is live and returns its status.
   int32_t run() {
     for (pc_ = 0; pc_ < plan_.steps.size(); ++pc_) {
       const Step &st = plan_.steps[pc_];
-      int32_t status = HJ_OK;
-      switch (st.index()) {
+      int32_t status = hook_ ? (*hook_)(pc_, slots_) : Evaluator::kRunStep;
+      if (status == Evaluator::kRunStep) switch (st.index()) {
 #define HOSTJIT_STEP(name, keyword) \
   case stepIndex<step::name>():     \
     status = (*this)(*std::get_if<step::name>(&st)); \
     break;
 #include "hostjit/exec/plan_steps.def"
 #undef HOSTJIT_STEP
-        default: break;
+        default: status = HJ_OK; break;
       }
       if (status != HJ_OK) {
         hj_free_all_on_error(ctx_, slots_, plan_.numSlots);
@@ -201,6 +209,7 @@ class Interpreter {
   PlanReg *regs_;
   void **slots_;
   int64_t *indices_;
+  const Evaluator::StepHook *hook_;  // null: every step runs
   size_t pc_ = 0;
 };
 
@@ -215,7 +224,7 @@ int32_t Evaluator::call(hj_context *ctx, const DLTensor *const *inputs, const hj
   Scratch<void *, 32> slots(plan.numSlots);
   for (uint32_t i = 0; i < plan.numSlots; ++i) slots[i] = nullptr;
   Scratch<int64_t, 8> indices(plan.loops.size());  // each loop's current index
-  Interpreter run(plan, ctx, kernels_->get(), inputs, regs.data(), slots.data(), indices.data());
+  Interpreter run(plan, ctx, kernels_->get(), inputs, regs.data(), slots.data(), indices.data(), hook_ ? &hook_ : nullptr);
   if (int32_t st = run.run()) return st;
   for (const PlanOutput &o : plan.outputs) {
     *outData++ = slots[o.slot.index];

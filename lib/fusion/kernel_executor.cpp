@@ -1,5 +1,5 @@
-// kernel_executor.cpp - KernelExecutor and FusionExecutor: a fusion run
-// segment by segment, each segment lowered alone and run through its plan.
+// kernel_executor.cpp - KernelExecutor: one segment of a fusion lowered
+// alone and run through its plan.
 #include "hostjit/fusion/kernel_executor.h"
 
 #include <algorithm>
@@ -34,7 +34,6 @@ std::vector<int64_t> stridesOf(const DLTensor &t) {
   return {t.strides, t.strides + t.ndim};
 }
 
-std::vector<int64_t> effectiveStrides(const BufferSpec &b) { return b.strides.empty() ? contiguous(b.sizes) : b.strides; }
 
 std::string list(const std::vector<int64_t> &v) {
   std::string s = "[";
@@ -75,6 +74,8 @@ std::optional<Error> checkTensor(const DLTensor *t, const std::string &who, DTyp
 }
 
 }  // namespace
+
+std::vector<int64_t> effectiveStrides(const BufferSpec &b) { return b.strides.empty() ? contiguous(b.sizes) : b.strides; }
 
 Expected<KernelExecutor::Runner> KernelExecutor::makeRunner(const Fusion &f, const fusion::FusionAnalysis &a,
                                                            size_t segment, bool supplied,
@@ -233,13 +234,14 @@ Expected<void> KernelExecutor::run(Runtime &rt, std::span<const DLTensor *const>
                              &b.sizes, &st, static_cast<uint32_t>(b.sizes.size()), dev))
       return *e;
   }
-  return launch(rt, inputs, scalars, outputs, intermediates);
+  if (int32_t st = launch(rt, inputs, scalars, outputs, intermediates)) return runtimeError(st);
+  return {};
 }
 
-Expected<void> KernelExecutor::launch(Runtime &rt, std::span<const DLTensor *const> inputs,
-                                      std::span<const ScalarArg> scalars, std::span<const DLTensor *const> outputs,
-                                      std::span<const DLTensor *const> intermediates) const {
-  if (a_->segments[index_].kernel < 0 && !a_->segments[index_].matmul) return {};
+int32_t KernelExecutor::launch(Runtime &rt, std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars,
+                               std::span<const DLTensor *const> outputs,
+                               std::span<const DLTensor *const> intermediates) const {
+  if (a_->segments[index_].kernel < 0 && !a_->segments[index_].matmul) return HJ_OK;
   // The segment program's tensors: inputs, outputs, then (supplied) intermediates.
   const Runner &r = intermediates.empty() ? fallback_ : supplied_;
   Scratch<const DLTensor *, 16> given(inputs.size() + outputs.size() + intermediates.size());
@@ -248,138 +250,7 @@ Expected<void> KernelExecutor::launch(Runtime &rt, std::span<const DLTensor *con
     for (const DLTensor *t : *list) given[n++] = t;
   Scratch<hj_value, 16> sv(scalars.size());
   packScalars(scalars, sv.data());
-  if (int32_t st = r.eval->call(rt.context(), given.data(), sv.data(), nullptr, nullptr)) return runtimeError(st);
-  return {};
-}
-
-Expected<FusionExecutor> FusionExecutor::create(const Fusion &f, std::shared_ptr<Runtime> rt, Options options) {
-  FusionExecutor fe;
-  fe.options_ = options;
-  fe.f_ = std::make_shared<const Fusion>(f);
-  auto a = fusion::analyzeFusion(*fe.f_);
-  if (!a) return a.error();
-  fe.a_ = std::make_shared<const FusionAnalysis>(std::move(*a));
-  fe.signature_ = std::make_shared<const Plan>(signaturePlan(*fe.f_));
-  auto kt = KernelTable::load(rt, *fe.signature_);
-  if (!kt) return kt.error();
-  for (size_t i = 0; i < f.segments.size(); ++i) {
-    auto e = KernelExecutor::create(fe.f_, i, rt, *kt);
-    if (!e) return e.error();
-    fe.segments_.push_back(std::move(*e));
-  }
-  fe.rt_ = std::move(rt);
-  return fe;
-}
-
-Expected<std::vector<Tensor>> FusionExecutor::run(std::span<const DLTensor *const> inputs,
-                                                  std::span<const ScalarArg> scalars) {
-  auto ok = checkArguments(*signature_, inputs.data(), inputs.size(), scalars.data(), scalars.size(), rt_->device());
-  if (!ok) return ok.error();
-  // Every tensor by name: the caller's inputs, then segment outputs. The
-  // first pass computes every segment's numbers over placeholders (no data),
-  // so an error is found before the first runtime call.
-  struct Held {
-    DLTensor t{};
-    std::vector<int64_t> sizes, strides;
-  };
-  std::map<std::string, Held> tensors;
-  for (const auto &[name, t] : a_->tensors)
-    if (t.kind == TensorKind::Input) {
-      Held h;
-      h.t = *inputs[t.inputIndex];
-      tensors[name] = std::move(h);
-    }
-  auto bind = [](Held &h, void *data, DType dtype, DLDevice dev, std::vector<int64_t> sizes, std::vector<int64_t> strides) {
-    h.sizes = std::move(sizes);
-    h.strides = std::move(strides);
-    h.t = DLTensor{data, dev, static_cast<int32_t>(h.sizes.size()), DLDataType{dlpackCode(dtype), dlpackBits(dtype), 1},
-                   h.sizes.data(), h.strides.data(), 0};
-  };
-  auto segmentInputs = [&](const Segment &s) {
-    std::vector<const DLTensor *> in;
-    for (const std::string &n : s.inputs) in.push_back(&tensors.at(n).t);
-    return in;
-  };
-  DLDevice dev = rt_->device();
-  std::vector<SegmentCall> calls;
-  for (size_t i = 0; i < segments_.size(); ++i) {
-    const Segment &s = f_->segments[i];
-    auto call = segments_[i].prepare(segmentInputs(s), scalars);
-    if (!call) return call.error();
-    for (const BufferSpec &b : call->outputs)
-      if (a_->tensors.at(b.name).segment == static_cast<int>(i))
-        bind(tensors[b.name], nullptr, b.dtype, dev, b.sizes, effectiveStrides(b));
-    calls.push_back(std::move(*call));
-  }
-  // The second pass makes the calls, keeping live buffers in allocation
-  // order (a freed one's entry is NULL), as the lowered program does.
-  hj_context *ctx = rt_->context();
-  std::vector<void *> live;
-  std::map<std::string, size_t> slot;
-  auto fail = [&](const Error &e) {
-    for (size_t k = live.size(); k-- > 0;)
-      if (live[k]) hj_free_on_error(ctx, live[k]);
-    return e;
-  };
-  for (size_t i = 0; i < segments_.size(); ++i) {
-    const Segment &s = f_->segments[i];
-    for (const BufferSpec &b : calls[i].outputs) {
-      const fusion::TensorInfo &t = a_->tensors.at(b.name);
-      if (t.segment != static_cast<int>(i)) continue;  // a fusion output written again
-      Held &h = tensors.at(b.name);
-      if (t.kind == TensorKind::View) {
-        const DLTensor &base = tensors.at(t.base).t;
-        h.t.data = base.data;
-        h.t.byte_offset = base.byte_offset + static_cast<uint64_t>(b.offset) * dtypeBytes(b.dtype);
-        continue;
-      }
-      void *p = nullptr;
-      int32_t st = hj_alloc(ctx, b.sizes.data(), b.strides.empty() ? nullptr : b.strides.data(),
-                            static_cast<uint32_t>(b.sizes.size()), static_cast<uint32_t>(b.dtype), b.flags, b.name.c_str(), &p);
-      if (st) return fail(runtimeError(st));
-      slot[b.name] = live.size();
-      live.push_back(p);
-      h.t.data = p;
-    }
-    std::vector<const DLTensor *> outs;
-    for (const TensorSpec &o : s.outputs) outs.push_back(&tensors.at(o.name).t);
-    std::vector<Held> mids;
-    std::vector<const DLTensor *> midPtrs;
-    size_t firstMid = live.size();
-    if (options_.supplyIntermediates && a_->segments[i].kernel >= 0) {
-      mids.resize(calls[i].intermediates.size());
-      for (size_t k = 0; k < mids.size(); ++k) {
-        const BufferSpec &b = calls[i].intermediates[k];
-        void *p = nullptr;
-        int32_t st = hj_alloc(ctx, b.sizes.data(), b.strides.empty() ? nullptr : b.strides.data(),
-                              static_cast<uint32_t>(b.sizes.size()), static_cast<uint32_t>(b.dtype), b.flags, b.name.c_str(), &p);
-        if (st) return fail(runtimeError(st));
-        live.push_back(p);
-        bind(mids[k], p, b.dtype, dev, b.sizes, effectiveStrides(b));
-        midPtrs.push_back(&mids[k].t);
-      }
-    }
-    // The arguments were checked and the numbers computed in the first pass.
-    auto r = segments_[i].launch(*rt_, segmentInputs(s), scalars, outs, midPtrs);
-    if (!r) return fail(r.error());
-    for (size_t k = firstMid; k < live.size(); ++k) {
-      void *p = live[k];
-      live[k] = nullptr;
-      if (int32_t st = hj_free(ctx, p)) return fail(runtimeError(st));
-    }
-    for (const std::string &n : a_->segments[i].frees) {
-      void *p = live[slot.at(n)];
-      live[slot.at(n)] = nullptr;  // released even when hj_free reports an error
-      if (int32_t st = hj_free(ctx, p)) return fail(runtimeError(st));
-    }
-  }
-  std::vector<Tensor> out;
-  for (const std::string &n : f_->outputs) {
-    const Held &h = tensors.at(n);
-    const fusion::TensorInfo &t = a_->tensors.at(n);
-    out.emplace_back(rt_, h.t.data, t.dtype, t.rank, h.sizes.data(), h.strides.data());
-  }
-  return out;
+  return r.eval->call(rt.context(), given.data(), sv.data(), nullptr, nullptr);
 }
 
 }  // namespace hostjit

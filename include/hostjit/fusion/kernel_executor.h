@@ -1,5 +1,6 @@
 // kernel_executor.h - runs a fusion's segments one kernel at a time:
-// KernelExecutor for one segment, FusionExecutor for all of them. A
+// KernelExecutor for one segment, FusionExecutor for all of them through
+// the fusion's lowered plan. A
 // KernelExecutor lowers its segment alone to a program (lowerSegment) and
 // runs that program's Plan through the evaluator, so it makes the runtime
 // calls the lowered fusion makes (same allocations, flags, memsets, launches
@@ -32,6 +33,9 @@ struct BufferSpec {
   uint32_t flags = 0;            // HJ_ALLOC_*
   int64_t offset = 0;            // a view's elements past the start of the tensor it views
 };
+
+// b's strides; contiguous ones when it has none.
+std::vector<int64_t> effectiveStrides(const BufferSpec &b);
 
 // The numbers of one call of a segment, computed from its arguments.
 struct SegmentCall {
@@ -85,8 +89,9 @@ class KernelExecutor {
   };
   static Expected<Runner> makeRunner(const Fusion &f, const fusion::FusionAnalysis &a, size_t segment, bool supplied,
                                      const std::shared_ptr<Runtime> &rt, const std::shared_ptr<KernelTable> &kernels);
-  // run() with the arguments checked, the call's numbers prepared for them.
-  Expected<void> launch(Runtime &rt, std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars,
+  // run() with the arguments checked, the call's numbers prepared for them;
+  // returns the runtime's status.
+  int32_t launch(Runtime &rt, std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars,
                         std::span<const DLTensor *const> outputs, std::span<const DLTensor *const> intermediates) const;
 
   std::shared_ptr<const Fusion> f_;
@@ -97,35 +102,36 @@ class KernelExecutor {
   Runner fallback_, supplied_;
 };
 
-// A whole fusion run segment by segment through KernelExecutors: it
-// allocates each segment's outputs (views are DLTensors over their base),
-// lets the executor allocate intermediates (fallback path), and frees each
-// buffer after its last use, as the lowered program does. Every segment's
-// numbers are computed before the first runtime call, so an argument error
-// allocates nothing.
+// A whole fusion run through its lowered program (lowerFusion), each
+// segment's launch or matmul made by that segment's KernelExecutor: the
+// program's plan allocates the outputs and frees each buffer after its last
+// use, so the fusion's buffers follow the one rule the lowering states, and
+// the kernels run as KernelExecutor runs them (the fallback path, or with
+// the intermediates the plan allocated). Every segment's numbers are
+// computed before the first runtime call, so an argument error allocates
+// nothing.
 class FusionExecutor {
  public:
   struct Options {
-    // Allocate each segment's intermediates here (hj_alloc, the summary's
-    // flags, at the point the fallback would) and hand them to
-    // KernelExecutor::run, as a Host IR runtime does; the runtime calls are
-    // the same as the fallback's.
+    // The lowered plan allocates each segment's intermediates (hj_alloc, the
+    // summary's flags) and hands them to the KernelExecutor, as a Host IR
+    // runtime does. Otherwise the KernelExecutor allocates them itself (the
+    // fallback path). The runtime calls are the same either way.
     bool supplyIntermediates = false;
   };
   static Expected<FusionExecutor> create(const Fusion &f, std::shared_ptr<Runtime> rt, Options options);
   static Expected<FusionExecutor> create(const Fusion &f, std::shared_ptr<Runtime> rt) { return create(f, rt, Options{}); }
   // Checks the arguments (as Evaluator::run does) and returns the outputs.
   Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars = {});
-  // The signature (inputs, scalars, kernels), for making inputs.
+  // The lowered plan: its signature (inputs, scalars, kernels) is the fusion's.
   const Plan &signature() const { return *signature_; }
 
  private:
-  std::shared_ptr<const Fusion> f_;
-  std::shared_ptr<const fusion::FusionAnalysis> a_;
-  std::shared_ptr<Runtime> rt_;
-  std::shared_ptr<const Plan> signature_;
-  std::vector<KernelExecutor> segments_;
-  Options options_;
+  // The lowered plan's steps that go to the segments, and the call in progress.
+  struct Dispatch;
+  std::shared_ptr<const Plan> signature_;  // the lowered plan
+  std::shared_ptr<Dispatch> dispatch_;
+  std::shared_ptr<Evaluator> eval_;  // the lowered plan, its launches and matmuls handed to dispatch_
 };
 
 }  // namespace hostjit
