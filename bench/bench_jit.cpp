@@ -178,11 +178,17 @@ void BM_InterleavedModel(benchmark::State &state) {
 // BM_ShapeCycle of bench_graph.cpp on the host backend: the K = 16 program
 // with x of [n, 256] for n cycling through D distinct values (scattered), eager JIT
 // calls and graph mode interleaved. Shows hostjit's own cost of a new
-// signature (trace, plan, nodes set), without the driver's.
+// signature (trace, plan, nodes set), without the driver's. probation:
+// HOSTJIT_GRAPH_PROBATION; past the cache's 1024 signatures, least
+// recently used alone (0) traces every call anew and finds the entry to
+// evict among all of them, while probation evicts its oldest entry at once
+// and keeps some of the signatures that came back.
 void BM_HostShapeCycle(benchmark::State &state) {
   int distinct = static_cast<int>(state.range(0));
   Program p = launchProgram(16);
+  setenv("HOSTJIT_GRAPH_PROBATION", std::to_string(state.range(1)).c_str(), 1);
   auto rt = runtime();
+  unsetenv("HOSTJIT_GRAPH_PROBATION");
   CompileOptions co;
   co.useCache = false;
   co.tiered = false;
@@ -376,7 +382,15 @@ BENCHMARK(BM_CompileLaunches)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_InterleavedModel)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HostManyInputs)->ArgNames({"M"})->Arg(1)->Arg(16)->Arg(150)->Arg(300)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_HostShapeCycle)->ArgNames({"D"})->Arg(1)->Arg(16)->Arg(1000)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_HostShapeCycle)
+    ->ArgNames({"D", "probation"})
+    ->Args({1, 64})
+    ->Args({16, 64})
+    ->Args({1000, 64})
+    ->Args({4096, 64})
+    ->Args({4096, 0})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CallLaunches)->ArgsProduct({{16, 64, 256, 1000}, {0, 1}})->ArgNames({"launches", "eval"});
 
 int main(int argc, char **argv) {

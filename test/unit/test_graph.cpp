@@ -200,7 +200,8 @@ TEST_CASE("graph mode: the memory plan shares memory between buffers whose lifet
   CHECK(st.graph_replans == 0);
 }
 
-TEST_CASE("graph mode: signatures change, the cache evicts the least recently used", "[graph]") {
+TEST_CASE("graph mode: signatures change, the cache evicts those on probation, then the least recently used",
+          "[graph]") {
   // Counts the builds of the host-update policy: no graph built again for device updates.
   ScopedEnv hostUpdates("HOSTJIT_GRAPH_DEVICE_UPDATES", "0");
   Program p = parseOk(kCopyChain);
@@ -218,12 +219,14 @@ TEST_CASE("graph mode: signatures change, the cache evicts the least recently us
     checkSameOutputs(r.run(in), eager.run(in));
   }
   hj_stats st = rt->stats();
-  // 10 new, 300 new, 10 replay, 5000 new (evicts 300), 300 new (evicts
-  // 10), 10 new (evicts 5000), 5000 new (evicts 300).
-  // Each new signature builds a graph or is bound to one; 10, back at a
-  // graph holding 300's grids, builds its own.
+  // 10 new, 300 new (both on probation), 10 replay (off probation), 5000
+  // new (evicts 300, the oldest on probation), 300 new, back from
+  // probation so not on it (evicts 5000, on probation), 10 replay, 5000
+  // new, back (evicts 300, the least recently used; none is on probation).
+  // Each new signature builds a graph or is bound to one; 10, at a graph
+  // holding another's values both times it replays, builds it again.
   CHECK(st.graph_builds + st.graph_reuses == 7);
-  CHECK(st.graph_evictions == 4);
+  CHECK(st.graph_evictions == 3);
   CHECK(st.graph_replays == 7);
   // One plan for every n: slots of a power of two bytes, grown for 300
   // (1200 bytes: 2048) and 5000 (20000 bytes: 32768).
@@ -231,6 +234,61 @@ TEST_CASE("graph mode: signatures change, the cache evicts the least recently us
   CHECK(st.graph_bytes == 2 * 32768 + 256);
   hj_graph_clear(rt->context());
   CHECK(rt->stats().graph_bytes == 0);
+}
+
+TEST_CASE("graph mode: signatures seen once leave the cache first, those that come back stay", "[graph]") {
+  // Two lengths come back every round between ten seen once, in a cache of
+  // 8: evicting the least recently used alone (HOSTJIT_GRAPH_PROBATION=0)
+  // evicts the two before they come back, so every call traces anew. With
+  // 4 on probation, the ten pass through probation; the two, evicted from
+  // it in the first round, come back in the second (traced, off
+  // probation) and replay from the third on. A reserved length is never on
+  // probation: it replays after the ten too. Outputs are eager's throughout.
+  Program p = parseOk(kCopyChain);
+  for (const char *probation : {"4", "0"}) {
+    INFO("HOSTJIT_GRAPH_PROBATION=" << probation);
+    ScopedEnv limit("HOSTJIT_GRAPH_PROBATION", probation);
+    hj_options o = testOptions();
+    o.graph_cache = 8;
+    auto rt = makeRuntime(o);
+    Runner r(p, rt, true, OptLevel::O2, true);
+    auto eagerRt = makeRuntime();
+    Runner eager(p, eagerRt, true);
+    auto call = [&](int64_t n) {
+      INFO("n = " << n);
+      auto x = input(rt, p, n, static_cast<uint64_t>(n));
+      auto in = x.span();
+      checkSameOutputs(r.run(in), eager.run(in));
+      return std::string(hj_graph_outcome(rt->context()));
+    };
+    auto reservedX = input(rt, p, 777, 777);
+    REQUIRE(r.exe().reserveGraph(reservedX.span()));
+    int recurringReplays = 0, reservedReplays = 0;
+    for (int round = 0; round < 5; ++round) {
+      for (int64_t n : {16, 32}) {
+        std::string way = call(n);
+        INFO("round " << round << ", n = " << n << ": " << way);
+        bool replay = way.find("replay") != std::string::npos && way.rfind("new signature", 0) != 0;
+        if (round >= 2) recurringReplays += replay;
+        if (std::string(probation) == "4" && round < 2) CHECK(way.rfind("new signature", 0) == 0);
+      }
+      for (int64_t i = 0; i < 10; ++i) call(1000 + round * 10 + i);
+      std::string way = call(777);
+      reservedReplays += way.find("replay") != std::string::npos && way.rfind("new signature", 0) != 0;
+    }
+    hj_stats st = rt->stats();
+    CHECK(st.graph_fallbacks == 0);
+    if (std::string(probation) == "4") {
+      CHECK(recurringReplays == 6);  // both, rounds 2 to 4
+      CHECK(reservedReplays == 5);
+      // The ten of each round, and the two in the first, evicted from probation (but the last round's 4).
+      CHECK(st.graph_evictions == 5 * 10 + 2 - 4);
+    } else {
+      CHECK(recurringReplays == 0);
+      CHECK(reservedReplays == 0);
+    }
+    CHECK(rt->stats().live_bytes == 0);
+  }
 }
 
 TEST_CASE("graph mode: inputs and outputs at new addresses patch only the nodes that use them", "[graph]") {

@@ -92,7 +92,7 @@ struct Traced {
   hj::Settings settings;
   hj::CallOrder order;
   hj::TraceRecorder recorder{signatures, settings, order};
-  GraphEntry &e = *signatures.insert("program");
+  GraphEntry &e = *signatures.insert("program", false);
   void *t = nullptr, *out = nullptr;  // the fake addresses of %t and %out
   Traced() {
     recorder.start(e);
@@ -141,7 +141,7 @@ TEST_CASE("trace recorder: allocations, lifetimes and operations of one call", "
   CHECK(recorder.uncapturable().empty());
 
   SECTION("a free of what is no live buffer is an error, ignored on the error path") {
-    GraphEntry &f = *signatures.insert("other");
+    GraphEntry &f = *signatures.insert("other", false);
     recorder.start(f);
     void *p = nullptr;
     REQUIRE(recorder.alloc(allocOf("x", 0), &p) == HJ_OK);
@@ -151,7 +151,7 @@ TEST_CASE("trace recorder: allocations, lifetimes and operations of one call", "
     CHECK(recorder.free(p, true) == HJ_OK);
   }
   SECTION("a matmul inside a send/receive group is refused, naming it") {
-    GraphEntry &f = *signatures.insert("grouped");
+    GraphEntry &f = *signatures.insert("grouped", false);
     recorder.start(f);
     hj::CollectiveCall begin;
     begin.kind = HJ_COLL_GROUP_BEGIN;

@@ -143,8 +143,9 @@ typedef struct hj_options {
   int32_t sync;            /* synchronise after every launch and memset, so a kernel that faults on the
                               device is reported by its own launch (slow: for finding a fault);
                               -1: HOSTJIT_SYNC */
-  uint32_t graph_cache;    /* graph mode: signatures kept per context, least
-                              recently used evicted first; 0: HOSTJIT_GRAPH_CACHE, else 1024 */
+  uint32_t graph_cache;    /* graph mode: signatures kept per context, those seen once
+                              (HOSTJIT_GRAPH_PROBATION) evicted first, then the least
+                              recently used; 0: HOSTJIT_GRAPH_CACHE, else 1024 */
   int32_t profile;         /* time every runtime call and the device work it queues, for
                               hj_profile_get and hj_trace_write (docs/runtime.md); -1:
                               HOSTJIT_PROFILE */

@@ -14,6 +14,9 @@ struct Settings {
   bool fillNan = false;      // contract point 6: HOSTJIT_FILL_NAN
   bool sync = false;         // synchronise after every launch and memset (HOSTJIT_SYNC)
   uint32_t graphCache = 1024;  // graph mode: signatures kept (hj_options.graph_cache, HOSTJIT_GRAPH_CACHE)
+  // graph mode: new signatures kept on probation, the first to leave the
+  // cache until they are called again (HOSTJIT_GRAPH_PROBATION; 0: none)
+  uint32_t graphProbation = 64;
   // graph mode: executable graphs kept per shape of work before a new
   // signature is bound to one of them (HOSTJIT_GRAPHS_PER_SHAPE; 0: never
   // shared); a signature whose launch dims equal a graph's is bound to it

@@ -62,12 +62,26 @@ void GraphCache::forget(std::string_view prefix) {
     if (e != cur_) erase(e);
 }
 
-GraphEntry *GraphCache::insert(std::string_view key) {
+GraphEntry *GraphCache::insert(std::string_view key, bool reserve) {
+  uint32_t limit = r_.settings.graphProbation;
+  bool back = limit > 0 && signatures_.cameBack(key);
+  bool probation = limit > 0 && !reserve && !back;
+  bool room = signatures_.size() < r_.settings.graphCache;
+  if (probation)
+    while (signatures_.onProbation() >= limit) evict(signatures_.oldestOnProbation());
   while (signatures_.size() >= r_.settings.graphCache) {
-    erase(signatures_.oldest());
-    ++r_.stats.graph_evictions;
+    GraphEntry *o = signatures_.oldestOnProbation();
+    evict(o ? o : signatures_.oldest());
   }
-  return signatures_.insert(key);
+  GraphEntry *e = signatures_.insert(key, probation);
+  e->recurs = back && room;
+  return e;
+}
+
+void GraphCache::evict(GraphEntry *e) {
+  if (e->probation) signatures_.leavingProbation(*e);
+  erase(e);
+  ++r_.stats.graph_evictions;
 }
 
 void GraphCache::unbind(GraphEntry &e) {
@@ -77,6 +91,9 @@ void GraphCache::unbind(GraphEntry &e) {
 int32_t GraphCache::bindPlan(GraphEntry &e) {
   if (int32_t st = plans_.plan(e)) return st;
   exec_.bind(e);
+  // A signature that came back will again: a graph of its own now, as a
+  // cached one gets when it is called again.
+  if (e.recurs && e.exec && e.exec->holder != &e) exec_.promote(e);
   return HJ_OK;
 }
 
@@ -143,6 +160,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
   }
   std::string_view k(static_cast<const char *>(key), keyBytes);
   GraphEntry *hit = signatures_.find(k);
+  if (hit) signatures_.graduate(*hit);
   if (reserve && hit) {  // planned already, when it was first seen
     signatures_.setLast(hit);
     hit->lastUse = signatures_.tick();
@@ -158,7 +176,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
   }
   if (!hit) {
     outcome_.way(reserve ? CallOutcome::Way::Reserved : CallOutcome::Way::New);
-    cur_ = insert(k);
+    cur_ = insert(k, reserve);
     signatures_.setLast(cur_);
     call_.values.assign(values, values + numValues);
     enter(Mode::Trace);

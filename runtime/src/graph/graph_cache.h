@@ -80,9 +80,15 @@ class GraphCache {
  private:
   enum class Mode : uint8_t { Off, Trace, Replay, Eager };
 
-  // A new signature's entry, the one used longest ago evicted first when
-  // the cache is full (Settings::graphCache).
-  GraphEntry *insert(std::string_view key);
+  // A new signature's entry. Unless it is reserved or came back after
+  // leaving probation, it starts on probation, whose oldest entry is
+  // evicted when it holds Settings::graphProbation. When the cache is full
+  // (Settings::graphCache), the oldest entry on probation is evicted first,
+  // else the one used longest ago. One that came back while the cache had
+  // room (nothing evicted for it) recurs: it gets its own graph (bindPlan).
+  GraphEntry *insert(std::string_view key, bool reserve);
+  // Evicts `e`, remembering a key that leaves probation.
+  void evict(GraphEntry *e);
   // An entry taken out of the cache: its graph and plan let go of, its
   // operations and allocations kept for new traces.
   void erase(GraphEntry *e);

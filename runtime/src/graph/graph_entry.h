@@ -112,6 +112,11 @@ struct GraphEntry {
   uint64_t peakBytes = 0;  // the most bytes live at once during the program
   std::string watchWhat;   // what the communicator's watchdog calls a launch ("": not made since the ops changed)
   uint64_t lastUse = 0;
+  // Seen once so far: the first to leave the cache (SignatureCache's probation).
+  bool probation = false;
+  // Evicted from probation before and called again while the cache had
+  // room: it recurs, so it gets a graph of its own when planned.
+  bool recurs = false;
 };
 
 }  // namespace hj

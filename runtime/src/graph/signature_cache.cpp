@@ -2,7 +2,9 @@
 // operations and allocations that new traces reuse.
 #include "graph/signature_cache.h"
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "base/error.h"
 
@@ -21,17 +23,34 @@ GraphEntry *SignatureCache::find(std::string_view key) const {
   return it == entries_.end() ? nullptr : it->second.get();
 }
 
-GraphEntry *SignatureCache::insert(std::string_view key) {
+GraphEntry *SignatureCache::insert(std::string_view key, bool probation) {
   auto e = std::make_unique<GraphEntry>();
   e->key.assign(key.data(), key.size());
   e->lastUse = tick();
+  e->probation = probation;
   GraphEntry *raw = e.get();
   entries_.emplace(std::string_view(raw->key), std::move(e));
+  if (probation) probation_.push_back(raw);
   return raw;
 }
 
+void SignatureCache::graduate(GraphEntry &e) {
+  if (!e.probation) return;
+  e.probation = false;
+  auto it = std::find(probation_.begin(), probation_.end(), &e);
+  HJ_INVARIANT(it != probation_.end());
+  probation_.erase(it);
+}
+
+void SignatureCache::leavingProbation(const GraphEntry &e) {
+  leftProbation_.remember(std::hash<std::string_view>{}(e.key));
+}
+
+bool SignatureCache::cameBack(std::string_view key) { return leftProbation_.forget(std::hash<std::string_view>{}(key)); }
+
 std::unique_ptr<GraphEntry> SignatureCache::take(GraphEntry *e) {
   if (last_ == e) last_ = nullptr;
+  graduate(*e);
   auto it = entries_.find(std::string_view(e->key));
   HJ_INVARIANT(it != entries_.end() && it->second.get() == e);
   std::unique_ptr<GraphEntry> owned = std::move(it->second);

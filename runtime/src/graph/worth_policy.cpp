@@ -11,40 +11,8 @@ namespace hj {
 namespace {
 
 constexpr uint32_t kRecapturingLaunches = 4;  // graph launches in a row that capture the share
-constexpr size_t kSlots = 8192;               // HashSet: twice the hashes it holds at most
-constexpr size_t kRemembered = kSlots / 2;    // signatures run eagerly that a program remembers
-constexpr uint64_t kEmpty = 0, kGone = 1;     // slots never used, and of a hash forgotten
-
-// A hash as a slot holds it: never kEmpty or kGone (0 and 1 share 2 and 3's
-// slots; a false match only traces a call).
-uint64_t mixed(uint64_t h) { return h < 2 ? h + 2 : h; }
 
 }  // namespace
-
-bool WorthPolicy::HashSet::forget(uint64_t h) {
-  if (slots_.empty()) return false;
-  h = mixed(h);
-  for (size_t i = h % kSlots;; i = (i + 1) % kSlots) {
-    if (slots_[i] == kEmpty) return false;
-    if (slots_[i] == h) {
-      slots_[i] = kGone;
-      return true;
-    }
-  }
-}
-
-void WorthPolicy::HashSet::remember(uint64_t h) {
-  if (slots_.empty()) slots_.assign(kSlots, kEmpty);  // once: the calls after allocate nothing
-  if (used_ >= kRemembered) {  // full (forgotten ones count until then): start again
-    std::fill(slots_.begin(), slots_.end(), kEmpty);
-    used_ = 0;
-  }
-  h = mixed(h);
-  size_t i = h % kSlots;
-  while (slots_[i] != kEmpty && slots_[i] != h) i = (i + 1) % kSlots;
-  if (slots_[i] == kEmpty) ++used_;
-  slots_[i] = h;
-}
 
 WorthPolicy::Calls &WorthPolicy::of(uint64_t program) {
   if (!lastCalls_ || last_ != program) {

@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "graph/key_hashes.h"
+
 namespace hj {
 
 class WorthPolicy {
@@ -48,24 +50,12 @@ class WorthPolicy {
   void clear();
 
  private:
-  // Hashes, up to 4096 (then it starts again), in 8192 slots probed in
-  // turn, allocated once: remembering and forgetting allocate nothing.
-  class HashSet {
-   public:
-    // Whether `h` was there; it is not any more.
-    bool forget(uint64_t h);
-    void remember(uint64_t h);
-
-   private:
-    std::vector<uint64_t> slots_;
-    size_t used_ = 0;  // slots ever filled since the last start
-  };
   struct Calls {
     uint32_t calls = 0, misses = 0, skipped = 0;
     uint64_t launches = UINT64_MAX;  // none traced yet
     uint32_t recapturing = 0;        // the last graph launches in a row that captured the share or more
     uint64_t ops = 0, recaptured = 0;  // the last of them
-    HashSet ranEagerly;  // the hashes of the keys run eagerly
+    KeyHashes ranEagerly;  // the hashes of the keys run eagerly
   };
   Calls &of(uint64_t program);
   uint32_t least_, recapturePercent_;
