@@ -179,14 +179,14 @@ void BM_InterleavedModel(benchmark::State &state) {
 // with x of [n, 256] for n cycling through D distinct values (scattered), eager JIT
 // calls and graph mode interleaved. Shows hostjit's own cost of a new
 // signature (trace, plan, nodes set), without the driver's. probation:
-// HOSTJIT_GRAPH_PROBATION; past the cache's 1024 signatures, least
+// HOSTJIT_GRAPH_PROBATION (-1: unset, the cache's size); past the cache's 1024 signatures, least
 // recently used alone (0) traces every call anew and finds the entry to
 // evict among all of them, while probation evicts its oldest entry at once
 // and keeps some of the signatures that came back.
 void BM_HostShapeCycle(benchmark::State &state) {
   int distinct = static_cast<int>(state.range(0));
   Program p = launchProgram(16);
-  setenv("HOSTJIT_GRAPH_PROBATION", std::to_string(state.range(1)).c_str(), 1);
+  if (state.range(1) >= 0) setenv("HOSTJIT_GRAPH_PROBATION", std::to_string(state.range(1)).c_str(), 1);
   auto rt = runtime();
   unsetenv("HOSTJIT_GRAPH_PROBATION");
   CompileOptions co;
@@ -384,9 +384,11 @@ BENCHMARK(BM_InterleavedModel)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HostManyInputs)->ArgNames({"M"})->Arg(1)->Arg(16)->Arg(150)->Arg(300)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_HostShapeCycle)
     ->ArgNames({"D", "probation"})
-    ->Args({1, 64})
-    ->Args({16, 64})
+    ->Args({1, -1})
+    ->Args({16, -1})
+    ->Args({1000, -1})
     ->Args({1000, 64})
+    ->Args({4096, -1})
     ->Args({4096, 64})
     ->Args({4096, 0})
     ->UseManualTime()

@@ -15,8 +15,11 @@ struct Settings {
   bool sync = false;         // synchronise after every launch and memset (HOSTJIT_SYNC)
   uint32_t graphCache = 1024;  // graph mode: signatures kept (hj_options.graph_cache, HOSTJIT_GRAPH_CACHE)
   // graph mode: new signatures kept on probation, the first to leave the
-  // cache until they are called again (HOSTJIT_GRAPH_PROBATION; 0: none)
-  uint32_t graphProbation = 64;
+  // cache until they are called again; past this many the oldest of them
+  // leaves even when the cache has room (HOSTJIT_GRAPH_PROBATION; default
+  // graphCache: only a full cache evicts; 0: no probation, least recently
+  // used alone)
+  uint32_t graphProbation = 1024;
   // graph mode: executable graphs kept per shape of work before a new
   // signature is bound to one of them (HOSTJIT_GRAPHS_PER_SHAPE; 0: never
   // shared); a signature whose launch dims equal a graph's is bound to it

@@ -67,7 +67,7 @@ Settings settingsOf(const hj_options &o) {
   s.fillNan = option(o.fill_nan, "HOSTJIT_FILL_NAN");
   s.sync = option(o.sync, "HOSTJIT_SYNC");
   s.graphCache = graphCacheCapacity(o);
-  s.graphProbation = countSetting("HOSTJIT_GRAPH_PROBATION", 64);
+  s.graphProbation = countSetting("HOSTJIT_GRAPH_PROBATION", s.graphCache);
   s.graphsPerShape = countSetting("HOSTJIT_GRAPHS_PER_SHAPE", 1024);
   s.graphMemory = uint64_t{countSetting("HOSTJIT_GRAPH_MEMORY_MB", 256)} << 20;
   s.graphMinLaunches = countSetting("HOSTJIT_GRAPH_MIN_LAUNCHES", 4);
