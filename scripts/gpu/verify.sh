@@ -6,16 +6,11 @@
 # filters for the memcheck run (default '[graph],[matmul]').
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-export NCCL_NVLS_ENABLE=0 HOSTJIT_SOURCE_DIR=$PWD HOSTJIT_CACHE_DIR=/tmp/hjcache
+export HOSTJIT_CACHE_DIR=/tmp/hjcache
 : "${OUT:?verify.sh writes under \$OUT}"
-B=/tmp/hj-bundle
 log=$OUT/verify
 mkdir -p "$log"
-# A machine may be fresh (its /tmp empty): unpack when the bundle's commit differs.
-if ! cmp -s "$B/commit" <(xz -dc carry/bundle.tar.xz | tar xOf - ./commit 2>/dev/null); then
-  rm -rf "$B" && mkdir -p "$B" && xz -dc carry/bundle.tar.xz | tar xf - -C "$B" || { echo "verify: no bundle"; exit 2; }
-fi
-mkdir -p "$B/py/hostjit" && cp "$B"/hostjit_py/*.so python/hostjit/*.py "$B/py/hostjit/"
+. scripts/gpu/bundle_env.sh || { echo "verify: no bundle"; exit 2; }
 { date -u; nvidia-smi -L; echo "bundle at $(tr '\n' ' ' < "$B/commit")"; } > "$log/info.txt" 2>&1
 head -3 "$log/info.txt"
 t=$B/hostjit_gpu_tests
@@ -33,7 +28,7 @@ timeout 200 compute-sanitizer --tool memcheck --report-api-errors no --error-exi
   > "$log/memcheck.log" 2>&1
 echo "memcheck $filters rc=$? ${SECONDS}s: $(grep -E "ERROR SUMMARY|All tests|test cases" "$log/memcheck.log" | tr '\n' ' ')"
 SECONDS=0
-PYTHONPATH=$B/py timeout 200 python3 -m pytest -q -rs test/python/test_gpu.py test/python/test_dynamo.py \
+timeout 200 python3 -m pytest -q -rs test/python/test_gpu.py test/python/test_dynamo.py \
   > "$log/pytest.log" 2>&1
 echo "pytest rc=$? ${SECONDS}s: $(tail -1 "$log/pytest.log")"
 grep -E "^E |FAILED" "$log/pytest.log" | head -20 | cut -c1-300

@@ -4,13 +4,8 @@
 # 64, the default) and without (0), and the dynamic GPT-2 block and
 # attention over 200 shapes (scripts/gpu/inductor_shapes.py).
 # carry/bundle.tar.xz (scripts/gpu/bundle.sh) for hostjit's module.
-export NCCL_NVLS_ENABLE=0 HOSTJIT_SOURCE_DIR=$PWD
-B=/tmp/hj-bundle
-if ! cmp -s "$B/commit" <(xz -dc carry/bundle.tar.xz | tar xOf - ./commit 2>/dev/null); then
-  rm -rf "$B" && mkdir -p "$B" && xz -dc carry/bundle.tar.xz | tar xf - -C "$B"
-fi
-mkdir -p $B/py/hostjit $OUT/r && cp $B/hostjit_py/*.so python/hostjit/*.py $B/py/hostjit/
-export PYTHONPATH=$B/py
+. scripts/gpu/bundle_env.sh
+mkdir -p $OUT/r
 { date -u; nvidia-smi -L; cat $B/commit; } > $OUT/r/info.txt 2>&1
 C=/tmp/c56; mkdir -p $C
 export TORCHINDUCTOR_CACHE_DIR=$C/inductor TRITON_CACHE_DIR=$C/triton HOSTJIT_CACHE_DIR=$C/hostjit

@@ -3,13 +3,8 @@
 # with probation on (64) and off (0), alternating, at the default cache of
 # 1024 signatures (never full in 192 steps) and at HOSTJIT_GRAPH_CACHE=96
 # (full from step 96: a loop longer than the cache). Caches warm from run 2.
-export NCCL_NVLS_ENABLE=0 HOSTJIT_SOURCE_DIR=$PWD
-B=/tmp/hj-bundle
-if ! cmp -s "$B/commit" <(xz -dc carry/bundle.tar.xz | tar xOf - ./commit 2>/dev/null); then
-  rm -rf "$B" && mkdir -p "$B" && xz -dc carry/bundle.tar.xz | tar xf - -C "$B"
-fi
-mkdir -p $B/py/hostjit $OUT/r && cp $B/hostjit_py/*.so python/hostjit/*.py $B/py/hostjit/
-export PYTHONPATH=$B/py
+. scripts/gpu/bundle_env.sh
+mkdir -p $OUT/r
 { date -u; nvidia-smi -L; cat $B/commit; } > $OUT/r/info.txt 2>&1
 C=/tmp/c56; mkdir -p $C
 export TORCHINDUCTOR_CACHE_DIR=$C/inductor TRITON_CACHE_DIR=$C/triton HOSTJIT_CACHE_DIR=$C/hostjit
