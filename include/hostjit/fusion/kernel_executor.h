@@ -120,6 +120,12 @@ class FusionExecutor {
     bool supplyIntermediates = false;
   };
   static Expected<FusionExecutor> create(const Fusion &f, std::shared_ptr<Runtime> rt, Options options);
+  // Moved, not copied: the call in progress is the executor's state, so
+  // it runs one call at a time.
+  FusionExecutor(FusionExecutor &&) = default;
+  FusionExecutor &operator=(FusionExecutor &&) = default;
+  FusionExecutor(const FusionExecutor &) = delete;
+  FusionExecutor &operator=(const FusionExecutor &) = delete;
   static Expected<FusionExecutor> create(const Fusion &f, std::shared_ptr<Runtime> rt) { return create(f, rt, Options{}); }
   // Checks the arguments (as Evaluator::run does) and returns the outputs.
   Expected<std::vector<Tensor>> run(std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars = {});
@@ -127,6 +133,7 @@ class FusionExecutor {
   const Plan &signature() const { return *signature_; }
 
  private:
+  FusionExecutor() = default;
   // The lowered plan's steps that go to the segments, and the call in progress.
   struct Dispatch;
   std::shared_ptr<const Plan> signature_;  // the lowered plan
