@@ -34,7 +34,6 @@ std::vector<int64_t> stridesOf(const DLTensor &t) {
   return {t.strides, t.strides + t.ndim};
 }
 
-
 std::string list(const std::vector<int64_t> &v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);

@@ -92,7 +92,7 @@ class KernelExecutor {
   // run() with the arguments checked, the call's numbers prepared for them;
   // returns the runtime's status.
   int32_t launch(Runtime &rt, std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars,
-                        std::span<const DLTensor *const> outputs, std::span<const DLTensor *const> intermediates) const;
+                 std::span<const DLTensor *const> outputs, std::span<const DLTensor *const> intermediates) const;
 
   std::shared_ptr<const Fusion> f_;
   std::shared_ptr<const fusion::FusionAnalysis> a_;

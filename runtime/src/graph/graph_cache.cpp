@@ -160,7 +160,7 @@ int32_t GraphCache::call(const void *key, uint64_t keyBytes, void *const *inputs
   }
   std::string_view k(static_cast<const char *>(key), keyBytes);
   GraphEntry *hit = signatures_.find(k);
-  if (hit) signatures_.graduate(*hit);
+  if (hit && hit->probation) signatures_.graduate(*hit);  // a flag test on the replay path
   if (reserve && hit) {  // planned already, when it was first seen
     signatures_.setLast(hit);
     hit->lastUse = signatures_.tick();

@@ -4,8 +4,9 @@
 // so that a program whose signature changes on every call traces without
 // allocating. New signatures start on probation: those seen once (a decode
 // loop's lengths, each called once) leave first, so that signatures that
-// come back stay cached however many one-off ones pass. Free of the backend: letting go of an entry's graph and plan
-// is the graph cache's (GraphCache::erase).
+// come back stay cached however many one-off ones pass. Free of the
+// backend: letting go of an entry's graph and plan is the graph cache's
+// (GraphCache::erase).
 #pragma once
 
 #include <cstddef>
