@@ -31,6 +31,9 @@ hostjit (torch.compile(backend="hostjit"), graph mode on) and hostjit_eager
 DECODE_INDUCTOR="name=value;..." sets torch._inductor.config for the run
 (e.g. max_autotune_gemm=True;max_autotune_gemm_backends=TRITON: matmuls as
 Triton templates instead of cuBLAS calls); the JSON records it.
+HOSTJIT_PROFILE=1 profiles hostjit's runtimes (docs/runtime.md) and puts
+their profile rows in the JSON ("profile"): graph builds, updates and
+launches with their host time.
 
 Per step: host us (the call returned; the device was idle when it began)
 and end-to-end us (the device done); for hostjit, the host us inside the
@@ -221,6 +224,8 @@ def one(mode, loop, batch, steps, out):
         res["hostjit"] = hd.stats()
         res["program_us"], res["backend_python_us"] = inside, around
         res["graphs"] = hd.graphs()
+        if os.environ.get("HOSTJIT_PROFILE") == "1":  # where the programs' host time went
+            res["profile"] = [rt.profile() for rt in hd.runtimes()]
     torch.save(keep, out[:-len(".json")] + ".pt")
     with open(out, "w") as f:
         json.dump(res, f)
