@@ -58,6 +58,12 @@ int32_t Executable::reserveGraph(hj_context *ctx, const DLTensor *const *inputs,
                          /*reserve=*/true);
 }
 
+Expected<void> Executable::setGraphSizesChange(bool on) {
+  if (int32_t st = hj_graph_sizes_change(rt_->context(), &sig_->programId, sizeof sig_->programId, on ? 1 : 0))
+    return runtimeError(st);
+  return {};
+}
+
 Expected<void> Executable::reserveGraph(std::span<const DLTensor *const> inputs, std::span<const ScalarArg> scalars) {
   auto ok = checkArguments(*plan_, inputs.data(), inputs.size(), scalars.data(), scalars.size(), rt_->device());
   if (!ok) return ok.error();

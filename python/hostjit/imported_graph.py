@@ -39,13 +39,18 @@ class Options:
       or "O0". memory_limit: bytes the backend's runtime of a device may hold
       (buffers and graph mode's plans together; 0 no limit).
       graph_memory_mb: the device memory executable graphs may take
-      (HOSTJIT_GRAPH_MEMORY_MB; None: the runtime's default). dump_dir: keep
+      (HOSTJIT_GRAPH_MEMORY_MB; None: the runtime's default).
+      sizes_change: graph mode takes node updates at launch from a graph's
+      first build (hj_graph_sizes_change); None (the default) turns it on
+      for a graph with symbolic sizes (dynamic=True, or Dynamo's automatic
+      dynamic shapes after a recompile), whose sizes change between calls.
+      dump_dir: keep
       each graph's description and kernels there (else a temporary folder,
       removed with the program). host_kernels: the host backend's stand-in
       for each Triton kernel name (tests; CUDA runs the kernels' images)."""
 
     FIELDS = {"graph": None, "tiered": True, "opt": "O2", "memory_limit": 0, "graph_memory_mb": None,
-              "dump_dir": None, "host_kernels": None}
+              "sizes_change": None, "dump_dir": None, "host_kernels": None}
 
     def __init__(self, **kw):
         unknown = sorted(set(kw) - set(self.FIELDS))
@@ -54,8 +59,9 @@ class Options:
                              (", ".join(repr(u) for u in unknown), ", ".join(sorted(self.FIELDS))))
         for k, v in self.FIELDS.items():
             setattr(self, k, kw.get(k, v))
-        if self.graph not in (None, True, False):
-            raise ValueError("hostjit backend: option 'graph' must be None, True or False, got %r" % (self.graph,))
+        for k in ("graph", "sizes_change"):
+            if getattr(self, k) is not None and not isinstance(getattr(self, k), bool):
+                raise ValueError("hostjit backend: option %r must be None, True or False, got %r" % (k, getattr(self, k)))
         if self.opt not in ("O0", "light", "O2"):
             raise ValueError("hostjit backend: option 'opt' must be 'O0', 'light' or 'O2', got %r" % (self.opt,))
         for k in ("memory_limit", "graph_memory_mb"):
@@ -84,7 +90,7 @@ class Report:
 
     def add(self, name):
         entry = {"name": name, "status": "pending", "reason": "", "hostjit_calls": 0, "inductor_calls": 0,
-                 "kernels": 0, "launches": 0, "matmuls": 0, "graph_mode": False, "program_us": 0.0,
+                 "kernels": 0, "launches": 0, "matmuls": 0, "graph_mode": False, "sizes_change": False, "program_us": 0.0,
                  "python_us": 0.0, "first_call_s": 0.0, "describe_s": 0.0, "compile_s": 0.0}
         with self.lock:
             self.entries.append(entry)
@@ -211,6 +217,11 @@ class ImportedGraph:
         t1 = time.perf_counter()
         prog = hj_compile(text, runtime=rt, graph=graph, opt=self.options.opt, tiered=self.options.tiered,
                           filename=path)
+        sizes_change = self.options.sizes_change
+        if sizes_change is None:
+            sizes_change = bool(desc.get("symbols"))
+        if graph and sizes_change:
+            prog.graph_sizes_change = True
         self.entry.update(describe_s=t1 - t0, compile_s=time.perf_counter() - t1)
         self.picks = tuple(self.pick(arg_names, decl, inputs) for decl in desc["inputs"])
         allocs = {s["name"] for s in desc["body"] if s["op"] == "alloc"}
@@ -219,7 +230,8 @@ class ImportedGraph:
         body = desc["body"]
         self.entry.update(status="hostjit", kernels=len(desc["kernels"]),
                           launches=sum(s["op"] == "launch" for s in body),
-                          matmuls=sum(s["op"] == "extern" for s in body), graph_mode=graph)
+                          matmuls=sum(s["op"] == "extern" for s in body), graph_mode=graph,
+                          sizes_change=bool(graph and sizes_change))
         self.runtime = rt
         self.program = prog
         log.info("%s: imported as one hostjit program (%d kernels, %d launches, %d matmuls, graph mode %s)",

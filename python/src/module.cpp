@@ -195,6 +195,9 @@ PYBIND11_MODULE(_hostjit, m) {
       .def_property_readonly("outputs", &PyProgram::outputs)
       .def_property_readonly("mode", &PyProgram::mode)
       .def_property("graph", &PyProgram::graph, &PyProgram::setGraph)
+      .def_property("graph_sizes_change", &PyProgram::graphSizesChange, &PyProgram::setGraphSizesChange,
+                    "Whether the program's sizes change on most calls (a decode loop's): its graphs then take node "
+                    "updates at launch from their first build (docs/graph-mode.md, Updates at launch)")
       .def_property_readonly("native", &PyProgram::native)
       .def("wait_native", &PyProgram::waitNative)
       .def_property_readonly("runtime", &PyProgram::runtime)

@@ -211,6 +211,17 @@ PyObject *PyProgram::call(PyObject *args, PyObject *kwargs) {
   return tuple;
 }
 
+void PyProgram::setGraphSizesChange(bool on) {
+  Expected<void> ok;
+  {
+    NoGil nogil;
+    std::lock_guard lk(rt_->mutex());
+    ok = exe_->setGraphSizesChange(on);
+  }
+  if (!ok) raise(ok.error());
+  sizesChange_ = on;
+}
+
 void PyProgram::reserveGraph(PyObject *args, PyObject *kwargs) {
   CallArgs a(numTensors_, numScalars_, *rt_, rt_->stream());
   bindArgs(a, args, kwargs);

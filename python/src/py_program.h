@@ -49,6 +49,10 @@ class PyProgram {
   const std::string &mode() const { return mode_; }
   bool graph() const { return exe_->graphMode(); }
   void setGraph(bool on) { exe_->setGraphMode(on); }
+  // prog.graph_sizes_change: the program's sizes change on most calls
+  // (Executable::setGraphSizesChange), on its runtime's context.
+  bool graphSizesChange() const { return sizesChange_; }
+  void setGraphSizesChange(bool on);
   // jit: whether the native code runs yet; waits for it (its compile error).
   bool native() const;
   void waitNative() const;
@@ -76,6 +80,7 @@ class PyProgram {
   std::vector<TensorType> results_;
   size_t numTensors_ = 0, numScalars_ = 0;
   std::string mode_, text_;
+  bool sizesChange_ = false;
 };
 
 // The process's Jit, made on first use and destroyed when the last program

@@ -98,8 +98,26 @@ def test_first_call_inductor_then_hostjit_over_sizes(hostjit, tmp_path, graph_mo
     assert e["program_us"] > 0 and e["python_us"] > 0  # the host time of the 4 hostjit calls, split
     assert e["first_call_s"] > 0 and e["describe_s"] > 0 and e["compile_s"] > 0  # the first call's, split
     assert g.program.graph == graph_mode
+    # The wrapper's size symbol: in graph mode the program is said to change sizes.
+    assert g.program.graph_sizes_change == graph_mode and e["sizes_change"] == graph_mode
     if graph_mode:
         assert g.runtime.stats()["graph_replays"] + g.runtime.stats()["graph_builds"] >= 4
+
+
+def test_sizes_change_can_be_turned_off(hostjit, tmp_path):
+    """A graph with a size symbol in graph mode, the option off: its
+    program's graphs wait for auto's rule (docs/graph-mode.md)."""
+    from hostjit.imported_graph import Report
+    report, calls = Report(), []
+    g = graph(hostjit, tmp_path, WRAPPER, cache_entry(tmp_path), fake_inductor(calls), report, graph=True,
+              sizes_change=False)
+    rng = np.random.default_rng(14)
+    for rows in (5, 6):
+        g(list(linear_args(rng, rows)))
+    assert g.program.graph and not g.program.graph_sizes_change
+    assert not report.graphs()[0]["sizes_change"]
+    g.program.graph_sizes_change = True  # and on again, by hand
+    assert g.program.graph_sizes_change
 
 
 def test_a_scalar_read_on_the_host_is_passed_as_a_number(hostjit, tmp_path):
@@ -182,9 +200,11 @@ def test_options_are_checked():
     with pytest.raises(ValueError) as e:
         Options.of({"graphs": True})
     assert str(e.value) == ("hostjit backend: unknown option 'graphs' (known: dump_dir, graph, graph_memory_mb, "
-                            "host_kernels, memory_limit, opt, tiered)")
+                            "host_kernels, memory_limit, opt, sizes_change, tiered)")
     with pytest.raises(ValueError, match="option 'graph' must be None, True or False, got 'yes'"):
         Options(graph="yes")
+    with pytest.raises(ValueError, match="option 'sizes_change' must be None, True or False, got 1"):
+        Options(sizes_change=1)
     with pytest.raises(ValueError, match="option 'memory_limit' must be a non-negative int, got -1"):
         Options(memory_limit=-1)
     with pytest.raises(TypeError, match="options must be a dict, got list"):

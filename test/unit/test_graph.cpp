@@ -866,6 +866,67 @@ TEST_CASE("graph mode: a graph whose nodes keep changing takes its updates at la
   }
 }
 
+TEST_CASE("graph mode: a program said to change sizes takes updates at launch from its first build", "[graph]") {
+  // kShapes over 40 extents under HOSTJIT_GRAPH_DEVICE_UPDATES=auto, with
+  // hj_graph_sizes_change on for the program (Executable::
+  // setGraphSizesChange): its one graph is built once, taking its three
+  // kernel nodes' updates at launch from the second call on, where without
+  // the hint auto builds it again at the fifth. The runtime's other
+  // programs never carry it; turned off, a new graph of the program takes
+  // host updates again.
+  Program p = parseOk(kShapes, "shapes.hir");
+  std::vector<int64_t> extents;
+  for (int i = 0; i < 40; ++i) extents.push_back(1 + (i * 37) % 700);
+  auto value = [](int64_t i) { return 0.25f + float((i * 613) % 97) / 16.0f; };
+  for (bool jit : {false, true}) {
+    INFO((jit ? "jit" : "eval"));
+    ScopedEnv updates("HOSTJIT_GRAPH_DEVICE_UPDATES", "auto");
+    ScopedEnv every("HOSTJIT_GRAPH_MIN_LAUNCHES", "0");
+    auto eagerRt = makeRuntime(), graphRt = makeRuntime();
+    Runner eager(p, eagerRt, jit), graph(p, graphRt, jit, OptLevel::O2, /*graph=*/true);
+    Runner other(p, graphRt, jit, OptLevel::O2, /*graph=*/true);
+    REQUIRE(graph.exe().setGraphSizesChange(true));
+    for (int64_t n : extents) {
+      std::string way = callShapes(graph, eager, graphRt, eagerRt, n, value);
+      CHECK_THAT(way, !Catch::Contains("built again"));
+    }
+    hj_stats s = graphRt->stats();
+    CHECK(s.graph_builds == 1);
+    CHECK(s.graph_reuses == extents.size() - 1);
+    CHECK(s.graph_device_updates == 3 * (extents.size() - 1));
+    CHECK(s.live_bytes == 0);
+    // The other program of the runtime: host updates, then auto's rebuild.
+    hj_stats before = graphRt->stats();
+    std::vector<std::string> ways;
+    for (int64_t n : extents) ways.push_back(callShapes(other, eager, graphRt, eagerRt, n, value));
+    s = graphRt->stats();
+    CHECK(s.graph_builds - before.graph_builds == 2);
+    CHECK_THAT(ways[4], Catch::Contains("built again to take its node updates at launch"));
+    // Off, and the program's graphs forgotten: a new graph takes host updates until auto rebuilds it.
+    REQUIRE(graph.exe().setGraphSizesChange(false));
+    hj_graph_clear(graphRt->context());
+    before = graphRt->stats();
+    ways.clear();
+    for (int i = 0; i < 3; ++i) ways.push_back(callShapes(graph, eager, graphRt, eagerRt, extents[size_t(i)], value));
+    s = graphRt->stats();
+    CHECK(s.graph_builds - before.graph_builds == 1);
+    CHECK(s.graph_device_updates == before.graph_device_updates);
+    CHECK_THAT(ways.back(), !Catch::Contains("at launch"));
+  }
+}
+
+TEST_CASE("graph mode: hj_graph_sizes_change checks its arguments", "[graph]") {
+  auto rt = makeRuntime();
+  uint64_t id = 7;
+  CHECK(hj_graph_sizes_change(nullptr, &id, sizeof id, 1) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK(hj_graph_sizes_change(rt->context(), nullptr, sizeof id, 1) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK_THAT(hj_last_error(), Catch::Contains("expected a key prefix of at least 1 byte, got NULL"));
+  CHECK(hj_graph_sizes_change(rt->context(), &id, 0, 1) == HJ_ERR_INVALID_ARGUMENT);
+  CHECK_THAT(hj_last_error(), Catch::Contains("got 0 bytes"));
+  CHECK(hj_graph_sizes_change(rt->context(), &id, sizeof id, 1) == HJ_OK);
+  CHECK(hj_graph_sizes_change(rt->context(), &id, sizeof id, 0) == HJ_OK);
+}
+
 TEST_CASE("graph mode: signatures that come back leave the graph taking updates at launch for their own",
           "[graph]") {
   // HOSTJIT_GRAPH_DEVICE_UPDATES=1: 8 extents, three rounds. The first

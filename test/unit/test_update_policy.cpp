@@ -34,6 +34,16 @@ TEST_CASE("update policy: device updates after 4 of 8 launches needed updates", 
   for (int i = 0; i < 8; ++i) CHECK(p.beforeLaunch(Settings::kAuto, true, false, never) == Rebuild::No);
 }
 
+TEST_CASE("update policy: a program whose sizes change asks for device updates at once", "[unit][graph]") {
+  UpdatePolicy p;
+  p.expectUpdates();
+  CHECK(p.wantDevice(Settings::kAuto));
+  CHECK(p.wantDevice(Settings::kAlways));
+  CHECK_FALSE(p.wantDevice(Settings::kNever));
+  // Built so already: launches with updates never rebuild it for them.
+  for (int i = 0; i < 8; ++i) CHECK(p.beforeLaunch(Settings::kAuto, true, true, never) == Rebuild::No);
+}
+
 TEST_CASE("update policy: back to host updates when the device falls behind", "[unit][graph]") {
   UpdatePolicy p;
   for (int i = 0; i < 3; ++i) p.beforeLaunch(Settings::kAuto, true, false, never);

@@ -57,6 +57,12 @@ class Executable {
   // Graph mode for run().
   void setGraphMode(bool on) { graph_ = on; }
   bool graphMode() const { return graph_; }
+  // Says that this program is called with sizes that change on most calls
+  // (a decode loop's), or no longer: in graph mode under
+  // HOSTJIT_GRAPH_DEVICE_UPDATES=auto its graphs built on the runtime's
+  // context take node updates at launch from their first build
+  // (hj_graph_sizes_change; docs/graph-mode.md, Updates at launch).
+  Expected<void> setGraphSizesChange(bool on);
 
   const Plan &plan() const { return *plan_; }
   const std::shared_ptr<Runtime> &runtime() const { return rt_; }

@@ -115,4 +115,15 @@ void hj_graph_forget(hj_context *ctx, const void *prefix, uint64_t bytes) {
   });
 }
 
+int32_t hj_graph_sizes_change(hj_context *ctx, const void *prefix, uint64_t bytes, int32_t on) {
+  return hj::guarded([&]() -> int32_t {
+    if (int32_t st = hj::checkContext(ctx, "hj_graph_sizes_change")) return st;
+    if (!prefix || bytes == 0)
+      return hj::fail(HJ_ERR_INVALID_ARGUMENT, "hj_graph_sizes_change: expected a key prefix of at least 1 byte, got %s",
+                      prefix ? "0 bytes" : "NULL");
+    ctx->graphs.sizesChange(std::string_view(static_cast<const char *>(prefix), bytes), on != 0);
+    return HJ_OK;
+  });
+}
+
 }  // extern "C"

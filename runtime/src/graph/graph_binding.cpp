@@ -143,7 +143,10 @@ void GraphExecutor::bind(GraphEntry &e) {
       execBytes_ + kNodeBytes * e.ops.size() <= r_.settings.graphMemory)
     x = nullptr;
   if (x) ++r_.stats.graph_reuses;
-  if (!x) x = s->execs.emplace_back(std::make_unique<GraphExec>()).get();
+  if (!x) {
+    x = s->execs.emplace_back(std::make_unique<GraphExec>()).get();
+    if (e.sizesChange) x->updates.expectUpdates();
+  }
   e.exec = x;
   ++x->users;
   x->lastUse = signatures_.tick();

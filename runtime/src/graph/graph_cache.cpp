@@ -60,6 +60,14 @@ void GraphCache::forget(std::string_view prefix) {
   }
   for (GraphEntry *e : signatures_.withPrefix(prefix))
     if (e != cur_) erase(e);
+  sizesChange(prefix, false);
+}
+
+void GraphCache::sizesChange(std::string_view prefix, bool on) {
+  auto it = std::find(sizesChange_.begin(), sizesChange_.end(), prefix);
+  if (on && it == sizesChange_.end()) sizesChange_.emplace_back(prefix);
+  if (!on && it != sizesChange_.end()) sizesChange_.erase(it);
+  for (GraphEntry *e : signatures_.withPrefix(prefix)) e->sizesChange = on;
 }
 
 GraphEntry *GraphCache::insert(std::string_view key, bool reserve) {
@@ -75,6 +83,8 @@ GraphEntry *GraphCache::insert(std::string_view key, bool reserve) {
   }
   GraphEntry *e = signatures_.insert(key, probation);
   e->recurs = back && room;
+  e->sizesChange = std::any_of(sizesChange_.begin(), sizesChange_.end(),
+                               [&](const std::string &p) { return key.starts_with(p); });
   return e;
 }
 

@@ -53,6 +53,10 @@ class GraphCache {
   const std::string &outcome() const;
   void clear();
   void forget(std::string_view prefix);
+  // hj_graph_sizes_change: the programs whose keys start with `prefix`
+  // change sizes on most calls (on) or no longer; their entries carry it
+  // (GraphEntry::sizesChange).
+  void sizesChange(std::string_view prefix, bool on);
   // Drops the graphs that hold collectives: before the communicator is
   // aborted or destroyed, since NCCL's abort waits until the graphs its work
   // was captured into are gone.
@@ -125,6 +129,7 @@ class GraphCache {
   WorthPolicy worth_;  // per program: whether graph mode pays for its new signatures
   GraphCall call_;  // the call in progress
   GraphExecutor exec_;  // bind, patch, update, launch
+  std::vector<std::string> sizesChange_;  // key prefixes of programs whose sizes change on most calls
 };
 
 }  // namespace hj

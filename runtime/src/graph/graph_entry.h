@@ -117,6 +117,9 @@ struct GraphEntry {
   // Evicted from probation before and called again while the cache had
   // room: it recurs, so it gets a graph of its own when planned.
   bool recurs = false;
+  // Its program's sizes change on most calls (hj_graph_sizes_change): a
+  // graph made for it takes node updates at launch from its first build.
+  bool sizesChange = false;
 };
 
 }  // namespace hj

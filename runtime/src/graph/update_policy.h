@@ -26,6 +26,10 @@ class UpdatePolicy {
     ForHost,    // the device fell behind its updates: host updates, for good
   };
 
+  // The graph's program changes sizes on most calls (hj_graph_sizes_change):
+  // under kAuto its first build asks for device updates, as a rebuild
+  // would after kDeviceUpdatesAfter launches.
+  void expectUpdates() { askedDevice_ = true; }
   // Whether the graph's next build asks the backend for device updates.
   bool wantDevice(Settings::DeviceUpdates mode) const {
     return mode == Settings::kAlways || (mode == Settings::kAuto && askedDevice_ && !hostOnly_);
