@@ -31,6 +31,8 @@ hostjit (torch.compile(backend="hostjit"), graph mode on) and hostjit_eager
 DECODE_INDUCTOR="name=value;..." sets torch._inductor.config for the run
 (e.g. max_autotune_gemm=True;max_autotune_gemm_backends=TRITON: matmuls as
 Triton templates instead of cuBLAS calls); the JSON records it.
+DECODE_HOSTJIT="name=value;..." gives hostjit's backend options (e.g.
+sizes_change=False), the hostjit modes' graph option aside.
 HOSTJIT_PROFILE=1 profiles hostjit's runtimes (docs/runtime.md) and puts
 their profile rows in the JSON ("profile"): graph builds, updates and
 launches with their host time.
@@ -112,7 +114,8 @@ def one(mode, loop, batch, steps, out):
         fwd = torch.compile(model, mode="reduce-overhead", dynamic=True)
     elif mode in ("hostjit", "hostjit_eager"):
         import hostjit.dynamo as hd
-        fwd = torch.compile(model, backend="hostjit", options={"graph": mode == "hostjit"})
+        opts = dict(literal_settings(os.environ.get("DECODE_HOSTJIT", "")), graph=mode == "hostjit")
+        fwd = torch.compile(model, backend="hostjit", options=opts)
     else:
         raise SystemExit("unknown mode %s (%s)" % (mode, ", ".join(MODES)))
     cudagraphs = mode.startswith("reduce_overhead")
@@ -210,7 +213,8 @@ def one(mode, loop, batch, steps, out):
            "cudagraph_records": records.count("record_function"), "cudagraph_node_records": records.count("_record"),
            "cudagraph_warmups": records.count("run_eager"),
            "records_by_step": records_by_step,
-           "torch": torch.__version__, "inductor_config": inductor_config}
+           "torch": torch.__version__, "inductor_config": inductor_config,
+           "hostjit_options": os.environ.get("DECODE_HOSTJIT", "")}
     if loop in ("kv", "static"):
         res["prefill_s"] = prefill
         res["first_token_s"] = prefill + e2e[0] / 1e6
@@ -231,27 +235,36 @@ def one(mode, loop, batch, steps, out):
         json.dump(res, f)
 
 
-def inductor_settings(text):
-    """Sets torch._inductor.config from DECODE_INDUCTOR's "name=value;..."
-    (values read as Python literals, else as strings), for every mode that
-    compiles; returns what it set."""
+def literal_settings(text):
+    """"name=value;..." as (name, value) pairs, each value read as a Python
+    literal, else kept as a string."""
     import ast
-    from torch._inductor import config
-    done = {}
+    out = []
     for item in filter(None, text.split(";")):
         name, _, value = item.partition("=")
         try:
             v = ast.literal_eval(value)
         except (ValueError, SyntaxError):
             v = value
+        out.append((name.strip(), v))
+    return out
+
+
+def inductor_settings(text):
+    """Sets torch._inductor.config from DECODE_INDUCTOR's "name=value;..."
+    (values read as Python literals, else as strings), for every mode that
+    compiles; returns what it set."""
+    from torch._inductor import config
+    done = {}
+    for name, v in literal_settings(text):
         obj = config
-        *path, last = name.strip().split(".")
+        *path, last = name.split(".")
         for part in path:
             obj = getattr(obj, part)
         if not hasattr(obj, last):
             raise SystemExit("DECODE_INDUCTOR: torch._inductor.config has no %s" % name)
         setattr(obj, last, v)
-        done[name.strip()] = v
+        done[name] = v
     return done
 
 
