@@ -309,7 +309,7 @@ def table(outdir):
     for path in sorted(glob.glob(os.path.join(outdir, "*.json"))):
         with open(path) as f:
             rows.append(json.load(f))
-    print("| loop | batch | mode | host us/step | end-to-end us/step | first token s | graphs | re-records "
+    print("| loop | batch | mode | host us/step | end-to-end us/step | first token s | graphs | graphs made "
           "| memory MiB first/last | same logits as inductor |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for loop in LOOPS:
@@ -323,7 +323,13 @@ def table(outdir):
                 rerec = r["cudagraph_records"] if mode.startswith("reduce") else r.get("graph_builds", "")
                 by = r.get("records_by_step")
                 if by and rerec != "":  # the first step's (and for kv the prompt's) left out
-                    rerec = "%s (%d after step 0)" % (rerec, by[-1] - by[0])
+                    rerec = "%s (%d after step 0" % (rerec, by[-1] - by[0])
+                    # Steps after the one that recorded or built first: a
+                    # re-record is a graph made after that one.
+                    first = next((i for i in range(len(by)) if by[i] > 0), None)
+                    if first is not None:
+                        rerec += "; first at step %d, %d after it" % (first, by[-1] - by[first])
+                    rerec += ")"
                 if mode.startswith("reduce") and "cudagraph_warmups" in r:
                     rerec = "%s; %d eager warm-ups" % (rerec, r["cudagraph_warmups"])
 
