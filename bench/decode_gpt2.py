@@ -43,7 +43,8 @@ programs' calls and in the backend's Python around them (the rest is
 Dynamo, AOTAutograd and the model's Python); a checksum of the last position's
 logits (float64 sum and sum of magnitudes), and every 16 steps the device
 memory held (torch's reserved bytes, hostjit's runtimes' reserved and graph
-bytes); the graphs built (hostjit) or recorded (cudagraph trees) so far,
+bytes); for hostjit, what graph mode did (hj_graph_outcome) at steps 0-7
+and every 16th; the graphs built (hostjit) or recorded (cudagraph trees) so far,
 read after each step outside its timing. Once per run: the first step's wall time (compiles included: time
 to the first token; each run starts with empty Inductor, Triton and hostjit
 caches of its own unless --warm 1, so that no mode compiles for another), Dynamo's graphs, recompiles, re-records (cudagraph
@@ -140,6 +141,7 @@ def one(mode, loop, batch, steps, out):
             return sum(rt.stats()["graph_builds"] for rt in hd.runtimes())
         return records.count("record_function")
     records_by_step = []  # after each step
+    outcomes = []  # hostjit: [step, each runtime's last graph-mode outcome], steps 0-7 and every 16th
     keep_steps = {0, 1, steps // 2, steps - 1}
     past = None
     if loop == "static":
@@ -195,6 +197,8 @@ def one(mode, loop, batch, steps, out):
                         layer.keys, layer.values = layer.keys.clone(), layer.values.clone()
             now = spent()
             records_by_step.append(recorded())
+            if hd is not None and (i < 8 or i % 16 == 0):  # what graph mode did, read outside the timing
+                outcomes.append([i] + [rt.graph_outcome() for rt in hd.runtimes()])
             inside.append(now[0] - was[0])
             around.append(now[1] - was[1])
             host.append((t1 - t0) * 1e6)
@@ -228,6 +232,7 @@ def one(mode, loop, batch, steps, out):
         res["hostjit"] = hd.stats()
         res["program_us"], res["backend_python_us"] = inside, around
         res["graphs"] = hd.graphs()
+        res["graph_outcomes"] = outcomes
         if os.environ.get("HOSTJIT_PROFILE") == "1":  # where the programs' host time went
             res["profile"] = [rt.profile() for rt in hd.runtimes()]
     torch.save(keep, out[:-len(".json")] + ".pt")
