@@ -345,8 +345,12 @@ def table(outdir):
                     n = sum(a == b for a, b in zip(r["checksums"], ref["checksums"]))
                     same = "%d/%d steps" % (n, len(ref["checksums"]))
                 if r.get("program_us"):
-                    mode = "%s (of the host us: %.0f in the programs, %.0f around them)" % (
+                    mode = "%s (of the host us: %.0f in the programs, %.0f around them" % (
                         mode, median_half(r["program_us"]), median_half(r["backend_python_us"]))
+                    gs = r.get("graphs", [])
+                    if gs and all("evaluator_calls" in g for g in gs):  # runs before stop 57 did not count them
+                        mode += "; %d calls on the evaluator while compiling" % sum(g["evaluator_calls"] for g in gs)
+                    mode += ")"
                 graphs = str(r["dynamo_graphs"])
                 if "hostjit" in r:
                     graphs += " (%d imported)" % r["hostjit"]["imported"]

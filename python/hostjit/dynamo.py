@@ -141,7 +141,10 @@ def graphs():
     """One dict per graph the backend was given: name, status ("hostjit",
     "inductor" or "pending"), reason (why it runs through Inductor), the
     calls each way, its kernels, launches and matmuls, whether graph mode
-    is on, and the host time of its hostjit calls: program_us inside the
+    is on and the program is said to change sizes (sizes_change), the
+    hostjit calls made on the evaluator while the native code compiled
+    (evaluator_calls, with tiering), and the host time of its hostjit
+    calls: program_us inside the
     program's call, python_us around it (arguments picked, outputs made
     into the caller's tensors); and of its first call: first_call_s
     (Inductor's, watched), describe_s (its wrapper recorded) and compile_s

@@ -90,7 +90,8 @@ class Report:
 
     def add(self, name):
         entry = {"name": name, "status": "pending", "reason": "", "hostjit_calls": 0, "inductor_calls": 0,
-                 "kernels": 0, "launches": 0, "matmuls": 0, "graph_mode": False, "sizes_change": False, "program_us": 0.0,
+                 "kernels": 0, "launches": 0, "matmuls": 0, "graph_mode": False, "sizes_change": False,
+                 "evaluator_calls": 0, "program_us": 0.0,
                  "python_us": 0.0, "first_call_s": 0.0, "describe_s": 0.0, "compile_s": 0.0}
         with self.lock:
             self.entries.append(entry)
@@ -158,6 +159,7 @@ class ImportedGraph:
         self.picks = ()  # (argument index, how it is passed) per program input
         self.folder = None  # a weakref.finalize removing the temporary folder
         self.refused = None  # a call refused by the program: the first such reason
+        self.native = False  # the program's native code runs (tiered: the evaluator runs calls until then)
 
     def __call__(self, args):
         if self.program is not None:
@@ -263,6 +265,8 @@ class ImportedGraph:
             kw = {"tensor_type": t.tensor_type} if t.tensor_type is not None else {}
             if s is not None:
                 kw["stream"] = s
+            if not self.native:
+                self.native = self.program.native
             t1 = time.perf_counter()
             out = self.program(*xs, **kw)
             t2 = time.perf_counter()
@@ -281,6 +285,7 @@ class ImportedGraph:
         made = self.views.make(xs, results, t.convert, t.view, t.size, t.stride)
         e = self.entry
         e["hostjit_calls"] += 1
+        e["evaluator_calls"] += not self.native
         e["program_us"] += (t2 - t1) * 1e6
         e["python_us"] += (time.perf_counter() - t0 - (t2 - t1)) * 1e6
         return made

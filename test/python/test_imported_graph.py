@@ -39,7 +39,7 @@ def graph(hostjit, tmp_path, wrapper, seen, inductor_call, report, runtime=None,
 
     rt = runtime if runtime is not None or why else hostjit.Runtime(backend="host", host_kernels=[str(TEST_KERNELS)])
     opts = Options(host_kernels={"triton_poi_fused_add_0": "triton_add", "triton_poi_fused_mul_0": "triton_scale"},
-                   tiered=False, **options)
+                   **{"tiered": False, **options})
     return ImportedGraph("g", recorded_from(wrapper), inductor_call, watch, lambda args: (rt, why), NumpyArrays, opts,
                          report)
 
@@ -96,12 +96,32 @@ def test_first_call_inductor_then_hostjit_over_sizes(hostjit, tmp_path, graph_mo
     e = report.graphs()[0]
     assert (e["status"], e["reason"], e["kernels"], e["launches"], e["matmuls"]) == ("hostjit", "", 1, 3, 1)
     assert e["program_us"] > 0 and e["python_us"] > 0  # the host time of the 4 hostjit calls, split
+    assert e["evaluator_calls"] == 0  # not tiered: native from the first call
     assert e["first_call_s"] > 0 and e["describe_s"] > 0 and e["compile_s"] > 0  # the first call's, split
     assert g.program.graph == graph_mode
     # The wrapper's size symbol: in graph mode the program is said to change sizes.
     assert g.program.graph_sizes_change == graph_mode and e["sizes_change"] == graph_mode
     if graph_mode:
         assert g.runtime.stats()["graph_replays"] + g.runtime.stats()["graph_builds"] >= 4
+
+
+def test_calls_on_the_evaluator_are_counted(hostjit, tmp_path):
+    """Tiered: the calls made before the native code runs are counted in
+    evaluator_calls; once it runs, none is added."""
+    from hostjit.imported_graph import Report
+    report, calls = Report(), []
+    g = graph(hostjit, tmp_path, WRAPPER, cache_entry(tmp_path), fake_inductor(calls), report, tiered=True)
+    rng = np.random.default_rng(15)
+    g(list(linear_args(rng, 5)))  # Inductor's call, then the import
+    was_native = g.program.native
+    g(list(linear_args(rng, 6)))
+    e = report.graphs()[0]
+    assert e["evaluator_calls"] == (0 if was_native else 1)
+    g.program.wait_native()
+    for rows in (7, 8):
+        g(list(linear_args(rng, rows)))
+    e = report.graphs()[0]
+    assert e["hostjit_calls"] == 3 and e["evaluator_calls"] == (0 if was_native else 1)
 
 
 def test_sizes_change_can_be_turned_off(hostjit, tmp_path):
