@@ -67,7 +67,11 @@ void GraphCache::sizesChange(std::string_view prefix, bool on) {
   auto it = std::find(sizesChange_.begin(), sizesChange_.end(), prefix);
   if (on && it == sizesChange_.end()) sizesChange_.emplace_back(prefix);
   if (!on && it != sizesChange_.end()) sizesChange_.erase(it);
-  for (GraphEntry *e : signatures_.withPrefix(prefix)) e->sizesChange = on;
+  for (GraphEntry *e : signatures_.withPrefix(prefix)) e->sizesChange = changesSizes(e->key);
+}
+
+bool GraphCache::changesSizes(std::string_view key) const {
+  return std::any_of(sizesChange_.begin(), sizesChange_.end(), [&](const std::string &p) { return key.starts_with(p); });
 }
 
 GraphEntry *GraphCache::insert(std::string_view key, bool reserve) {
@@ -83,8 +87,7 @@ GraphEntry *GraphCache::insert(std::string_view key, bool reserve) {
   }
   GraphEntry *e = signatures_.insert(key, probation);
   e->recurs = back && room;
-  e->sizesChange = std::any_of(sizesChange_.begin(), sizesChange_.end(),
-                               [&](const std::string &p) { return key.starts_with(p); });
+  e->sizesChange = changesSizes(key);
   return e;
 }
 

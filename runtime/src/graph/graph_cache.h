@@ -91,6 +91,8 @@ class GraphCache {
   // else the one used longest ago. One that came back while the cache had
   // room (nothing evicted for it) recurs: it gets its own graph (bindPlan).
   GraphEntry *insert(std::string_view key, bool reserve);
+  // Whether `key` starts with a prefix given to hj_graph_sizes_change.
+  bool changesSizes(std::string_view key) const;
   // Evicts `e`, remembering a key that leaves probation.
   void evict(GraphEntry *e);
   // An entry taken out of the cache: its graph and plan let go of, its
