@@ -61,6 +61,7 @@ int32_t Executable::reserveGraph(hj_context *ctx, const DLTensor *const *inputs,
 Expected<void> Executable::setGraphSizesChange(bool on) {
   if (int32_t st = hj_graph_sizes_change(rt_->context(), &sig_->programId, sizeof sig_->programId, on ? 1 : 0))
     return runtimeError(st);
+  sizesChange_ = on;
   return {};
 }
 

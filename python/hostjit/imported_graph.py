@@ -60,8 +60,9 @@ class Options:
         for k, v in self.FIELDS.items():
             setattr(self, k, kw.get(k, v))
         for k in ("graph", "sizes_change"):
-            if getattr(self, k) is not None and not isinstance(getattr(self, k), bool):
-                raise ValueError("hostjit backend: option %r must be None, True or False, got %r" % (k, getattr(self, k)))
+            v = getattr(self, k)
+            if v is not None and not isinstance(v, bool):
+                raise ValueError("hostjit backend: option %r must be None, True or False, got %r" % (k, v))
         if self.opt not in ("O0", "light", "O2"):
             raise ValueError("hostjit backend: option 'opt' must be 'O0', 'light' or 'O2', got %r" % (self.opt,))
         for k in ("memory_limit", "graph_memory_mb"):
@@ -222,7 +223,8 @@ class ImportedGraph:
         sizes_change = self.options.sizes_change
         if sizes_change is None:
             sizes_change = bool(desc.get("symbols"))
-        if graph and sizes_change:
+        sizes_change = graph and sizes_change
+        if sizes_change:
             prog.graph_sizes_change = True
         self.entry.update(describe_s=t1 - t0, compile_s=time.perf_counter() - t1)
         self.picks = tuple(self.pick(arg_names, decl, inputs) for decl in desc["inputs"])
@@ -233,7 +235,7 @@ class ImportedGraph:
         self.entry.update(status="hostjit", kernels=len(desc["kernels"]),
                           launches=sum(s["op"] == "launch" for s in body),
                           matmuls=sum(s["op"] == "extern" for s in body), graph_mode=graph,
-                          sizes_change=bool(graph and sizes_change))
+                          sizes_change=sizes_change)
         self.runtime = rt
         self.program = prog
         log.info("%s: imported as one hostjit program (%d kernels, %d launches, %d matmuls, graph mode %s)",

@@ -219,7 +219,6 @@ void PyProgram::setGraphSizesChange(bool on) {
     ok = exe_->setGraphSizesChange(on);
   }
   if (!ok) raise(ok.error());
-  sizesChange_ = on;
 }
 
 void PyProgram::reserveGraph(PyObject *args, PyObject *kwargs) {

@@ -51,7 +51,7 @@ class PyProgram {
   void setGraph(bool on) { exe_->setGraphMode(on); }
   // prog.graph_sizes_change: the program's sizes change on most calls
   // (Executable::setGraphSizesChange), on its runtime's context.
-  bool graphSizesChange() const { return sizesChange_; }
+  bool graphSizesChange() const { return exe_->graphSizesChange(); }
   void setGraphSizesChange(bool on);
   // jit: whether the native code runs yet; waits for it (its compile error).
   bool native() const;
@@ -80,7 +80,6 @@ class PyProgram {
   std::vector<TensorType> results_;
   size_t numTensors_ = 0, numScalars_ = 0;
   std::string mode_, text_;
-  bool sizesChange_ = false;
 };
 
 // The process's Jit, made on first use and destroyed when the last program

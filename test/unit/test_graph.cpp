@@ -886,6 +886,8 @@ TEST_CASE("graph mode: a program said to change sizes takes updates at launch fr
     Runner eager(p, eagerRt, jit), graph(p, graphRt, jit, OptLevel::O2, /*graph=*/true);
     Runner other(p, graphRt, jit, OptLevel::O2, /*graph=*/true);
     REQUIRE(graph.exe().setGraphSizesChange(true));
+    CHECK(graph.exe().graphSizesChange());
+    CHECK_FALSE(other.exe().graphSizesChange());
     for (int64_t n : extents) {
       std::string way = callShapes(graph, eager, graphRt, eagerRt, n, value);
       CHECK_THAT(way, !Catch::Contains("built again"));
@@ -904,6 +906,7 @@ TEST_CASE("graph mode: a program said to change sizes takes updates at launch fr
     CHECK_THAT(ways[4], Catch::Contains("built again to take its node updates at launch"));
     // Off, and the program's graphs forgotten: a new graph takes host updates until auto rebuilds it.
     REQUIRE(graph.exe().setGraphSizesChange(false));
+    CHECK_FALSE(graph.exe().graphSizesChange());
     hj_graph_clear(graphRt->context());
     before = graphRt->stats();
     ways.clear();

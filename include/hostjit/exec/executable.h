@@ -63,6 +63,7 @@ class Executable {
   // context take node updates at launch from their first build
   // (hj_graph_sizes_change; docs/graph-mode.md, Updates at launch).
   Expected<void> setGraphSizesChange(bool on);
+  bool graphSizesChange() const { return sizesChange_; }
 
   const Plan &plan() const { return *plan_; }
   const std::shared_ptr<Runtime> &runtime() const { return rt_; }
@@ -80,6 +81,7 @@ class Executable {
   std::shared_ptr<KernelTable> kernels_;
   std::shared_ptr<const GraphSignature> sig_;
   bool graph_ = false;
+  bool sizesChange_ = false;  // setGraphSizesChange's, on rt_'s context
 };
 
 // Converts typed scalar arguments to the entry's hj_value slots.
